@@ -1,0 +1,68 @@
+// Seed 004's constants and the copy-alignment limits a backend fills from its device.
+//
+// The constants are the defaults of a ring's configuration (RingConfig, CopyLimits); a backend
+// overrides the alignments with what its API and device demand, so no alignment rule is
+// scattered through the code as a literal.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+namespace staging {
+
+/// How many slots a ring keeps: the swapchain's two frames in flight plus the one being recorded.
+inline constexpr std::size_t STAGING_SLOTS = 3;
+
+/// The smallest buffer a slot is ever created at (64 KiB), so a ring whose frames grow a little
+/// at a time does not reallocate on every one of them. A power of two.
+inline constexpr uint64_t MIN_SLOT_BYTES = uint64_t{64} << 10;
+
+/// The largest buffer a slot is grown to (64 MiB). A frame needing more gets no slot and falls
+/// back to the other route (queue writes), rather than every slot of the ring being held at a
+/// size one outlier frame asked for. A power of two.
+inline constexpr uint64_t MAX_SLOT_BYTES = uint64_t{64} << 20;
+
+/// The alignment a buffer-to-buffer copy's source offset is placed at by default: 4 bytes, the
+/// strictest common rule (WebGPU's COPY_BUFFER_ALIGNMENT; Vulkan needs none for buffer copies).
+inline constexpr uint64_t BUFFER_COPY_ALIGNMENT = 4;
+
+/// The alignment a buffer-to-texture copy's source offset is placed at by default: 512 bytes,
+/// D3D12's placement alignment, a multiple of every texel block size (1, 2, 4, 8, 16 bytes) and
+/// of WebGPU's 4-byte rule. Backends lower it to what their device needs.
+inline constexpr uint64_t TEXTURE_COPY_ALIGNMENT = 512;
+
+/// Copy-alignment rules of one device, filled by a backend from the API and the device's limits.
+/// Every placement the library makes for a copy is aligned by these values.
+/// Plain data; the defaults are seed 004's constants.
+struct CopyLimits {
+  /// Source-offset alignment of buffer-to-buffer copies (> 0).
+  uint64_t buffer_copy_alignment = BUFFER_COPY_ALIGNMENT;
+  /// Source-offset alignment of buffer-to-texture copies before the texel-block rule (> 0).
+  uint64_t texture_copy_alignment = TEXTURE_COPY_ALIGNMENT;
+  /// Row-pitch alignment of buffer-to-texture copies (WebGPU 256, D3D12 256, Vulkan 1 + optimal).
+  uint64_t texture_row_pitch_alignment = 1;
+  /// Flush granularity of non-coherent mapped memory (Vulkan nonCoherentAtomSize); 1 when the
+  /// memory is coherent.
+  uint64_t non_coherent_atom_size = 1;
+};
+
+/// The alignment a buffer-to-texture copy's source offset must have for a format whose texel
+/// block is `block_bytes` bytes (4 for depth/stencil formats): lcm(texture_copy_alignment,
+/// block_bytes), or none when that overflows.
+[[nodiscard]] std::optional<uint64_t> texture_offset_alignment(const CopyLimits& limits,
+                                                               uint64_t block_bytes) noexcept;
+
+/// The capacity a slot is created or grown at to hold `needed` bytes: the next power of two,
+/// never below MIN_SLOT_BYTES; none when that exceeds MAX_SLOT_BYTES.
+///   slot_capacity(0) == MIN_SLOT_BYTES, slot_capacity(MIN_SLOT_BYTES + 1) == 2 * MIN_SLOT_BYTES,
+///   slot_capacity(MAX_SLOT_BYTES) == MAX_SLOT_BYTES, slot_capacity(MAX_SLOT_BYTES + 1) == none.
+[[nodiscard]] std::optional<uint64_t> slot_capacity(uint64_t needed) noexcept;
+
+/// slot_capacity() with a ring's own bounds: the next power of two of `needed`, never below
+/// `min_bytes`; none when the result exceeds `max_bytes`. Preconditions (checked by
+/// RingConfig validation, not here): min_bytes is a power of two and min_bytes <= max_bytes.
+[[nodiscard]] std::optional<uint64_t> slot_capacity(uint64_t needed, uint64_t min_bytes,
+                                                    uint64_t max_bytes) noexcept;
+
+}  // namespace staging

@@ -1,0 +1,114 @@
+// SlotFence and FenceToken: one slot's state, shared between the ring and whoever learns that the
+// GPU has finished reading it (seed 004's "the completion callback is the slot's fence").
+//
+// A SlotFence holds the slot's SlotState and a generation number in one atomic word. Every time
+// a frame takes the slot, the generation advances; a FenceToken or SlotLease carries the
+// generation it was issued for, so a late or duplicate signal from an older frame can never flip
+// a newer frame's slot. This is DESIGN.md's retirement model with a timeline of one step.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "staging/core/slot_state.hpp"
+
+namespace staging {
+
+template <class Buffer>
+class StagingRing;
+class SlotLease;
+
+/// One slot's state and generation, shared (through std::shared_ptr) by the ring, the slot's
+/// current lease and its FenceToken. Created and owned by StagingRing; others only read it.
+///
+/// Threading: every member is safe from any thread (one atomic word, acquire/release ordering:
+/// a signal() that makes the slot Ready happens-before the ring's next write into the slot).
+class SlotFence {
+ public:
+  SlotFence() = default;
+  SlotFence(const SlotFence&) = delete;
+  SlotFence& operator=(const SlotFence&) = delete;
+
+  /// The slot's state now. May change concurrently by a signal from another thread.
+  [[nodiscard]] SlotState state() const noexcept { return unpack_state(word_.load(acquire)); }
+  /// The generation of the frame that last took the slot (0 before the first frame).
+  [[nodiscard]] uint64_t generation() const noexcept { return word_.load(acquire) >> 8; }
+
+ private:
+  template <class Buffer>
+  friend class StagingRing;
+  friend class SlotLease;
+  friend class FenceToken;
+
+  static constexpr std::memory_order acquire = std::memory_order_acquire;
+  static constexpr uint64_t pack(uint64_t gen, SlotState s) noexcept {
+    return (gen << 8) | static_cast<uint64_t>(s);
+  }
+  static constexpr SlotState unpack_state(uint64_t w) noexcept {
+    return static_cast<SlotState>(w & 0xff);
+  }
+
+  /// Atomically moves (gen, from) to (gen, to); false when the slot is no longer at (gen, from).
+  bool transition(uint64_t gen, SlotState from, SlotState to) noexcept;
+  /// Unconditionally sets (gen, state); only the ring's thread calls this, and only for a slot no
+  /// lease or pending token can touch (Empty, Ready, Abandoned, Failed).
+  void reset(uint64_t gen, SlotState state) noexcept;
+
+  std::atomic<uint64_t> word_{pack(0, SlotState::Empty)};
+};
+
+/// The one-shot signal a slot in flight is waiting for, returned by StagingRing::finish().
+///
+/// Whoever learns that the GPU has finished the frame's copies calls signal() (a backend's poll,
+/// a map callback, a CUDA host function); the slot becomes Ready. Move-only. Destroying a token
+/// that never fired marks the slot Abandoned — the seed's "encoder dropped rather than submitted
+/// drops the callback with it" — so a forgotten frame is detected, never reused while possibly
+/// still read, and its buffer is replaced on the next pick.
+///
+/// Threading: the token object itself is not synchronised (one thread uses a given token at a
+/// time), but it may be fired from any thread, concurrently with the ring's own calls.
+/// Lifetime: may outlive the ring (it shares the SlotFence); firing it then has no effect.
+class FenceToken {
+ public:
+  /// An empty token: pending() is false and every firing call returns false.
+  FenceToken() = default;
+  FenceToken(FenceToken&& other) noexcept;
+  /// Abandons a still-pending token held by *this first, then takes `other`'s.
+  FenceToken& operator=(FenceToken&& other) noexcept;
+  FenceToken(const FenceToken&) = delete;
+  FenceToken& operator=(const FenceToken&) = delete;
+  /// Abandons the slot if the token is still pending.
+  ~FenceToken();
+
+  /// The GPU has finished reading the slot: InFlight → Ready. Returns false (and changes
+  /// nothing) when the token is empty, already fired, or stale.
+  bool signal() noexcept;
+  /// The frame's work will never run (command buffer dropped, never submitted): InFlight →
+  /// Abandoned. The buffer is replaced on the next pick. Returns false as signal() does.
+  bool abandon() noexcept;
+  /// The device was lost or the slot's re-mapping failed: InFlight → Failed. Replaced on the
+  /// next pick. Returns false as signal() does.
+  bool fail() noexcept;
+
+  /// True until the token is fired (signal, abandon, fail), moved from, or destroyed.
+  [[nodiscard]] bool pending() const noexcept { return fence_ != nullptr; }
+  /// The slot index this token signals; meaningless for an empty token.
+  [[nodiscard]] std::size_t slot() const noexcept { return slot_; }
+  /// The frame generation this token was issued for.
+  [[nodiscard]] uint64_t generation() const noexcept { return generation_; }
+
+ private:
+  template <class Buffer>
+  friend class StagingRing;
+  FenceToken(std::shared_ptr<SlotFence> fence, uint64_t generation, std::size_t slot) noexcept
+      : fence_(std::move(fence)), generation_(generation), slot_(slot) {}
+  bool fire(SlotState to) noexcept;
+
+  std::shared_ptr<SlotFence> fence_;
+  uint64_t generation_ = 0;
+  std::size_t slot_ = 0;
+};
+
+}  // namespace staging

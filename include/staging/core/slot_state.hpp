@@ -1,0 +1,43 @@
+// SlotState: where one slot of a StagingRing is in its frame cycle (seed 004).
+//
+//            begin()            finish()            signal()
+//   Ready ───────────► Recording ───────► InFlight ─────────► Ready
+//     ▲                    │ lease dropped      │ token dropped unfired / abandon()
+//     │                    ▼ (no copy recorded) ▼
+//     │                  Ready               Abandoned ──┐
+//     │                                                  │ next pick: fresh buffer
+//     │  create on first use     fail() (lost device,    ▼
+//   Empty ──────────────────►    failed mapping) ──►  Failed ──► replaced on next pick ──► Ready
+//
+// Only a Ready slot is ever handed to a frame, grown, or (when Abandoned/Failed/Empty) given a
+// fresh buffer; a slot InFlight is never touched by the ring.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace staging {
+
+/// Where one slot is in its frame cycle.
+enum class SlotState : uint8_t {
+  /// No buffer yet: the slot is created on first use, at slot_capacity() of what the frame needs.
+  Empty,
+  /// Has a buffer nothing reads; the CPU may write it. The only state a frame is given.
+  Ready,
+  /// A frame holds the slot's lease and writes uploads into it; no copy reads it yet.
+  Recording,
+  /// The frame finished: copies reading the slot are (or will be) submitted; the slot waits for
+  /// its FenceToken to be signalled.
+  InFlight,
+  /// The frame's work was dropped rather than submitted (its FenceToken was destroyed unfired or
+  /// abandon() was called). Nothing reads the slot; its buffer is replaced the next time the slot
+  /// is picked, as seed 004 specifies.
+  Abandoned,
+  /// Allocation or mapping failed, or the device was lost. Replaced the next time it is picked.
+  Failed,
+};
+
+/// The state's name, e.g. "InFlight". Never null; "?" for values outside the enum.
+[[nodiscard]] std::string_view to_string(SlotState state) noexcept;
+
+}  // namespace staging

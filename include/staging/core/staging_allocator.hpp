@@ -1,0 +1,44 @@
+// StagingAllocator: creates the buffers slots are made of. Backends implement it over their
+// API (a mapped VkBuffer, a MAP_WRITE WebGPU buffer); tests implement it with a fake.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "staging/core/expected.hpp"
+
+namespace staging {
+
+/// Why a buffer could not be created.
+enum class AllocError : uint8_t {
+  /// The device or host is out of memory, or a configured budget refuses the request.
+  OutOfMemory,
+  /// The buffer was created but could not be mapped.
+  MapFailed,
+  /// The device was lost.
+  DeviceLost,
+  /// Anything else the backend reports (its own log/stats say more).
+  Other,
+};
+
+/// The error's name, e.g. "OutOfMemory". Never null.
+[[nodiscard]] std::string_view to_string(AllocError error) noexcept;
+
+/// Creates slot buffers of type `Buffer` for a StagingRing<Buffer>.
+///
+/// `Buffer` is a movable value type that owns the API objects and releases them in its
+/// destructor; it must offer `uint64_t capacity() const`. The ring destroys a buffer only when
+/// no frame can still read it (Ready, Abandoned or Failed slots) — but a backend whose API needs
+/// deferred destruction even then may defer it in Buffer's destructor.
+///
+/// Threading: called only from the thread that calls StagingRing::begin().
+template <class Buffer>
+class StagingAllocator {
+ public:
+  virtual ~StagingAllocator() = default;
+  /// Creates one buffer of exactly `capacity` bytes (a power of two between the ring's min and
+  /// max slot bytes), usable as a copy source and writable by the CPU. May fail; must not throw.
+  virtual Expected<Buffer, AllocError> create(uint64_t capacity) = 0;
+};
+
+}  // namespace staging

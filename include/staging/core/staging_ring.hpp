@@ -1,0 +1,294 @@
+// StagingRing: seed 004's slot policy. A handful of persistently reused staging buffers ("slots");
+// one frame's uploads at a time go into one slot, which is reused only once the GPU is done with
+// it. Buffer-generic: a backend instantiates it with its own buffer type and StagingAllocator;
+// tests use a fake allocator and fire FenceTokens by hand.
+//
+// Which slot a frame gets (begin):
+//   1. a Ready slot whose buffer already fits the frame (the smallest such; lowest index on ties);
+//   2. else a Ready slot too small, grown in place (the largest such) to slot_capacity(needed);
+//   3. else an Abandoned or Failed slot, given a fresh buffer (at least its old capacity);
+//   4. else an Empty slot, created at slot_capacity(needed);
+//   5. else, when every slot is Recording or InFlight: poll the completion source once without
+//      waiting, and try 1–4 again;
+//   6. else refuse (AllInFlight). A frame larger than the largest slot is refused (TooLarge)
+//      before any of this. The caller then takes the other route for that frame — "a refusal
+//      costs time, never pixels".
+// A slot that is Recording or InFlight is never picked, grown or replaced.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "staging/core/align.hpp"
+#include "staging/core/assert.hpp"
+#include "staging/core/expected.hpp"
+#include "staging/core/limits.hpp"
+#include "staging/core/slot_fence.hpp"
+#include "staging/core/slot_lease.hpp"
+#include "staging/core/staging_allocator.hpp"
+#include "staging/core/staging_stats.hpp"
+
+namespace staging {
+
+/// How a StagingRing is sized. Defaults are seed 004's constants.
+struct RingConfig {
+  /// Number of slots (>= 1): frames in flight plus the one being recorded.
+  std::size_t slots = STAGING_SLOTS;
+  /// Smallest slot buffer (a power of two, >= 1).
+  uint64_t min_slot_bytes = MIN_SLOT_BYTES;
+  /// Largest slot buffer (>= min_slot_bytes); larger frames are refused with TooLarge.
+  uint64_t max_slot_bytes = MAX_SLOT_BYTES;
+};
+
+/// Why a RingConfig cannot be used.
+enum class ConfigError : uint8_t {
+  /// slots == 0.
+  NoSlots,
+  /// min_slot_bytes is 0 or not a power of two.
+  MinNotPowerOfTwo,
+  /// max_slot_bytes < min_slot_bytes.
+  MaxBelowMin,
+};
+
+/// Why begin() gave no slot. The caller takes its fallback route for the frame.
+enum class Refusal : uint8_t {
+  /// The frame needs more than max_slot_bytes.
+  TooLarge,
+  /// Every slot is Recording or InFlight, even after one poll.
+  AllInFlight,
+  /// Creating, growing or replacing the picked slot's buffer failed (the allocator's error is in
+  /// last_alloc_error()). A failed creation or replacement leaves the slot Failed, to be retried
+  /// by a later frame; a failed growth leaves the old buffer in place and the slot Ready.
+  AllocationFailed,
+};
+
+/// Why finish() could not hand a lease back.
+enum class FinishError : uint8_t {
+  /// The lease is inactive (moved from, default-constructed or already finished).
+  Inactive,
+  /// The lease was issued by another ring.
+  ForeignLease,
+};
+
+[[nodiscard]] std::string_view to_string(ConfigError error) noexcept;
+[[nodiscard]] std::string_view to_string(Refusal refusal) noexcept;
+[[nodiscard]] std::string_view to_string(FinishError error) noexcept;
+
+/// Checks a RingConfig; returns it unchanged when usable.
+[[nodiscard]] Expected<RingConfig, ConfigError> validate(const RingConfig& config) noexcept;
+
+/// The slots, their capacities and fences: one frame's staging memory at a time, reused once the
+/// GPU is done with it.
+///
+/// Ownership: owns the slot buffers; references the allocator, which must outlive the ring.
+/// Destroying the ring destroys every buffer — the owner must first make sure no slot is still
+/// read by the GPU (backends wait for their in-flight points). Outstanding FenceTokens and
+/// SlotLeases stay safe to use and destroy (they share only the SlotFence).
+/// Threading: begin(), finish(), and every query are called from one thread at a time (the
+/// ring's owner); FenceTokens may be fired from any thread concurrently with them.
+template <class Buffer>
+class StagingRing {
+ public:
+  /// The completion source begin() polls once, without waiting, when every slot is in flight. It
+  /// fires the FenceTokens of frames the GPU has finished (e.g. a Vulkan backend reads its
+  /// timeline semaphore). Called on the ring's thread, from inside begin(). May be empty.
+  using Poll = std::function<void()>;
+
+  /// Makes a ring over `allocator` (which must outlive it). No buffer is created yet.
+  /// Errors: the ConfigError of validate(config).
+  static Expected<StagingRing, ConfigError> create(StagingAllocator<Buffer>& allocator,
+                                                   RingConfig config = {}, Poll poll = {}) {
+    auto valid = validate(config);
+    if (!valid) return unexpected(valid.error());
+    return StagingRing(allocator, config, std::move(poll));
+  }
+
+  StagingRing(StagingRing&&) noexcept = default;
+  StagingRing& operator=(StagingRing&&) noexcept = default;
+  StagingRing(const StagingRing&) = delete;
+  StagingRing& operator=(const StagingRing&) = delete;
+  ~StagingRing() = default;
+
+  /// Gives a frame that will place at most `needed` bytes (alignment padding included) a slot:
+  /// the slot becomes Recording and the returned lease's capacity is >= needed. See the file
+  /// comment for which slot. Errors (Refusal): TooLarge, AllInFlight, AllocationFailed; each is
+  /// counted in stats(). `needed` may be 0 (a slot of min_slot_bytes).
+  Expected<SlotLease, Refusal> begin(uint64_t needed) {
+    const std::optional<uint64_t> capacity =
+        slot_capacity(needed, config_.min_slot_bytes, config_.max_slot_bytes);
+    if (!capacity) {
+      ++stats_.refusals_too_large;
+      return unexpected(Refusal::TooLarge);
+    }
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (const std::optional<std::size_t> pick = choose(needed)) return take(*pick, *capacity);
+      if (attempt == 0 && poll_) {
+        ++stats_.polls;
+        poll_();
+      }
+    }
+    ++stats_.refusals_all_in_flight;
+    return unexpected(Refusal::AllInFlight);
+  }
+
+  /// Ends a frame's recording: the slot becomes InFlight and the returned token is the one-shot
+  /// signal that makes it Ready again once the GPU has read it (see FenceToken). Consumes the
+  /// lease. Errors: Inactive, ForeignLease (the lease is then left untouched).
+  Expected<FenceToken, FinishError> finish(SlotLease&& lease) {
+    if (!lease.active()) return unexpected(FinishError::Inactive);
+    if (lease.slot_ >= slots_.size() || lease.fence_ != slots_[lease.slot_].fence) {
+      return unexpected(FinishError::ForeignLease);
+    }
+    Slot& slot = slots_[lease.slot_];
+    const bool moved =
+        slot.fence->transition(lease.generation_, SlotState::Recording, SlotState::InFlight);
+    STAGING_ASSERT(moved, "a leased slot left Recording while its lease was held");
+    ++stats_.frames_finished;
+    stats_.placements += lease.placements_;
+    stats_.placements_refused += lease.refused_;
+    stats_.bytes_placed += lease.bytes_placed_;
+    FenceToken token(std::move(lease.fence_), lease.generation_, lease.slot_);
+    lease.fence_.reset();
+    return token;
+  }
+
+  /// The buffer of the slot `lease` holds. Precondition: the lease is active and from this ring.
+  [[nodiscard]] Buffer& buffer(const SlotLease& lease) {
+    STAGING_ASSERT(
+        lease.active() && lease.slot_ < slots_.size() && lease.fence_ == slots_[lease.slot_].fence,
+        "buffer() needs an active lease of this ring");
+    return *slots_[lease.slot_].buffer;
+  }
+  /// The buffer of slot `index`, or null when the slot has none (Empty, or Failed after a
+  /// failed creation). Precondition: index < slot_count().
+  [[nodiscard]] const Buffer* buffer(std::size_t index) const {
+    STAGING_ASSERT(index < slots_.size(), "slot index out of range");
+    return slots_[index].buffer ? &*slots_[index].buffer : nullptr;
+  }
+
+  /// Number of slots (RingConfig::slots).
+  [[nodiscard]] std::size_t slot_count() const noexcept { return slots_.size(); }
+  /// Slot `index`'s state now. Precondition: index < slot_count().
+  [[nodiscard]] SlotState state(std::size_t index) const {
+    STAGING_ASSERT(index < slots_.size(), "slot index out of range");
+    return slots_[index].fence->state();
+  }
+  /// Slot `index`'s buffer capacity in bytes (0 when it has no buffer).
+  [[nodiscard]] uint64_t capacity(std::size_t index) const {
+    STAGING_ASSERT(index < slots_.size(), "slot index out of range");
+    return slots_[index].capacity;
+  }
+  /// The configuration the ring was created with.
+  [[nodiscard]] const RingConfig& config() const noexcept { return config_; }
+  /// What the ring has done so far. A diagnostic, never a decision input.
+  [[nodiscard]] const StagingStats& stats() const noexcept { return stats_; }
+  /// The allocator's error behind the last AllocationFailed refusal, if any.
+  [[nodiscard]] std::optional<AllocError> last_alloc_error() const noexcept {
+    return last_alloc_error_;
+  }
+
+ private:
+  struct Slot {
+    std::shared_ptr<SlotFence> fence = std::make_shared<SlotFence>();
+    std::optional<Buffer> buffer;
+    uint64_t capacity = 0;
+  };
+
+  StagingRing(StagingAllocator<Buffer>& allocator, RingConfig config, Poll poll)
+      : allocator_(&allocator), config_(config), poll_(std::move(poll)), slots_(config.slots) {}
+
+  // Steps 1–4 of the file comment. Reads each slot's state once, so a concurrent signal can only
+  // make a later read see more Ready slots, never hand out a slot that is not Ready.
+  std::optional<std::size_t> choose(uint64_t needed) const {
+    std::optional<std::size_t> fit, grow, replace, empty;
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      const Slot& s = slots_[i];
+      switch (s.fence->state()) {
+        case SlotState::Ready:
+          if (s.capacity >= needed) {
+            if (!fit || s.capacity < slots_[*fit].capacity) fit = i;
+          } else if (!grow || s.capacity > slots_[*grow].capacity) {
+            grow = i;
+          }
+          break;
+        case SlotState::Abandoned:
+        case SlotState::Failed:
+          if (!replace) replace = i;
+          break;
+        case SlotState::Empty:
+          if (!empty) empty = i;
+          break;
+        case SlotState::Recording:
+        case SlotState::InFlight:
+          break;
+      }
+    }
+    if (fit) return fit;
+    if (grow) return grow;
+    if (replace) return replace;
+    return empty;
+  }
+
+  // Gives slot `index` a big-enough buffer if it needs one, then hands it to a frame.
+  Expected<SlotLease, Refusal> take(std::size_t index, uint64_t wanted) {
+    Slot& slot = slots_[index];
+    SlotFence& fence = *slot.fence;
+    const SlotState state = fence.state();  // not Recording/InFlight: only this thread moves it
+    const uint64_t generation = fence.generation();
+    if (state != SlotState::Ready || slot.capacity < wanted) {
+      if (state == SlotState::Abandoned) ++stats_.abandoned_seen;
+      if (state == SlotState::Failed) ++stats_.failed_seen;
+      const uint64_t capacity =
+          state == SlotState::Ready ? wanted : std::max(wanted, slot.capacity);
+      Expected<Buffer, AllocError> made = allocator_->create(capacity);
+      if (!made) {
+        last_alloc_error_ = made.error();
+        ++stats_.refusals_allocation_failed;
+        if (state != SlotState::Ready) {  // creation or replacement failed: the slot is Failed
+          drop_buffer(slot);
+          fence.reset(generation, SlotState::Failed);
+        }
+        return unexpected(Refusal::AllocationFailed);
+      }
+      if (state == SlotState::Ready)
+        ++stats_.slots_grown;
+      else if (state == SlotState::Empty)
+        ++stats_.slots_created;
+      else
+        ++stats_.slots_replaced;
+      // The old buffer (if any) is released after the new one exists: both count toward the peak.
+      stats_.peak_bytes_allocated =
+          std::max(stats_.peak_bytes_allocated, stats_.bytes_allocated + capacity);
+      drop_buffer(slot);
+      slot.buffer.emplace(std::move(*made));
+      slot.capacity = capacity;
+      stats_.bytes_allocated += capacity;
+    }
+    const uint64_t next = generation + 1;
+    fence.reset(next, SlotState::Recording);
+    ++stats_.frames_begun;
+    return SlotLease(slot.fence, next, index, slot.capacity);
+  }
+
+  void drop_buffer(Slot& slot) {
+    stats_.bytes_allocated -= slot.capacity;
+    slot.buffer.reset();
+    slot.capacity = 0;
+  }
+
+  StagingAllocator<Buffer>* allocator_;
+  RingConfig config_;
+  Poll poll_;
+  std::vector<Slot> slots_;
+  StagingStats stats_;
+  std::optional<AllocError> last_alloc_error_;
+};
+
+}  // namespace staging

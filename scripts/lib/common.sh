@@ -1,0 +1,45 @@
+# Shared by scripts/test and scripts/demo: package installation and build helpers.
+# Sourced, not run. Works on a fresh Debian 12 machine as root (or with sudo).
+
+# The Debian packages the build and every test need. One list for the whole project: a package
+# missing here is a CI failure waiting to happen.
+STAGING_DEBIAN_PACKAGES=(
+  # toolchain and test frameworks
+  build-essential cmake ninja-build git pkg-config clang libclang-rt-14-dev
+  libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
+  libcli11-dev nlohmann-json3-dev
+  # Vulkan: headers and loader, lavapipe (Mesa's CPU driver), the Khronos validation layer
+  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
+  # output checks (SVG rendering) and the demo report
+  librsvg2-bin python3
+)
+
+staging_log() { printf '\n==> %s\n' "$*"; }
+
+# staging_install_packages [extra packages...]: apt-get installs whatever is missing.
+staging_install_packages() {
+  local wanted=("${STAGING_DEBIAN_PACKAGES[@]}" "$@") missing=() p
+  for p in "${wanted[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    staging_log "all ${#wanted[@]} Debian packages present"
+    return 0
+  fi
+  staging_log "installing: ${missing[*]}"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# Build parallelism: every core, at least 2.
+staging_jobs() { local n; n=$(nproc 2>/dev/null || echo 2); [ "$n" -lt 2 ] && n=2; echo "$n"; }
+
+# The CUDA toolkit, when this machine has one (for the cuda backend's build).
+staging_cuda_args() {
+  if [ -x /usr/local/cuda/bin/nvcc ]; then
+    echo "-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc"
+  fi
+}

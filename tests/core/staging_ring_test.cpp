@@ -1,0 +1,325 @@
+// StagingRing: seed 004's slot policy, driven with a fake allocator and fences fired by hand.
+//
+// Sketch notation: one box per slot, "state capacity #buffer-id".
+//   [Ready 64K #1] [InFlight 64K #2] [Empty]
+#include "staging/core/staging_ring.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "staging/testing/fake_slot_allocator.hpp"
+
+namespace staging {
+namespace {
+
+using testing::FakeBuffer;
+using testing::FakeSlotAllocator;
+
+constexpr uint64_t K = 1024;
+
+struct RingTest : ::testing::Test {
+  FakeSlotAllocator allocator;
+  int polls = 0;
+  std::vector<FenceToken> in_flight;  // what the fake "GPU" will signal on poll, oldest first
+  bool poll_signals = false;
+
+  StagingRing<FakeBuffer> ring = make(RingConfig{});
+
+  StagingRing<FakeBuffer> make(RingConfig config) {
+    return std::move(StagingRing<FakeBuffer>::create(allocator, config,
+                                                     [this] {
+                                                       ++polls;
+                                                       if (poll_signals && !in_flight.empty()) {
+                                                         in_flight.front().signal();
+                                                         in_flight.erase(in_flight.begin());
+                                                       }
+                                                     }))
+        .value();
+  }
+
+  // begin + finish, keeping the token pending in `in_flight`; returns the slot index.
+  std::size_t submit_frame(uint64_t needed) {
+    SlotLease lease = std::move(ring.begin(needed)).value();
+    const std::size_t slot = lease.slot();
+    in_flight.push_back(std::move(ring.finish(std::move(lease))).value());
+    return slot;
+  }
+  uint64_t buffer_id(std::size_t slot) { return ring.buffer(slot) ? ring.buffer(slot)->id() : 0; }
+  std::vector<SlotState> states() {
+    std::vector<SlotState> out;
+    for (std::size_t i = 0; i < ring.slot_count(); ++i)
+      out.push_back(ring.state(i));
+    return out;
+  }
+};
+
+using S = SlotState;
+
+TEST(RingConfig, InvalidConfigurationsAreRejected) {
+  FakeSlotAllocator allocator;
+  EXPECT_EQ(StagingRing<FakeBuffer>::create(allocator, {.slots = 0}).error(), ConfigError::NoSlots);
+  EXPECT_EQ(StagingRing<FakeBuffer>::create(allocator, {.min_slot_bytes = 3000}).error(),
+            ConfigError::MinNotPowerOfTwo);
+  EXPECT_EQ(StagingRing<FakeBuffer>::create(allocator, {.min_slot_bytes = 0}).error(),
+            ConfigError::MinNotPowerOfTwo);
+  EXPECT_EQ(
+      StagingRing<FakeBuffer>::create(allocator, {.min_slot_bytes = 4096, .max_slot_bytes = 2048})
+          .error(),
+      ConfigError::MaxBelowMin);
+  EXPECT_TRUE(StagingRing<FakeBuffer>::create(allocator, {.slots = 8, .max_slot_bytes = 5000000}));
+}
+
+//   before: [Empty] [Empty] [Empty]
+//   begin(10): [Recording 64K #1] [Empty] [Empty]     -- created on first use at MIN_SLOT_BYTES
+TEST_F(RingTest, ANewRingCreatesNothingUntilTheFirstFrame) {
+  EXPECT_EQ(states(), (std::vector<S>{S::Empty, S::Empty, S::Empty}));
+  EXPECT_EQ(allocator.log().created, 0u);
+  SlotLease lease = std::move(ring.begin(10)).value();
+  EXPECT_EQ(states(), (std::vector<S>{S::Recording, S::Empty, S::Empty}));
+  EXPECT_EQ(lease.capacity(), MIN_SLOT_BYTES);
+  EXPECT_EQ(allocator.log().capacities, (std::vector<uint64_t>{MIN_SLOT_BYTES}));
+}
+
+TEST_F(RingTest, FirstUseCreatesAtTheNextPowerOfTwo) {
+  SlotLease lease = std::move(ring.begin(300 * K)).value();
+  EXPECT_EQ(lease.capacity(), 512 * K);
+  EXPECT_EQ(ring.capacity(0), 512 * K);
+}
+
+//   Empty ─begin─► Recording ─finish─► InFlight ─signal─► Ready ─begin─► Recording
+TEST_F(RingTest, AFrameWalksTheSlotThroughEveryState) {
+  SlotLease lease = std::move(ring.begin(100)).value();
+  EXPECT_EQ(ring.state(0), S::Recording);
+  ASSERT_TRUE(lease.place(100, 4));
+  FenceToken token = std::move(ring.finish(std::move(lease))).value();
+  EXPECT_EQ(ring.state(0), S::InFlight);
+  token.signal();
+  EXPECT_EQ(ring.state(0), S::Ready);
+  SlotLease again = std::move(ring.begin(100)).value();
+  EXPECT_EQ(again.slot(), 0u);
+  EXPECT_EQ(ring.state(0), S::Recording);
+}
+
+TEST_F(RingTest, SteadyStateReusesSlotsAndCreatesNothing) {
+  for (int frame = 0; frame < 100; ++frame) {
+    submit_frame(40 * K);
+    if (in_flight.size() == 2) {  // two frames in flight, like a swapchain
+      in_flight.front().signal();
+      in_flight.erase(in_flight.begin());
+    }
+  }
+  EXPECT_LE(allocator.log().created, STAGING_SLOTS);
+  EXPECT_EQ(ring.stats().frames_finished, 100u);
+  EXPECT_EQ(ring.stats().refusals(), 0u);
+}
+
+//   [InFlight #1] [InFlight #2] [InFlight #3]  begin ─► poll once (nothing done) ─► AllInFlight
+TEST_F(RingTest, EverySlotInFlightPollsOnceThenRefuses) {
+  submit_frame(1);
+  submit_frame(1);
+  submit_frame(1);
+  EXPECT_EQ(states(), (std::vector<S>{S::InFlight, S::InFlight, S::InFlight}));
+  const auto refused = ring.begin(1);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error(), Refusal::AllInFlight);
+  EXPECT_EQ(polls, 1);
+  EXPECT_EQ(ring.stats().refusals_all_in_flight, 1u);
+  EXPECT_EQ(ring.stats().polls, 1u);
+  EXPECT_EQ(allocator.log().created, 3u);  // nothing created for the refused frame
+}
+
+//   [InFlight #1] [InFlight #2] [InFlight #3]  begin ─► poll: GPU finished #1 ─► slot 0 given
+TEST_F(RingTest, APollThatFindsTheGpuDoneGivesTheFrameASlot) {
+  submit_frame(1);
+  submit_frame(1);
+  submit_frame(1);
+  poll_signals = true;
+  SlotLease lease = std::move(ring.begin(1)).value();
+  EXPECT_EQ(lease.slot(), 0u);
+  EXPECT_EQ(polls, 1);
+  EXPECT_EQ(allocator.log().created, 3u);
+}
+
+TEST_F(RingTest, NoPollWhileASlotIsFree) {
+  submit_frame(1);
+  ASSERT_TRUE(ring.begin(1));
+  EXPECT_EQ(polls, 0);
+}
+
+TEST_F(RingTest, AFrameLargerThanMaxSlotBytesIsRefusedAsTooLarge) {
+  const auto refused = ring.begin(MAX_SLOT_BYTES + 1);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error(), Refusal::TooLarge);
+  EXPECT_EQ(ring.stats().refusals_too_large, 1u);
+  EXPECT_EQ(allocator.log().created, 0u);
+  EXPECT_EQ(polls, 0);
+  EXPECT_TRUE(ring.begin(MAX_SLOT_BYTES));  // exactly the max still gets a slot
+  EXPECT_FALSE(ring.begin(UINT64_MAX));
+}
+
+//   [Ready 64K #1] [InFlight 64K #2] [Empty]   begin(100K)
+//   ─► [Recording 128K #3] [InFlight 64K #2] [Empty]   grown: only the Ready slot, #2 untouched
+TEST_F(RingTest, GrowthReplacesOnlyAReadySlotNeverOneInFlight) {
+  const std::size_t a = submit_frame(1);
+  const std::size_t b = submit_frame(1);
+  in_flight.front().signal();  // slot a done
+  const uint64_t b_id = buffer_id(b);
+  SlotLease lease = std::move(ring.begin(100 * K)).value();
+  EXPECT_EQ(lease.slot(), a);
+  EXPECT_EQ(lease.capacity(), 128 * K);
+  EXPECT_EQ(buffer_id(b), b_id);
+  EXPECT_EQ(ring.capacity(b), 64 * K);
+  EXPECT_EQ(ring.state(b), S::InFlight);
+  EXPECT_EQ(ring.stats().slots_grown, 1u);
+  EXPECT_EQ(ring.state(2), S::Empty);        // growing the Ready slot beat creating a third one
+  EXPECT_EQ(allocator.log().destroyed, 1u);  // the old 64K buffer of slot a
+}
+
+//   [Ready 64K #1] [Ready 256K #2] [Ready 128K #3]  begin(100K) ─► #3, the smallest that fits
+TEST_F(RingTest, TheSmallestReadySlotThatFitsIsPicked) {
+  SlotLease a = std::move(ring.begin(1)).value();
+  SlotLease b = std::move(ring.begin(200 * K)).value();
+  SlotLease c = std::move(ring.begin(100 * K)).value();
+  a = SlotLease{};
+  b = SlotLease{};
+  c = SlotLease{};
+  SlotLease pick = std::move(ring.begin(100 * K)).value();
+  EXPECT_EQ(pick.slot(), 2u);
+  EXPECT_EQ(allocator.log().created, 3u);
+}
+
+TEST_F(RingTest, AFailedGrowthKeepsTheOldBufferAndTheSlotReady) {
+  ring = make({.slots = 1});
+  submit_frame(1);
+  in_flight.front().signal();
+  const uint64_t old_id = buffer_id(0);
+  allocator.fail_next(1);
+  const auto refused = ring.begin(1024 * K);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error(), Refusal::AllocationFailed);
+  EXPECT_EQ(ring.last_alloc_error(), AllocError::OutOfMemory);
+  EXPECT_EQ(ring.state(0), S::Ready);
+  EXPECT_EQ(ring.capacity(0), 64 * K);
+  EXPECT_EQ(buffer_id(0), old_id);
+  EXPECT_TRUE(ring.begin(1));  // a small frame still fits the old buffer
+}
+
+//   [InFlight #1] ─token dropped unfired─► [Abandoned #1] ─begin─► [Recording #2] (replaced)
+TEST_F(RingTest, AnAbandonedFramesSlotIsReplacedOnTheNextPick) {
+  ring = make({.slots = 1});
+  submit_frame(1);
+  const uint64_t old_id = buffer_id(0);
+  in_flight.clear();  // the caller dropped its command buffer: token destroyed unfired
+  EXPECT_EQ(ring.state(0), S::Abandoned);
+  SlotLease lease = std::move(ring.begin(1)).value();
+  EXPECT_NE(buffer_id(0), old_id);
+  EXPECT_EQ(ring.stats().slots_replaced, 1u);
+  EXPECT_EQ(ring.stats().abandoned_seen, 1u);
+  EXPECT_EQ(allocator.log().destroyed, 1u);
+}
+
+TEST_F(RingTest, AReplacedSlotKeepsAtLeastItsOldCapacity) {
+  ring = make({.slots = 1});
+  submit_frame(300 * K);  // 512K
+  in_flight.front().abandon();
+  SlotLease lease = std::move(ring.begin(1)).value();
+  EXPECT_EQ(lease.capacity(), 512 * K);
+}
+
+TEST_F(RingTest, AFailedSlotIsReplacedOnTheNextPick) {
+  ring = make({.slots = 1});
+  submit_frame(1);
+  in_flight.front().fail();  // lost device / failed mapping
+  EXPECT_EQ(ring.state(0), S::Failed);
+  ASSERT_TRUE(ring.begin(1));
+  EXPECT_EQ(ring.stats().failed_seen, 1u);
+  EXPECT_EQ(ring.stats().slots_replaced, 1u);
+}
+
+//   [Empty] ─begin, allocation fails─► [Failed] ─next frame, allocation works─► [Recording #1]
+TEST_F(RingTest, AFailedCreationLeavesTheSlotFailedAndTheNextFrameRecovers) {
+  ring = make({.slots = 1});
+  allocator.fail_next(1, AllocError::DeviceLost);
+  const auto refused = ring.begin(1);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error(), Refusal::AllocationFailed);
+  EXPECT_EQ(ring.last_alloc_error(), AllocError::DeviceLost);
+  EXPECT_EQ(ring.state(0), S::Failed);
+  EXPECT_EQ(ring.buffer(0), nullptr);
+  SlotLease lease = std::move(ring.begin(1)).value();
+  EXPECT_EQ(ring.state(0), S::Recording);
+  EXPECT_EQ(ring.stats().refusals_allocation_failed, 1u);
+}
+
+TEST_F(RingTest, AFailedReplacementDropsTheOldBufferAndLeavesTheSlotFailed) {
+  ring = make({.slots = 1});
+  submit_frame(1);
+  in_flight.front().abandon();
+  allocator.fail_next(1);
+  ASSERT_FALSE(ring.begin(1));
+  EXPECT_EQ(ring.state(0), S::Failed);
+  EXPECT_EQ(ring.capacity(0), 0u);
+  EXPECT_EQ(ring.stats().bytes_allocated, 0u);
+}
+
+TEST_F(RingTest, FinishRejectsInactiveAndForeignLeases) {
+  EXPECT_EQ(ring.finish(SlotLease{}).error(), FinishError::Inactive);
+  FakeSlotAllocator other_allocator;
+  auto other = std::move(StagingRing<FakeBuffer>::create(other_allocator)).value();
+  SlotLease foreign = std::move(other.begin(1)).value();
+  EXPECT_EQ(ring.finish(std::move(foreign)).error(), FinishError::ForeignLease);
+  EXPECT_TRUE(foreign.active());  // NOLINT(bugprone-use-after-move): a refused finish keeps it
+  EXPECT_TRUE(other.finish(std::move(foreign)));
+}
+
+TEST_F(RingTest, StatsCountPlacementsBytesAndAllocations) {
+  SlotLease lease = std::move(ring.begin(1000)).value();
+  ASSERT_TRUE(lease.place(100, 4));
+  ASSERT_TRUE(lease.place(200, 4));
+  ASSERT_FALSE(lease.place(MIN_SLOT_BYTES, 4));
+  FenceToken token = std::move(ring.finish(std::move(lease))).value();
+  const StagingStats& s = ring.stats();
+  EXPECT_EQ(s.frames_begun, 1u);
+  EXPECT_EQ(s.frames_finished, 1u);
+  EXPECT_EQ(s.placements, 2u);
+  EXPECT_EQ(s.bytes_placed, 300u);
+  EXPECT_EQ(s.placements_refused, 1u);
+  EXPECT_EQ(s.slots_created, 1u);
+  EXPECT_EQ(s.bytes_allocated, MIN_SLOT_BYTES);
+  EXPECT_EQ(s.peak_bytes_allocated, MIN_SLOT_BYTES);
+  EXPECT_NE(format_stats(s).find("frames begun"), std::string::npos);
+  token.signal();
+}
+
+TEST_F(RingTest, PeakBytesCountTheOldAndNewBufferDuringGrowth) {
+  ring = make({.slots = 1});
+  SlotLease small = std::move(ring.begin(1)).value();
+  small = SlotLease{};
+  SlotLease big = std::move(ring.begin(256 * K)).value();
+  EXPECT_EQ(ring.stats().bytes_allocated, 256 * K);
+  EXPECT_EQ(ring.stats().peak_bytes_allocated, 256 * K + 64 * K);
+  EXPECT_EQ(allocator.log().peak_live_bytes, 256 * K + 64 * K);
+}
+
+TEST_F(RingTest, ConcurrentRecordingFramesGetDistinctSlots) {
+  SlotLease a = std::move(ring.begin(1)).value();
+  SlotLease b = std::move(ring.begin(1)).value();
+  SlotLease c = std::move(ring.begin(1)).value();
+  EXPECT_NE(a.slot(), b.slot());
+  EXPECT_NE(b.slot(), c.slot());
+  EXPECT_NE(a.slot(), c.slot());
+  EXPECT_EQ(ring.begin(1).error(), Refusal::AllInFlight);
+}
+
+TEST_F(RingTest, ThePolicyHoldsForAnyNumberOfSlots) {
+  ring = make({.slots = 5});
+  for (int i = 0; i < 5; ++i)
+    submit_frame(1);
+  EXPECT_EQ(ring.begin(1).error(), Refusal::AllInFlight);
+  in_flight[3].signal();
+  EXPECT_EQ(std::move(ring.begin(1)).value().slot(), 3u);
+}
+
+}  // namespace
+}  // namespace staging
