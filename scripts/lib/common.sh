@@ -14,6 +14,13 @@ STAGING_DEBIAN_PACKAGES=(
   librsvg2-bin python3
 )
 
+# Layers add their own needs in scripts/lib/packages.d/<layer>.sh: packages appended to
+# STAGING_DEBIAN_PACKAGES, and optionally a function staging_setup_<layer> (npm installs, ...)
+# that staging_install_packages runs after apt-get.
+for _f in "$(dirname "${BASH_SOURCE[0]}")"/packages.d/*.sh; do
+  [ -e "$_f" ] && source "$_f"
+done
+
 staging_log() { printf '\n==> %s\n' "$*"; }
 
 # staging_install_packages [extra packages...]: apt-get installs whatever is missing.
@@ -24,14 +31,18 @@ staging_install_packages() {
   done
   if [ ${#missing[@]} -eq 0 ]; then
     staging_log "all ${#wanted[@]} Debian packages present"
-    return 0
+  else
+    staging_log "installing: ${missing[*]}"
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -q
+    $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
   fi
-  staging_log "installing: ${missing[*]}"
-  local sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -q
-  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+  local setup
+  for setup in $(declare -F | awk '{print $3}' | grep '^staging_setup_' || true); do
+    "$setup"
+  done
 }
 
 # Build parallelism: every core, at least 2.

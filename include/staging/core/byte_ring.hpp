@@ -1,0 +1,291 @@
+// ByteRing: seed 000's staging ring — one region of bytes, reservations in FIFO order, wraparound
+// where no reservation straddles the end, retirement by the queue's completion signal, and an
+// explicit, bounded policy when a reservation does not fit. For uploads not tied to frames
+// (asset and chunk streaming, CUDA batches); the slot ring (staging_ring.hpp) is for frames.
+//
+// Ring-state sketch (capacity 16, one character per byte; A..C live, '-' free, '#' skipped):
+//
+//            tail (oldest live)        head (next reservation)
+//            v                         v
+//   [ - - - A A A A B B B B B C C - - ]      reserve(4) at head: 2 bytes left before the end,
+//                                            so the tail end is skipped and D wraps to 0:
+//   [ D D D D A A A A B B B B B C C # # ]    D.skipped == 2 (charged to D, freed with D)
+//
+// Full and empty are never confused: the ring tracks live bytes, not just head == tail.
+//
+// Regions: region 0 is the ring itself. The Grow policy adds further ring regions (up to the
+// cap), the Fallback policy adds one dedicated region per oversized reservation; the backend
+// creates and destroys each region's memory through RegionAllocator and maps a Reservation's
+// (region, offset) to a pointer. Region ids are small integers, reused after destroy_region().
+//
+// Invariants (docs/safety.md): I1 no reservation overlaps bytes a queued copy still reads;
+// I2 offsets meet the requested alignment and every computation is overflow-checked; I3 bytes
+// are reclaimed only when completed >= token; I4 a reservation never extends past its region
+// (nor into its neighbour); I5 all regions together stay <= the cap. An InvariantChecker
+// (invariant_checker.hpp) verifies them on every operation when enabled.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "staging/core/expected.hpp"
+#include "staging/core/staging_allocator.hpp"
+#include "staging/core/timeline.hpp"
+
+namespace staging {
+
+class RingObserver;
+
+/// What a ring does when a reservation does not fit right now. Chosen per ring
+/// (ByteRingConfig::policy) and overridable per call (ReserveRequest::policy).
+enum class ExhaustionPolicy : uint8_t {
+  /// Answer WouldBlock at once, with what is needed and what is free. Never blocks.
+  Defer,
+  /// Wait for the oldest pending reservations to retire (CompletionSource::wait), up to the
+  /// timeout; then Timeout, naming the oldest pending token. Never hangs.
+  Wait,
+  /// Place as much as fits (a chunk, a multiple of the request's granularity), waiting as Wait
+  /// does when nothing fits; the caller reserves the rest with further calls. A payload of any
+  /// size streams through, even one larger than the whole ring.
+  Split,
+  /// Add ring capacity (a new region) up to the cap; idle extra regions are trimmed after
+  /// trim_after. Beyond the cap: as Defer.
+  Grow,
+  /// Place the reservation in a one-off dedicated region, counted and capped (fallback_cap and
+  /// the total cap). Beyond the caps: as Defer.
+  Fallback,
+};
+
+/// Why bytes were not available: the seed's "distinguish real GPU backpressure from allocator
+/// bookkeeping bugs". Attributed on every WouldBlock, Timeout, wait, split and fallback.
+enum class BlockCause : uint8_t {
+  /// The GPU still holds the bytes: they free up once in-flight reservations retire.
+  InFlight,
+  /// Enough bytes are free in total, but no contiguous free run is large enough.
+  Fragmentation,
+  /// The request cannot be met under the cap (or exceeds the ring and the policy cannot split).
+  Cap,
+};
+
+/// One placement in the ring. Plain data; the ring keeps its own record.
+struct Reservation {
+  /// Unique per ring, increasing in FIFO order (1, 2, ...).
+  uint64_t id = 0;
+  /// The region the bytes are in: 0 is the ring; others come from Grow or Fallback.
+  uint32_t region = 0;
+  /// Byte offset of the payload inside the region; a multiple of `alignment`.
+  uint64_t offset = 0;
+  /// Bytes reserved for the payload. Under Split this may be less than requested (a chunk).
+  uint64_t size = 0;
+  /// The alignment it was placed at (>= 1).
+  uint64_t alignment = 1;
+  /// Bytes skipped at the end of the region by the wrap this reservation caused (freed with it).
+  uint64_t skipped = 0;
+  /// The retirement token: its bytes are reclaimed once the completed value is >= token.
+  TimelineValue token = 0;
+  /// The caller's tag (a stream, an asset id), carried into stats and the timeline.
+  uint64_t owner = 0;
+  /// True when this is a dedicated Fallback region rather than ring space.
+  bool fallback = false;
+};
+
+/// What a caller asks for.
+struct ReserveRequest {
+  /// Payload bytes (> 0).
+  uint64_t size = 0;
+  /// Offset alignment (0 is treated as 1; any value, not only powers of two).
+  uint64_t alignment = 1;
+  /// The completion value after which the GPU no longer reads the bytes (e.g. the timeline
+  /// value the caller's submission will signal).
+  TimelineValue token = 0;
+  /// The caller's tag.
+  uint64_t owner = 0;
+  /// Overrides the ring's policy for this call.
+  std::optional<ExhaustionPolicy> policy;
+  /// Overrides the ring's wait timeout for this call (Wait, Split).
+  std::optional<Duration> timeout;
+  /// Split: chunk sizes are multiples of this (e.g. a texture row pitch); 0 is treated as 1.
+  uint64_t granularity = 1;
+};
+
+/// Why a reservation was refused.
+enum class ReserveErrorKind : uint8_t {
+  /// size == 0.
+  ZeroSize,
+  /// An offset or size computation would overflow 64 bits.
+  Overflow,
+  /// Not enough space now (Defer, or Grow/Fallback beyond their caps). Nothing waited.
+  WouldBlock,
+  /// Wait/Split waited for the whole timeout; `oldest_pending` names the token waited for.
+  Timeout,
+  /// The request can never fit: larger than the ring under Defer/Wait, or than the cap.
+  CapExceeded,
+  /// Creating a Grow or Fallback region failed (alloc_error says why).
+  AllocationFailed,
+};
+
+/// A refused reservation, with what the caller needs to decide what to do next.
+struct ReserveError {
+  ReserveErrorKind kind = ReserveErrorKind::WouldBlock;
+  /// Why the bytes were not there (for WouldBlock, Timeout, CapExceeded).
+  BlockCause cause = BlockCause::InFlight;
+  /// Bytes the request needed, alignment padding and a wrap's skipped tail included.
+  uint64_t needed = 0;
+  /// Free bytes in the ring now, in total and in the largest contiguous run.
+  uint64_t free_total = 0;
+  uint64_t free_contiguous = 0;
+  /// The token of the oldest reservation not yet retired (Timeout: the one waited for).
+  std::optional<TimelineValue> oldest_pending;
+  /// AllocationFailed: the allocator's error.
+  std::optional<AllocError> alloc_error;
+};
+
+[[nodiscard]] std::string_view to_string(ExhaustionPolicy policy) noexcept;
+[[nodiscard]] std::string_view to_string(BlockCause cause) noexcept;
+[[nodiscard]] std::string_view to_string(ReserveErrorKind kind) noexcept;
+
+/// Creates and destroys the memory of a ring's regions; implemented by a backend (a mapped
+/// VkBuffer, pinned host memory) or a fake. Threading: called from the ring's thread only.
+class RegionAllocator {
+ public:
+  virtual ~RegionAllocator() = default;
+  /// Creates region `region` of exactly `bytes` bytes, CPU-writable and usable as a copy source.
+  /// `region` is not live when this is called. May fail; must not throw.
+  virtual Expected<void, AllocError> create_region(uint32_t region, uint64_t bytes) = 0;
+  /// Releases region `region`. Called only when no live reservation is in it (every copy that
+  /// read it has completed, or it was cancelled), and for every live region when the ring is
+  /// destroyed (the ring's owner must first make sure the GPU no longer reads them).
+  virtual void destroy_region(uint32_t region) noexcept = 0;
+};
+
+/// How a ByteRing is sized and what it does when full.
+struct ByteRingConfig {
+  /// Bytes of region 0, the ring itself (> 0).
+  uint64_t capacity = 0;
+  /// Hard cap on the bytes of all regions together (ring + growth + fallback); 0 means equal to
+  /// capacity. Must be >= capacity. No policy ever exceeds it (I5).
+  uint64_t cap = 0;
+  /// The policy when a reservation does not fit.
+  ExhaustionPolicy policy = ExhaustionPolicy::Defer;
+  /// Longest a Wait or Split reservation waits in total before answering Timeout.
+  Duration wait_timeout = std::chrono::milliseconds(100);
+  /// Grow: bytes of each added region (at least the request); 0 means capacity.
+  uint64_t grow_step = 0;
+  /// Grow: an added region with no live reservation for this long is released.
+  Duration trim_after = std::chrono::seconds(1);
+  /// Fallback: most bytes held in dedicated fallback regions at once (within cap); 0 means
+  /// cap - capacity.
+  uint64_t fallback_cap = 0;
+  /// Split: the smallest chunk placed when more than that remains (rounded to the granularity);
+  /// 0 means no minimum. Avoids a stream of tiny chunks into fragments.
+  uint64_t split_min_chunk = 0;
+  /// Runs the invariant checker on every operation (aborting on a violation). Defaults to on in
+  /// builds without NDEBUG; tests turn it on explicitly.
+  bool check_invariants =
+#ifdef NDEBUG
+      false;
+#else
+      true;
+#endif
+};
+
+/// What a ByteRing has done. Plain data; a diagnostic, never a decision input.
+struct ByteRingStats {
+  uint64_t reservations = 0;               ///< successful reservations (chunks count one each)
+  uint64_t bytes_reserved = 0;             ///< payload bytes of them
+  uint64_t retired = 0;                    ///< reservations reclaimed (retired or cancelled)
+  uint64_t cancelled = 0;                  ///< of which cancelled
+  uint64_t wraps = 0;                      ///< reservations that wrapped to the region's start
+  uint64_t bytes_skipped = 0;              ///< tail bytes skipped by those wraps
+  uint64_t would_blocks = 0;               ///< WouldBlock answers
+  uint64_t would_blocks_by_cause[3] = {};  ///< indexed by BlockCause
+  uint64_t waits = 0;                      ///< times a reservation waited on the queue
+  uint64_t waits_by_cause[3] = {};
+  Duration wait_total{0};    ///< total time spent waiting
+  Duration wait_longest{0};  ///< longest single reservation's wait
+  uint64_t timeouts = 0;     ///< Timeout answers
+  uint64_t splits = 0;       ///< reservations placed smaller than requested (chunks)
+  uint64_t splits_by_cause[3] = {};
+  uint64_t grows = 0;      ///< regions added by Grow
+  uint64_t trims = 0;      ///< grown regions released after sitting idle
+  uint64_t fallbacks = 0;  ///< dedicated Fallback regions created
+  uint64_t fallbacks_by_cause[3] = {};
+  uint64_t fallback_bytes = 0;   ///< their total bytes
+  uint64_t cap_refusals = 0;     ///< CapExceeded answers
+  uint64_t peak_held_bytes = 0;  ///< highest bytes of all regions together
+  uint64_t held_bytes = 0;       ///< bytes of all regions now (<= cap)
+  uint64_t in_flight_bytes = 0;  ///< reserved and not yet retired now (skips included)
+};
+
+/// The byte ring. See the file comment for the model.
+///
+/// Ownership: owns its bookkeeping; references the RegionAllocator, CompletionSource, Clock and
+/// observer, which must outlive it. Destroying it destroys every region (the owner first makes
+/// sure nothing still reads them, e.g. by waiting for the newest token).
+/// Threading: not synchronised; one thread (or one mutex holder) at a time. A backend that
+/// serves several threads wraps it in a lock.
+class ByteRing {
+ public:
+  /// What a ring works with. The pointees must outlive the ring.
+  struct Deps {
+    RegionAllocator* allocator = nullptr;    ///< required
+    CompletionSource* completion = nullptr;  ///< required for Wait/Split; may be null otherwise
+    Clock* clock = nullptr;                  ///< null: SteadyClock
+    RingObserver* observer = nullptr;        ///< null: no timeline events
+  };
+  enum class CreateError : uint8_t {
+    ZeroCapacity,
+    CapBelowCapacity,
+    FallbackCapAboveCap,
+    MissingAllocator,
+    MissingCompletionSource,
+    AllocationFailed,
+  };
+  /// Makes a ring and creates region 0. Errors: an invalid config, a missing allocator (or a
+  /// missing completion source when the policy is Wait or Split), or region 0's allocation.
+  static Expected<ByteRing, CreateError> create(const ByteRingConfig& config, Deps deps);
+
+  ByteRing(ByteRing&&) noexcept;
+  ByteRing& operator=(ByteRing&&) noexcept;
+  ByteRing(const ByteRing&) = delete;
+  ByteRing& operator=(const ByteRing&) = delete;
+  ~ByteRing();
+
+  /// Places a reservation per the request and the policy. On success the bytes
+  /// [offset, offset + size) of `region` are the caller's until the token retires (or cancel()).
+  /// Under Split the returned size may be smaller than asked: reserve the rest with more calls.
+  Expected<Reservation, ReserveError> reserve(const ReserveRequest& request);
+
+  /// Gives a reservation back that no copy will ever read (never submitted). Its bytes are
+  /// reclaimed in FIFO order as if retired. Unknown or already reclaimed ids are ignored.
+  void cancel(uint64_t reservation_id) noexcept;
+
+  /// Reclaims, in FIFO order, every reservation whose token <= `completed` (stopping at the first
+  /// that is not), then trims idle grown regions. Returns the bytes reclaimed. A `completed`
+  /// lower than one seen before is treated as the higher one (the timeline never goes back).
+  uint64_t retire(TimelineValue completed);
+  /// retire(completion->completed()); 0 when the ring has no CompletionSource.
+  uint64_t poll();
+
+  /// Bytes of region 0.
+  [[nodiscard]] uint64_t capacity() const noexcept;
+  /// Free bytes in region 0, in total and as the largest contiguous run a reservation could take
+  /// right now (a wrap's skip accounted for).
+  [[nodiscard]] uint64_t free_bytes() const noexcept;
+  [[nodiscard]] uint64_t largest_free() const noexcept;
+  /// Number of live (not yet reclaimed) reservations, in all regions.
+  [[nodiscard]] uint64_t live() const noexcept;
+  /// The token of the oldest live reservation, if any.
+  [[nodiscard]] std::optional<TimelineValue> oldest_pending() const noexcept;
+  [[nodiscard]] const ByteRingConfig& config() const noexcept;
+  [[nodiscard]] const ByteRingStats& stats() const noexcept;
+
+ private:
+  struct Impl;
+  explicit ByteRing(std::unique_ptr<Impl> impl) noexcept;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace staging

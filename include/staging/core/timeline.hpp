@@ -1,0 +1,59 @@
+// The retirement model shared by every strategy and backend (DESIGN.md, "One retirement model").
+//
+// Every reservation carries a retirement token: a value on a queue's monotonic completion
+// timeline (a Vulkan timeline semaphore value, a CUDA event sequence number, a WebGPU
+// submission). Memory is reclaimed only once the queue reports a completed value >= the token —
+// never by counting frames (invariant I3).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace staging {
+
+/// A point on a queue's monotonic completion timeline. 0 is "before anything": a completed value
+/// of 0 retires nothing but reservations with token 0.
+using TimelineValue = uint64_t;
+
+/// Durations and timestamps of the library (nanoseconds).
+using Duration = std::chrono::nanoseconds;
+
+/// The queue's side of the retirement model, implemented by a backend (or the fake queue).
+///
+/// Threading: called only from the thread that owns the ring using it, unless the backend says
+/// otherwise. Both calls must be safe while the device is lost (they then report what they can:
+/// a lost device completes nothing more, so waits time out and the caller sees Timeout).
+class CompletionSource {
+ public:
+  virtual ~CompletionSource() = default;
+  /// The highest value known to be completed, without waiting. Never decreases.
+  [[nodiscard]] virtual TimelineValue completed() = 0;
+  /// Blocks until completed() >= value or `timeout` has passed, whichever is first, and returns
+  /// completed(). Must return within about `timeout` (never hang); a timeout of 0 polls.
+  virtual TimelineValue wait(TimelineValue value, Duration timeout) = 0;
+};
+
+/// A monotonic clock, injectable so that tests and the simulator control time.
+/// Threading: called from the ring's thread.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  /// Time since an arbitrary, fixed origin. Never decreases.
+  [[nodiscard]] virtual Duration now() = 0;
+};
+
+/// std::chrono::steady_clock as a Clock. Stateless; safe from any thread.
+class SteadyClock final : public Clock {
+ public:
+  [[nodiscard]] Duration now() override {
+    return std::chrono::duration_cast<Duration>(
+        std::chrono::steady_clock::now().time_since_epoch());
+  }
+  /// A process-wide instance, for rings given no clock.
+  static SteadyClock& instance() noexcept {
+    static SteadyClock clock;
+    return clock;
+  }
+};
+
+}  // namespace staging
