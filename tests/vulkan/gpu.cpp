@@ -17,6 +17,10 @@ bool g_tried = false;
 bool g_fatal = false;
 std::string g_reason;
 PFN_vkQueueSubmit2 g_submit2 = nullptr;
+std::string g_layer_status;
+ExpectValidationMessages* g_expect =
+    nullptr;  // collects messages instead of failing  // the validation layer's status message at
+              // vkCreateInstance
 
 VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                           VkDebugUtilsMessageTypeFlagsEXT /*types*/,
@@ -26,6 +30,17 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT
   // The loader's own informational messages (which ICDs/layers it found) are not validation.
   if (id == "Loader Message" && severity <= VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT)
     return VK_FALSE;
+  // The layer's status report at vkCreateInstance is not a finding either: it is the layer
+  // confirming what it checks. Kept (and printed) as evidence that synchronization validation runs.
+  if (id == "UNASSIGNED-khronos-validation-createinstance-status-message" &&
+      severity <= VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT) {
+    g_layer_status = data->pMessage ? data->pMessage : "";
+    return VK_FALSE;
+  }
+  if (g_expect != nullptr) {
+    g_expect->ids.emplace_back(id);
+    return VK_FALSE;
+  }
   ++g_messages;
   std::fprintf(stderr, "[vulkan] validation message [%.*s]: %s\n", static_cast<int>(id.size()),
                id.data(), data->pMessage ? data->pMessage : "");
@@ -187,7 +202,9 @@ bool Gpu::init(std::string& reason) {
   if (debug_utils) {
     const auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
         vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
-    if (create) create(instance, &messenger_info, nullptr, &messenger_);
+    VkDebugUtilsMessengerCreateInfoEXT info = messenger_info;
+    info.pNext = nullptr;  // the validation features belong to vkCreateInstance only
+    if (create) create(instance, &info, nullptr, &messenger_);
   }
 
   // Pick a device: Vulkan 1.2+, timeline semaphores, synchronization2.
@@ -225,6 +242,13 @@ bool Gpu::init(std::string& reason) {
       best_core_sync2 = core_sync2;
       bc_formats = f2.features.textureCompressionBC == VK_TRUE;
     }
+  }
+  if (sync_validation && !g_layer_status.empty() &&
+      g_layer_status.find("VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION") ==
+          std::string::npos) {
+    g_fatal = true;
+    reason = "the validation layer did not confirm synchronization validation: " + g_layer_status;
+    return false;
   }
   if (physical_device == VK_NULL_HANDLE) {
     reason = "no Vulkan 1.2+ device with timeline semaphores and synchronization2";
@@ -327,7 +351,10 @@ std::string Gpu::describe() const {
                 VK_API_VERSION_MAJOR(properties.apiVersion),
                 VK_API_VERSION_MINOR(properties.apiVersion),
                 VK_API_VERSION_PATCH(properties.apiVersion), validation ? "on" : "off",
-                sync_validation ? "on" : "off");
+                !sync_validation ? "off"
+                : g_layer_status.find("SYNCHRONIZATION_VALIDATION") != std::string::npos
+                    ? "on (the layer's status message confirms it)"
+                    : "on");
   return line;
 }
 
@@ -501,6 +528,21 @@ void Gpu::wait(VkSemaphore semaphore, uint64_t value) {
 
 void Gpu::record_readback(VkCommandBuffer cmd, VkBuffer src, uint64_t offset, uint64_t size,
                           VkBuffer dst, uint64_t dst_offset) {
+  // The readback buffer may have been written by an earlier submission (write-after-write).
+  const VkBufferMemoryBarrier2 before{.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2,
+                                      .srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
+                                      .srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                                      .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
+                                      .dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                                      .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                      .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                      .buffer = dst,
+                                      .offset = dst_offset,
+                                      .size = size};
+  const VkDependencyInfo before_dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+                                    .bufferMemoryBarrierCount = 1,
+                                    .pBufferMemoryBarriers = &before};
+  dispatch.vkCmdPipelineBarrier2(cmd, &before_dep);
   const VkBufferCopy region{offset, dst_offset, size};
   vkCmdCopyBuffer(cmd, src, dst, 1, &region);
   const VkBufferMemoryBarrier2 barrier{.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2,
@@ -556,6 +598,13 @@ int64_t first_difference(std::span<const std::byte> a, std::span<const std::byte
     if (a[i] != b[i]) return static_cast<int64_t>(i);
   }
   return -1;
+}
+
+ExpectValidationMessages::ExpectValidationMessages() {
+  g_expect = this;
+}
+ExpectValidationMessages::~ExpectValidationMessages() {
+  g_expect = nullptr;
 }
 
 std::size_t validation_message_count() {

@@ -112,6 +112,18 @@ class GpuTest : public ::testing::Test {
   Gpu* gpu = nullptr;
 };
 
+/// While alive, validation messages are collected here instead of failing the test (for tests
+/// proving that validation sees a deliberate mistake). One at a time.
+class ExpectValidationMessages {
+ public:
+  ExpectValidationMessages();
+  ~ExpectValidationMessages();
+  ExpectValidationMessages(const ExpectValidationMessages&) = delete;
+  ExpectValidationMessages& operator=(const ExpectValidationMessages&) = delete;
+  /// The message ids seen so far (e.g. "SYNC-HAZARD-WRITE-AFTER-READ").
+  std::vector<std::string> ids;
+};
+
 /// `n` random bytes (never all zero).
 std::vector<std::byte> random_bytes(std::mt19937_64& rng, std::size_t n);
 /// The index of the first differing byte, or -1 when equal (sizes must match).
