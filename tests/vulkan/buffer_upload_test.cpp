@@ -27,14 +27,6 @@ constexpr Visibility kReadBack{
     .prior_access = VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT,
 };
 
-uint64_t seed() {
-  const char* s = std::getenv("STAGING_TEST_SEED");
-  const uint64_t v = s ? std::strtoull(s, nullptr, 0) : 20261129;
-  std::printf("[vulkan] random seed %llu (STAGING_TEST_SEED)\n",
-              static_cast<unsigned long long>(v));
-  return v;
-}
-
 // Log-uniform in [1, max]: as many tiny uploads as huge ones.
 uint64_t random_size(std::mt19937_64& rng, uint64_t max) {
   std::uniform_real_distribution<double> e(0.0, std::log2(static_cast<double>(max)));
@@ -140,7 +132,7 @@ TEST_F(GpuTest, HundredsOfFramesOfRandomBufferUploadsArriveByteForByte) {
   config.fallback.max_oneoff_bytes = 160 * MiB;
   config.observer = &checker;
   Ring ring = Ring::create(gpu->ring_device(), config).value();
-  std::mt19937_64 rng(seed());
+  std::mt19937_64 rng(test_seed(20261129));
 
   TestBuffer dst[2] = {gpu->make_buffer(kDst, kDstUsage, false),
                        gpu->make_buffer(kDst, kDstUsage, false)};

@@ -561,6 +561,40 @@ void Gpu::record_readback(VkCommandBuffer cmd, VkBuffer src, uint64_t offset, ui
   dispatch.vkCmdPipelineBarrier2(cmd, &dep);
 }
 
+void Gpu::record_image_readback(VkCommandBuffer cmd, const TestImage& image,
+                                VkImageAspectFlags aspect, VkBuffer dst,
+                                std::span<const uint64_t> offsets) {
+  const VkMemoryBarrier2 before{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
+                                .srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
+                                .srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                                .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
+                                .dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT};
+  const VkDependencyInfo before_dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+                                    .memoryBarrierCount = 1,
+                                    .pMemoryBarriers = &before};
+  dispatch.vkCmdPipelineBarrier2(cmd, &before_dep);
+  std::vector<VkBufferImageCopy> regions;
+  for (uint32_t m = 0; m < image.mips; ++m) {
+    regions.push_back(VkBufferImageCopy{
+        .bufferOffset = offsets[m],
+        .imageSubresource = {aspect, m, 0, image.layers},
+        .imageExtent = {std::max(1u, image.extent.width >> m),
+                        std::max(1u, image.extent.height >> m), 1},
+    });
+  }
+  vkCmdCopyImageToBuffer(cmd, image.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, dst,
+                         static_cast<uint32_t>(regions.size()), regions.data());
+  const VkMemoryBarrier2 after{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
+                               .srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
+                               .srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                               .dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT,
+                               .dstAccessMask = VK_ACCESS_2_HOST_READ_BIT};
+  const VkDependencyInfo after_dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+                                   .memoryBarrierCount = 1,
+                                   .pMemoryBarriers = &after};
+  dispatch.vkCmdPipelineBarrier2(cmd, &after_dep);
+}
+
 void GpuTest::SetUp() {
   std::string reason;
   gpu = Gpu::get(reason);
@@ -575,6 +609,14 @@ void GpuTest::SetUp() {
 
 void GpuTest::TearDown() {
   if (gpu != nullptr) vkDeviceWaitIdle(gpu->device);
+}
+
+uint64_t test_seed(uint64_t fallback) {
+  const char* s = std::getenv("STAGING_TEST_SEED");
+  const uint64_t v = s ? std::strtoull(s, nullptr, 0) : fallback;
+  std::printf("[vulkan] random seed %llu (set STAGING_TEST_SEED to change)\n",
+              static_cast<unsigned long long>(v));
+  return v;
 }
 
 std::vector<std::byte> random_bytes(std::mt19937_64& rng, std::size_t n) {

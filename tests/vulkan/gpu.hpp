@@ -95,6 +95,11 @@ class Gpu {
   /// barrier that makes it visible to host reads.
   void record_readback(VkCommandBuffer cmd, VkBuffer src, uint64_t offset, uint64_t size,
                        VkBuffer dst, uint64_t dst_offset);
+  /// Records copies of every mip level (all layers, aspect `aspect`) of `image`, which must be in
+  /// TRANSFER_SRC_OPTIMAL, into `dst` at `offsets[mip]` (tightly packed), then a barrier making
+  /// them visible to host reads.
+  void record_image_readback(VkCommandBuffer cmd, const TestImage& image, VkImageAspectFlags aspect,
+                             VkBuffer dst, std::span<const uint64_t> offsets);
 
  private:
   Gpu() = default;
@@ -124,6 +129,8 @@ class ExpectValidationMessages {
   std::vector<std::string> ids;
 };
 
+/// The random seed of a test: STAGING_TEST_SEED when set, else `fallback`. Printed.
+uint64_t test_seed(uint64_t fallback);
 /// `n` random bytes (never all zero).
 std::vector<std::byte> random_bytes(std::mt19937_64& rng, std::size_t n);
 /// The index of the first differing byte, or -1 when equal (sizes must match).
