@@ -64,8 +64,7 @@ class EventLog final : public RingObserver {
   }
   void on_wait_end(const WaitEndEvent& e) override {
     add(e.time, "wait-end " + name(e.cause) + " token " + u(e.token) + " waited " +
-                    u(static_cast<uint64_t>(e.waited.count())) +
-                    (e.timed_out ? " timed-out" : ""));
+                    u(static_cast<uint64_t>(e.waited.count())) + (e.timed_out ? " timed-out" : ""));
   }
   void on_split(const SplitEvent& e) override {
     add(e.time, "split " + name(e.cause) + " #" + u(e.id) + " asked " + u(e.asked) + " placed " +
@@ -78,8 +77,8 @@ class EventLog final : public RingObserver {
     add(e.time, "trim r" + u(e.region) + " " + u(e.bytes));
   }
   void on_fallback(const FallbackEvent& e) override {
-    add(e.time, "fallback " + name(e.cause) + " #" + u(e.id) + " r" + u(e.region) + " " +
-                    u(e.bytes));
+    add(e.time,
+        "fallback " + name(e.cause) + " #" + u(e.id) + " r" + u(e.region) + " " + u(e.bytes));
   }
   void on_would_block(const WouldBlockEvent& e) override {
     add(e.time, "would-block " + name(e.cause) + " needed " + u(e.needed) + " free " +
@@ -128,8 +127,8 @@ struct ByteRingFixture : ::testing::Test {
       const auto it = written.find(e.id);
       if (it == written.end()) return;
       if (!e.cancelled) {
-        EXPECT_TRUE(intact(it->second)) << "bytes of reservation #" << e.id
-                                        << " changed before it was reclaimed";
+        EXPECT_TRUE(intact(it->second))
+            << "bytes of reservation #" << e.id << " changed before it was reclaimed";
         ++verified;
       }
       written.erase(it);

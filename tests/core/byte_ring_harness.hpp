@@ -103,14 +103,14 @@ enum class OpKind : uint8_t {
   Trim,
 };
 inline constexpr OpKind kOpTable[] = {
-    OpKind::Reserve, OpKind::Reserve, OpKind::Reserve, OpKind::Reserve, OpKind::Reserve,
-    OpKind::Reserve, OpKind::Submit,  OpKind::Submit,  OpKind::Submit,  OpKind::Advance,
-    OpKind::Advance, OpKind::Advance, OpKind::Retire,  OpKind::Retire,  OpKind::Poll,
-    OpKind::Cancel,  OpKind::RetireStale, OpKind::Stall, OpKind::Release, OpKind::Release,
+    OpKind::Reserve, OpKind::Reserve,     OpKind::Reserve, OpKind::Reserve, OpKind::Reserve,
+    OpKind::Reserve, OpKind::Submit,      OpKind::Submit,  OpKind::Submit,  OpKind::Advance,
+    OpKind::Advance, OpKind::Advance,     OpKind::Retire,  OpKind::Retire,  OpKind::Poll,
+    OpKind::Cancel,  OpKind::RetireStale, OpKind::Stall,   OpKind::Release, OpKind::Release,
     OpKind::Trim};
 
 inline const char* name(OpKind k) {
-  static constexpr const char* kNames[] = {"Reserve", "Submit", "Advance", "Retire", "RetireStale",
+  static constexpr const char* kNames[] = {"Reserve", "Submit", "Advance", "Retire",  "RetireStale",
                                            "Poll",    "Cancel", "Stall",   "Release", "Trim"};
   return kNames[static_cast<int>(k)];
 }
@@ -145,8 +145,8 @@ class Harness final : public RingObserver {
   explicit Harness(const Setup& setup)
       : setup_(setup), queue_(clock_, setup.delay), checker_(InvariantChecker::Mode::Record) {
     allocator_.set_max_region_bytes(uint64_t{1} << 24);
-    auto made = ByteRing::create(setup.ring, ByteRing::Deps{&allocator_, &queue_, &clock_, this,
-                                                            &checker_});
+    auto made = ByteRing::create(setup.ring,
+                                 ByteRing::Deps{&allocator_, &queue_, &clock_, this, &checker_});
     if (made) ring_.emplace(std::move(*made));
   }
   Harness(const Harness&) = delete;
@@ -188,9 +188,10 @@ class Harness final : public RingObserver {
         queue_.stall();
         break;
       case OpKind::Release:
-        if (queue_.stalled()) queue_.release(setup_.delay.kind == DelayModel::Kind::Stalled
-                                                 ? DelayModel::fixed(Duration{op.a % 5000})
-                                                 : setup_.delay);
+        if (queue_.stalled())
+          queue_.release(setup_.delay.kind == DelayModel::Kind::Stalled
+                             ? DelayModel::fixed(Duration{op.a % 5000})
+                             : setup_.delay);
         break;
       case OpKind::Trim:
         ring_->trim_idle();
@@ -339,8 +340,8 @@ class Harness final : public RingObserver {
 
     // M5
     const bool may_wait = policy == ExhaustionPolicy::Wait || policy == ExhaustionPolicy::Split;
-    if (!may_wait && waited != Duration{0}) fail("M5: a " + std::string(to_string(policy)) +
-                                                 " reservation moved the clock");
+    if (!may_wait && waited != Duration{0})
+      fail("M5: a " + std::string(to_string(policy)) + " reservation moved the clock");
     if (waited > current_timeout_ && may_wait) {
       fail("M5: reserve waited " + std::to_string(waited.count()) + " ns > timeout " +
            std::to_string(current_timeout_.count()));

@@ -172,8 +172,10 @@ TEST_F(PolicyTest, WaitNeverHangsOnASourceThatMakesNoProgress) {
       return 0;
     }
   } stuck;
-  auto made = ByteRing::create({.capacity = 64, .policy = ExhaustionPolicy::Wait,
-                                .wait_timeout = 1ms, .check_invariants = true},
+  auto made = ByteRing::create({.capacity = 64,
+                                .policy = ExhaustionPolicy::Wait,
+                                .wait_timeout = 1ms,
+                                .check_invariants = true},
                                {&allocator, &stuck, &clock, nullptr});
   ASSERT_TRUE(made);
   ByteRing& r = *made;
@@ -264,8 +266,7 @@ TEST_F(PolicyTest, SplitStreamsAPayloadLargerThanTheWholeRing) {
     EXPECT_LE(clock.now() - before, 1ms);  // bound: no wait exceeds the timeout
     EXPECT_TRUE(chunk->size % 12 == 0 || chunk->size == q.size) << chunk->size;
     EXPECT_LE(chunk->size, 64u);
-    std::memcpy(allocator.data(chunk->region) + chunk->offset, payload.data() + sent,
-                chunk->size);
+    std::memcpy(allocator.data(chunk->region) + chunk->offset, payload.data() + sent, chunk->size);
     gpu.chunks[chunk->id] = {*chunk, sent};
     sent += chunk->size;
     queue.submit();

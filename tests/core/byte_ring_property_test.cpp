@@ -48,18 +48,16 @@ void add(const ByteRingStats& s) {
 }
 
 rc::Gen<harness::Op> gen_op() {
-  return rc::gen::apply(
-      [](uint8_t kind, uint32_t a, uint32_t b, uint32_t c) {
-        return harness::Op::from(kind, a, b, c);
-      },
-      rc::gen::arbitrary<uint8_t>(), rc::gen::arbitrary<uint32_t>(),
-      rc::gen::arbitrary<uint32_t>(), rc::gen::arbitrary<uint32_t>());
+  return rc::gen::apply([](uint8_t kind, uint32_t a, uint32_t b,
+                           uint32_t c) { return harness::Op::from(kind, a, b, c); },
+                        rc::gen::arbitrary<uint8_t>(), rc::gen::arbitrary<uint32_t>(),
+                        rc::gen::arbitrary<uint32_t>(), rc::gen::arbitrary<uint32_t>());
 }
 
 RC_GTEST_PROP(ByteRingProperty, MatchesTheReferenceModelOfLiveIntervals, ()) {
-  const auto setup = harness::Setup::from(
-      *rc::gen::arbitrary<uint32_t>(), *rc::gen::arbitrary<uint32_t>(),
-      *rc::gen::arbitrary<uint32_t>(), *rc::gen::arbitrary<uint32_t>());
+  const auto setup =
+      harness::Setup::from(*rc::gen::arbitrary<uint32_t>(), *rc::gen::arbitrary<uint32_t>(),
+                           *rc::gen::arbitrary<uint32_t>(), *rc::gen::arbitrary<uint32_t>());
   const auto ops = *rc::gen::container<std::vector<harness::Op>>(gen_op());
   harness::Harness h(setup);
   RC_ASSERT(h.ok());
@@ -89,9 +87,9 @@ class ReportOperations : public ::testing::Environment {
         "[property] wraps %llu, would-blocks %llu (in flight %llu, fragmentation %llu, cap %llu), "
         "waits %llu, timeouts %llu, splits %llu, grows %llu, trims %llu, fallbacks %llu, "
         "cancels %llu, cap refusals %llu\n",
-        u(t.wraps), u(t.would_blocks), u(t.would_blocks_by_cause[0]),
-        u(t.would_blocks_by_cause[1]), u(t.would_blocks_by_cause[2]), u(t.waits), u(t.timeouts),
-        u(t.splits), u(t.grows), u(t.trims), u(t.fallbacks), u(t.cancelled), u(t.cap_refusals));
+        u(t.wraps), u(t.would_blocks), u(t.would_blocks_by_cause[0]), u(t.would_blocks_by_cause[1]),
+        u(t.would_blocks_by_cause[2]), u(t.waits), u(t.timeouts), u(t.splits), u(t.grows),
+        u(t.trims), u(t.fallbacks), u(t.cancelled), u(t.cap_refusals));
     const bool failed = ::testing::UnitTest::GetInstance()->failed_test_count() > 0;
     if (!failed && g_operations < kMinOperations) {
       ADD_FAILURE() << "only " << g_operations << " operations ran; at least " << kMinOperations

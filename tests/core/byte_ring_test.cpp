@@ -236,8 +236,8 @@ TEST_F(ByteRingTest, CancelReclaimsInFifoOrderOrRollsTheHeadBack) {
   EXPECT_EQ(ring->oldest_pending(), b.token);
   ring->cancel(b.id);  // now the oldest: reclaimed at once
   EXPECT_EQ(ring->live(), 1u);
-  ring->cancel(b.id);     // already reclaimed: ignored
-  ring->cancel(12345);    // unknown: ignored
+  ring->cancel(b.id);   // already reclaimed: ignored
+  ring->cancel(12345);  // unknown: ignored
   EXPECT_EQ(ring->stats().cancelled, 3u);
   EXPECT_EQ(events.with("cancel #").size(), 3u);
 }
@@ -479,16 +479,15 @@ std::string stress_name(const ::testing::TestParamInfo<StressCase>& info) {
 
 INSTANTIATE_TEST_SUITE_P(
     EveryPolicy, SeedStress,
-    ::testing::Values(StressCase{ExhaustionPolicy::Defer, -1}, StressCase{ExhaustionPolicy::Defer, 0},
-                      StressCase{ExhaustionPolicy::Defer, 1}, StressCase{ExhaustionPolicy::Wait, -1},
-                      StressCase{ExhaustionPolicy::Wait, 0}, StressCase{ExhaustionPolicy::Wait, 1},
-                      StressCase{ExhaustionPolicy::Split, -1},
-                      StressCase{ExhaustionPolicy::Split, 0}, StressCase{ExhaustionPolicy::Split, 1},
-                      StressCase{ExhaustionPolicy::Grow, -1}, StressCase{ExhaustionPolicy::Grow, 0},
-                      StressCase{ExhaustionPolicy::Grow, 1},
-                      StressCase{ExhaustionPolicy::Fallback, -1},
-                      StressCase{ExhaustionPolicy::Fallback, 0},
-                      StressCase{ExhaustionPolicy::Fallback, 1}),
+    ::testing::Values(
+        StressCase{ExhaustionPolicy::Defer, -1}, StressCase{ExhaustionPolicy::Defer, 0},
+        StressCase{ExhaustionPolicy::Defer, 1}, StressCase{ExhaustionPolicy::Wait, -1},
+        StressCase{ExhaustionPolicy::Wait, 0}, StressCase{ExhaustionPolicy::Wait, 1},
+        StressCase{ExhaustionPolicy::Split, -1}, StressCase{ExhaustionPolicy::Split, 0},
+        StressCase{ExhaustionPolicy::Split, 1}, StressCase{ExhaustionPolicy::Grow, -1},
+        StressCase{ExhaustionPolicy::Grow, 0}, StressCase{ExhaustionPolicy::Grow, 1},
+        StressCase{ExhaustionPolicy::Fallback, -1}, StressCase{ExhaustionPolicy::Fallback, 0},
+        StressCase{ExhaustionPolicy::Fallback, 1}),
     stress_name);
 
 // Bursty chunk and asset uploads (seeded sizes 1..96 into a 128-byte ring, many wraps) under a

@@ -189,9 +189,9 @@ TEST(InvariantCheckerDeathTest, AbortModeAbortsWithAMessageNamingBothReservation
 // A ring feeding a Record-mode checker through Deps::checker (as staging-sim does): a busy run
 // under every policy yields no violation, and every reservation was checked.
 TEST(InvariantChecker, ARingFeedsItEveryOperation) {
-  for (ExhaustionPolicy policy : {ExhaustionPolicy::Defer, ExhaustionPolicy::Wait,
-                                  ExhaustionPolicy::Split, ExhaustionPolicy::Grow,
-                                  ExhaustionPolicy::Fallback}) {
+  for (ExhaustionPolicy policy :
+       {ExhaustionPolicy::Defer, ExhaustionPolicy::Wait, ExhaustionPolicy::Split,
+        ExhaustionPolicy::Grow, ExhaustionPolicy::Fallback}) {
     FakeClock clock;
     FakeQueue queue(clock, DelayModel::seeded_random(Duration{0}, 50us, 3));
     FakeRegionAllocator allocator;
