@@ -136,6 +136,8 @@ void FrameState::clear() noexcept {
   refusal.reset();
   lease = SlotLease();
   slot = nullptr;
+  reservations.clear();
+  flushes.clear();
   staged_bytes = 0;
   update_bytes = 0;
   buffer_copies.clear();
@@ -151,17 +153,40 @@ void FrameState::clear() noexcept {
 Expected<Placement, UploadError> RingImpl::place(FrameState& f, uint64_t size, uint64_t alignment,
                                                  bool update_ok) {
   if (f.route == Route::Ring) {
-    const Expected<uint64_t, PlaceError> offset = f.lease.place(size, alignment);
-    if (offset) {
-      const StagingMemory& m = f.slot->memory();
-      if (config.observer) config.observer->on_write(f.id, m.buffer, m.size, *offset, size);
+    const auto placed = [&](VkBuffer buffer, uint64_t capacity, uint64_t offset, std::byte* base) {
+      if (config.observer) config.observer->on_write(f.id, buffer, capacity, offset, size);
       f.staged_bytes += size;
       ++stats.staged_uploads;
       stats.staged_bytes += size;
-      return Placement{Placement::Kind::Slot, m.buffer, *offset, m.mapped + *offset};
+      return Placement{Placement::Kind::Ring, buffer, offset, base + offset};
+    };
+    if (slots) {
+      const Expected<uint64_t, PlaceError> offset = f.lease.place(size, alignment);
+      if (offset) {
+        const StagingMemory& m = f.slot->memory();
+        return placed(m.buffer, m.size, *offset, m.mapped);
+      }
+      if (offset.error() == PlaceError::Overflow) return unexpected(UploadError::Overflow);
+    } else {
+      in_byte_ring = true;  // its CompletionSource may call poll(): no calls back into it
+      Expected<Reservation, ReserveError> r = byte_ring->reserve(
+          ReserveRequest{.size = size, .alignment = alignment, .token = f.id, .owner = f.id});
+      in_byte_ring = false;
+      sync_byte_ring();  // cancels deferred while inside reserve() (device lost during a wait)
+      if (r) {
+        f.reservations.push_back(r->id);
+        const StagingMemory& m = regions.memory(r->region);
+        if (!m.coherent || config.flush_always) f.flushes.push_back({r->region, r->offset, size});
+        return placed(m.buffer, m.size, r->offset, m.mapped);
+      }
+      if (r.error().kind == ReserveErrorKind::Overflow) return unexpected(UploadError::Overflow);
+      last_reserve_error = r.error();
+      if (config.policy != ExhaustionPolicy::Fallback) {
+        ++stats.ring_full_refusals;
+        return unexpected(UploadError::RingFull);
+      }
     }
-    if (offset.error() == PlaceError::Overflow) return unexpected(UploadError::Overflow);
-    ++stats.slot_full_fallbacks;  // DoesNotFit: this upload takes the fallback route
+    ++stats.ring_full_fallbacks;  // no room in the ring: this upload takes the fallback route
   }
   if (update_ok && config.fallback.update_buffer && size <= kMaxUpdateBytes && size % 4 == 0 &&
       f.update_bytes + size <= config.fallback.max_update_bytes_per_frame) {
@@ -209,7 +234,12 @@ Expected<RetirementPoint, FinishError> RingImpl::finish(FrameState& f, const Vis
     ++stats.flushes;
     stats.flushed_bytes += bytes;
   };
-  if (f.route == Route::Ring) flush(f.slot->memory(), f.lease.cursor());
+  if (f.route == Route::Ring && slots) flush(f.slot->memory(), f.lease.cursor());
+  for (const FrameState::Flush& range : f.flushes) {
+    memory->flush(regions.memory(range.region), range.offset, range.size);
+    ++stats.flushes;
+    stats.flushed_bytes += range.size;
+  }
   for (const StagingMemory& m : f.oneoffs)
     flush(m, m.size);
 
@@ -349,7 +379,10 @@ Expected<RetirementPoint, FinishError> RingImpl::finish(FrameState& f, const Vis
   Pending p;
   p.frame = f.id;
   p.point = point;
-  if (f.route == Route::Ring) p.token = std::move(slots->finish(std::move(f.lease))).value();
+  if (f.route == Route::Ring && slots)
+    p.token = std::move(slots->finish(std::move(f.lease))).value();
+  p.reservations = std::move(f.reservations);
+  f.reservations.clear();
   p.oneoffs = std::move(f.oneoffs);
   p.oneoff_bytes = f.oneoff_bytes;
   f.oneoffs.clear();
@@ -363,7 +396,8 @@ Expected<RetirementPoint, FinishError> RingImpl::finish(FrameState& f, const Vis
 void RingImpl::drop(std::unique_ptr<FrameState> f) noexcept {
   release_oneoffs(f->oneoffs, f->oneoff_bytes);  // never recorded: nothing reads them
   f->oneoff_bytes = 0;
-  f->lease = SlotLease();  // the slot is Ready again (no copy was recorded)
+  f->lease = SlotLease();                       // the slot is Ready again (no copy was recorded)
+  release_frame(f->id, f->reservations, true);  // nor were its reservations read
   if (config.observer) config.observer->on_release(f->id, Release::Dropped);
   ++stats.frames_dropped;
   recycle(std::move(f));

@@ -1,6 +1,7 @@
 // Names of the backend's enums, RetirementPoint::signal_info and format_stats.
 #include <cinttypes>
 #include <cstdio>
+#include <span>
 
 #include "staging/vulkan/ring.hpp"
 
@@ -52,6 +53,8 @@ std::string_view to_string(UploadError error) noexcept {
       return "FallbackCapReached";
     case UploadError::AllocationFailed:
       return "AllocationFailed";
+    case UploadError::RingFull:
+      return "RingFull";
   }
   return "?";
 }
@@ -80,6 +83,8 @@ std::string_view to_string(CreateError::Kind kind) noexcept {
       return "InvalidSlotConfig";
     case CreateError::Kind::PolicyNotSupported:
       return "PolicyNotSupported";
+    case CreateError::Kind::InvalidByteRing:
+      return "InvalidByteRing";
     case CreateError::Kind::SemaphoreFailed:
       return "SemaphoreFailed";
   }
@@ -108,11 +113,58 @@ std::string_view to_string(WaitError error) noexcept {
   return "?";
 }
 
+std::string to_string(Strategy strategy) {
+  return strategy == Strategy::Slots ? "Slots" : "Bytes";
+}
+
+namespace {
+
+struct Row {
+  std::string_view name;
+  uint64_t value;
+};
+
+// "  name ........ value" lines, as the core's format_stats.
+void append_rows(std::string& out, std::span<const Row> rows) {
+  char line[96];
+  for (const Row& row : rows) {
+    const std::string dots(row.name.size() < 30 ? 30 - row.name.size() : 1, '.');
+    std::snprintf(line, sizeof line, "  %.*s %s %12" PRIu64 "\n", static_cast<int>(row.name.size()),
+                  row.name.data(), dots.c_str(), row.value);
+    out += line;
+  }
+}
+
+std::string format_byte_ring(const ByteRingStats& b) {
+  const Row rows[] = {
+      {"reservations", b.reservations},
+      {"bytes reserved", b.bytes_reserved},
+      {"retired", b.retired},
+      {"cancelled", b.cancelled},
+      {"wraps", b.wraps},
+      {"bytes skipped by wraps", b.bytes_skipped},
+      {"would-block answers", b.would_blocks},
+      {"waits", b.waits},
+      {"wait time (us)", static_cast<uint64_t>(b.wait_total.count() / 1000)},
+      {"timeouts", b.timeouts},
+      {"grows", b.grows},
+      {"trims", b.trims},
+      {"fallback regions", b.fallbacks},
+      {"cap refusals", b.cap_refusals},
+      {"allocation failures", b.allocation_failures},
+      {"held bytes", b.held_bytes},
+      {"peak held bytes", b.peak_held_bytes},
+      {"peak bytes in flight", b.peak_in_flight_bytes},
+  };
+  std::string out;
+  append_rows(out, rows);
+  return out;
+}
+
+}  // namespace
+
 std::string format_stats(const Stats& s) {
-  const struct {
-    std::string_view name;
-    uint64_t value;
-  } rows[] = {
+  const Row rows[] = {
       {"frames begun (all routes)", s.frames_begun},
       {"frames finished", s.frames_finished},
       {"frames dropped unfinished", s.frames_dropped},
@@ -127,8 +179,9 @@ std::string format_stats(const Stats& s) {
       {"fallback: update-buffer bytes", s.update_buffer_bytes},
       {"fallback: one-off buffers", s.oneoff_uploads},
       {"fallback: one-off bytes", s.oneoff_bytes},
-      {"fallback: slot was full", s.slot_full_fallbacks},
+      {"fallback: ring had no room", s.ring_full_fallbacks},
       {"fallback: refused at cap", s.fallback_cap_refusals},
+      {"refused: ring full", s.ring_full_refusals},
       {"one-off bytes held now", s.oneoff_live_bytes},
       {"one-off bytes held at peak", s.oneoff_peak_bytes},
       {"points retired", s.points_retired},
@@ -142,15 +195,10 @@ std::string format_stats(const Stats& s) {
       {"flushes", s.flushes},
       {"flushed bytes", s.flushed_bytes},
   };
-  std::string out = "slot ring:\n" + format_stats(s.slots) + "vulkan:\n";
-  char line[96];
-  for (const auto& row : rows) {
-    static_assert(sizeof line > 30 + 20);
-    const std::string dots(row.name.size() < 30 ? 30 - row.name.size() : 1, '.');
-    std::snprintf(line, sizeof line, "  %.*s %s %12" PRIu64 "\n", static_cast<int>(row.name.size()),
-                  row.name.data(), dots.c_str(), row.value);
-    out += line;
-  }
+  std::string out = s.strategy == Strategy::Slots ? "slot ring:\n" + format_stats(s.slots)
+                                                  : "byte ring:\n" + format_byte_ring(s.bytes);
+  out += "vulkan:\n";
+  append_rows(out, rows);
   return out;
 }
 

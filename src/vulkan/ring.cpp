@@ -17,6 +17,46 @@ Expected<SlotBuffer, AllocError> SlotAllocator::create(uint64_t capacity) {
   return SlotBuffer(ring_->memory, *made);
 }
 
+Expected<void, AllocError> RegionMemory::create_region(uint32_t region, uint64_t bytes) {
+  Expected<StagingMemory, AllocError> made = ring_->allocate(bytes);
+  if (!made) return unexpected(made.error());
+  if (regions_.size() <= region) regions_.resize(region + 1);
+  regions_[region] = *made;
+  return {};
+}
+
+void RegionMemory::destroy_region(uint32_t region) noexcept {
+  STAGING_ASSERT(region < regions_.size() && regions_[region], "destroying an unknown region");
+  ring_->memory->release(*regions_[region]);
+  regions_[region].reset();
+}
+
+const StagingMemory& RegionMemory::memory(uint32_t region) const {
+  STAGING_ASSERT(region < regions_.size() && regions_[region], "no such region");
+  return *regions_[region];
+}
+
+TimelineValue FrameTimeline::completed() {
+  ring_->poll();
+  return ring_->released_through();
+}
+
+TimelineValue FrameTimeline::wait(TimelineValue value, Duration timeout) {
+  ring_->poll();
+  if (ring_->released_through() >= value || timeout <= Duration{0})
+    return ring_->released_through();
+  // Wait for the frames up to `value` that are in flight. Frames up to `value` still being
+  // recorded (this thread's own) cannot complete while we wait: then this returns below `value`
+  // as soon as the in-flight ones are done — at once when there are none — and the byte ring
+  // gives up (CompletionSource::wait) instead of waiting out its timeout.
+  std::vector<RetirementPoint> points;
+  for (const Pending& p : ring_->pending) {
+    if (p.frame <= value) points.push_back(p.point);
+  }
+  if (!points.empty()) (void)ring_->wait_all(points, timeout);
+  return ring_->released_through();
+}
+
 RingImpl::RingImpl(const Device& d, const RingConfig& c) : device(d), config(c) {
   VkPhysicalDeviceProperties props{};
   device.dispatch.vkGetPhysicalDeviceProperties(device.physical_device, &props);
@@ -34,8 +74,10 @@ RingImpl::RingImpl(const Device& d, const RingConfig& c) : device(d), config(c) 
   } else {
     memory = config.memory;
   }
-  slots.emplace(std::move(
-      StagingRing<SlotBuffer>::create(allocator, config.slots, [this] { poll(); }).value()));
+  if (config.strategy == Strategy::Slots) {
+    slots.emplace(std::move(
+        StagingRing<SlotBuffer>::create(allocator, config.slots, [this] { poll(); }).value()));
+  }
 }
 
 RingImpl::~RingImpl() {
@@ -43,7 +85,8 @@ RingImpl::~RingImpl() {
   for (Pending& p : pending)
     release_oneoffs(p.oneoffs, p.oneoff_bytes);
   pending.clear();
-  slots.reset();  // releases every slot buffer through the hook
+  byte_ring.reset();  // releases every region through the hook
+  slots.reset();      // releases every slot buffer through the hook
   if (semaphore != VK_NULL_HANDLE)
     device.dispatch.vkDestroySemaphore(device.device, semaphore, nullptr);
 }
@@ -93,6 +136,7 @@ uint64_t RingImpl::poll() {
     if (r != VK_SUCCESS || value < p.point.value) continue;
     p.token.signal();  // the slot is Ready (no-op for a fallback frame)
     release_oneoffs(p.oneoffs, p.oneoff_bytes);
+    release_frame(p.frame, p.reservations, false);  // the byte ring retires them in FIFO order
     if (config.observer) config.observer->on_release(p.frame, Release::Retired);
     p.frame = 0;  // marks it for removal
     ++retired;
@@ -101,7 +145,31 @@ uint64_t RingImpl::poll() {
     std::erase_if(pending, [](const Pending& p) { return p.frame == 0; });
     stats.points_retired += retired;
   }
+  sync_byte_ring();
   return retired;
+}
+
+void RingImpl::release_frame(uint64_t frame, std::vector<uint64_t>& reservations,
+                             bool cancel) noexcept {
+  unreleased.erase(frame);
+  if (cancel) {
+    for (uint64_t id : reservations) {
+      if (in_byte_ring) {
+        deferred_cancels.push_back(id);
+      } else {
+        byte_ring->cancel(id);
+      }
+    }
+  }
+  reservations.clear();
+}
+
+void RingImpl::sync_byte_ring() noexcept {
+  if (!byte_ring || in_byte_ring) return;
+  for (uint64_t id : deferred_cancels)
+    byte_ring->cancel(id);
+  deferred_cancels.clear();
+  byte_ring->retire(released_through());
 }
 
 void RingImpl::device_lost() {
@@ -109,21 +177,40 @@ void RingImpl::device_lost() {
   for (Pending& p : pending) {
     p.token.fail();  // the slot is Failed: replaced on its next pick
     release_oneoffs(p.oneoffs, p.oneoff_bytes);
+    release_frame(p.frame, p.reservations, true);  // a lost device reads nothing more
     if (config.observer) config.observer->on_release(p.frame, Release::Failed);
     ++stats.points_failed;
   }
   pending.clear();
+  sync_byte_ring();
 }
 
-Expected<void, WaitError> RingImpl::wait(const RetirementPoint& point, Duration timeout) {
-  const VkSemaphoreWaitInfo info{
-      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-      .semaphoreCount = 1,
-      .pSemaphores = &point.semaphore,
-      .pValues = &point.value,
-  };
-  const auto ns = static_cast<uint64_t>(std::max<int64_t>(0, timeout.count()));
-  const VkResult r = device.dispatch.vkWaitSemaphores(device.device, &info, ns);
+Expected<void, WaitError> RingImpl::wait_all(std::span<const RetirementPoint> points,
+                                             Duration timeout) {
+  // One value per semaphore: the highest asked for (a timeline reaching it reached the others).
+  std::vector<VkSemaphore> semaphores;
+  std::vector<uint64_t> values;
+  for (const RetirementPoint& p : points) {
+    const auto at = std::find(semaphores.begin(), semaphores.end(), p.semaphore);
+    if (at == semaphores.end()) {
+      semaphores.push_back(p.semaphore);
+      values.push_back(p.value);
+    } else {
+      uint64_t& v = values[static_cast<std::size_t>(at - semaphores.begin())];
+      v = std::max(v, p.value);
+    }
+  }
+  VkResult r = VK_SUCCESS;
+  if (!semaphores.empty()) {
+    const VkSemaphoreWaitInfo info{
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+        .semaphoreCount = static_cast<uint32_t>(semaphores.size()),
+        .pSemaphores = semaphores.data(),
+        .pValues = values.data(),
+    };
+    const auto ns = static_cast<uint64_t>(std::max<int64_t>(0, timeout.count()));
+    r = device.dispatch.vkWaitSemaphores(device.device, &info, ns);
+  }
   if (r == VK_ERROR_DEVICE_LOST) {
     device_lost();
     return unexpected(WaitError::DeviceLost);
@@ -134,19 +221,10 @@ Expected<void, WaitError> RingImpl::wait(const RetirementPoint& point, Duration 
 }
 
 Expected<void, WaitError> RingImpl::wait_idle(Duration timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pending.empty()) {
-    // Wait for the newest point of the first pending frame's semaphore, then the rest.
-    RetirementPoint newest = pending.front().point;
-    for (const Pending& p : pending) {
-      if (p.point.semaphore == newest.semaphore)
-        newest.value = std::max(newest.value, p.point.value);
-    }
-    const auto left =
-        std::chrono::duration_cast<Duration>(deadline - std::chrono::steady_clock::now());
-    if (Expected<void, WaitError> r = wait(newest, std::max(left, Duration{0})); !r) return r;
-  }
-  return {};
+  std::vector<RetirementPoint> points;
+  for (const Pending& p : pending)
+    points.push_back(p.point);
+  return wait_all(points, timeout);
 }
 
 bool RingImpl::abandon(const RetirementPoint& point) {
@@ -155,18 +233,21 @@ bool RingImpl::abandon(const RetirementPoint& point) {
     if (p.point != point) continue;
     p.token.abandon();  // the slot is Abandoned: replaced on its next pick
     release_oneoffs(p.oneoffs, p.oneoff_bytes);
+    release_frame(p.frame, p.reservations, true);
     if (config.observer) config.observer->on_release(p.frame, Release::Abandoned);
     ++stats.points_abandoned;
     p.frame = 0;
     found = true;
   }
   std::erase_if(pending, [](const Pending& p) { return p.frame == 0; });
+  sync_byte_ring();
   return found;
 }
 
 Expected<StagingFrame, BeginError> RingImpl::begin(VkCommandBuffer cmd, uint64_t needed) {
   if (cmd == VK_NULL_HANDLE) return unexpected(BeginError{BeginError::Kind::NullCommandBuffer});
   poll();
+  if (config.strategy == Strategy::Bytes) return StagingFrame(this, take_state(cmd, Route::Ring));
   const auto start = std::chrono::steady_clock::now();
   bool waited = false;
   const auto stop_waiting = [&] {
@@ -220,6 +301,7 @@ std::unique_ptr<FrameState> RingImpl::take_state(VkCommandBuffer cmd, Route rout
   state->id = next_frame++;
   state->cmd = cmd;
   state->route = route;
+  unreleased.insert(state->id);
   ++stats.frames_begun;
   ++open_frames;
   return state;
@@ -245,7 +327,8 @@ Expected<Ring, CreateError> Ring::create(const Device& device, const RingConfig&
     return unexpected(
         CreateError{.kind = CreateError::Kind::InvalidSlotConfig, .slot_config = valid.error()});
   }
-  if (config.policy == ExhaustionPolicy::Split || config.policy == ExhaustionPolicy::Grow) {
+  if (config.policy == ExhaustionPolicy::Split || config.policy == ExhaustionPolicy::Grow ||
+      (config.strategy == Strategy::Bytes && config.bytes.policy == ExhaustionPolicy::Split)) {
     return unexpected(CreateError{.kind = CreateError::Kind::PolicyNotSupported});
   }
   VkPhysicalDeviceProperties props{};
@@ -266,6 +349,18 @@ Expected<Ring, CreateError> Ring::create(const Device& device, const RingConfig&
       r != VK_SUCCESS) {
     impl->semaphore = VK_NULL_HANDLE;
     return unexpected(CreateError{.kind = CreateError::Kind::SemaphoreFailed, .result = r});
+  }
+  if (config.strategy == Strategy::Bytes) {
+    Expected<ByteRing, ByteRing::CreateError> ring =
+        ByteRing::create(config.bytes, ByteRing::Deps{.allocator = &impl->regions,
+                                                      .completion = &impl->timeline,
+                                                      .observer = config.byte_observer,
+                                                      .checker = config.checker});
+    if (!ring) {
+      return unexpected(
+          CreateError{.kind = CreateError::Kind::InvalidByteRing, .byte_ring = ring.error()});
+    }
+    impl->byte_ring.emplace(std::move(*ring));
   }
   return Ring(std::move(impl));
 }
@@ -330,13 +425,24 @@ bool Ring::memory_coherent() const noexcept {
 std::optional<AllocError> Ring::last_alloc_error() const noexcept {
   return impl_->last_alloc_error;
 }
+const std::optional<ReserveError>& Ring::last_reserve_error() const noexcept {
+  return impl_->last_reserve_error;
+}
+Strategy Ring::strategy() const noexcept {
+  return impl_->config.strategy;
+}
+const ByteRing* Ring::byte_ring() const noexcept {
+  return impl_->byte_ring ? &*impl_->byte_ring : nullptr;
+}
 std::size_t Ring::slot_count() const noexcept {
-  return impl_->slots->slot_count();
+  return impl_->slots ? impl_->slots->slot_count() : 0;
 }
 SlotState Ring::slot_state(std::size_t index) const {
+  STAGING_ASSERT(impl_->slots.has_value(), "slot_state() of a byte-strategy ring");
   return impl_->slots->state(index);
 }
 uint64_t Ring::slot_capacity(std::size_t index) const {
+  STAGING_ASSERT(impl_->slots.has_value(), "slot_capacity() of a byte-strategy ring");
   return impl_->slots->capacity(index);
 }
 const RingConfig& Ring::config() const noexcept {
@@ -344,7 +450,9 @@ const RingConfig& Ring::config() const noexcept {
 }
 Stats Ring::stats() const noexcept {
   Stats s = impl_->stats;
-  s.slots = impl_->slots->stats();
+  s.strategy = impl_->config.strategy;
+  if (impl_->slots) s.slots = impl_->slots->stats();
+  if (impl_->byte_ring) s.bytes = impl_->byte_ring->stats();
   return s;
 }
 

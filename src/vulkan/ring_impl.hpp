@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -54,6 +56,34 @@ class SlotAllocator final : public StagingAllocator<SlotBuffer> {
  public:
   explicit SlotAllocator(RingImpl& ring) noexcept : ring_(&ring) {}
   Expected<SlotBuffer, AllocError> create(uint64_t capacity) override;
+
+ private:
+  RingImpl* ring_;
+};
+
+/// The byte ring's RegionAllocator: each region is one staging buffer from the ring's MemoryHook
+/// (region ids index `regions`).
+class RegionMemory final : public RegionAllocator {
+ public:
+  explicit RegionMemory(RingImpl& ring) noexcept : ring_(&ring) {}
+  Expected<void, AllocError> create_region(uint32_t region, uint64_t bytes) override;
+  void destroy_region(uint32_t region) noexcept override;
+  /// The memory of a live region.
+  [[nodiscard]] const StagingMemory& memory(uint32_t region) const;
+
+ private:
+  RingImpl* ring_;
+  std::vector<std::optional<StagingMemory>> regions_;
+};
+
+/// The byte ring's CompletionSource: the ring's frame sequence, completed up to the highest
+/// number below which every frame has been released. Called from inside ByteRing::reserve(), so
+/// it never calls back into the byte ring (RingImpl::in_byte_ring defers that).
+class FrameTimeline final : public CompletionSource {
+ public:
+  explicit FrameTimeline(RingImpl& ring) noexcept : ring_(&ring) {}
+  TimelineValue completed() override;
+  TimelineValue wait(TimelineValue value, Duration timeout) override;
 
  private:
   RingImpl* ring_;
@@ -138,8 +168,8 @@ struct ImageDest {
 
 /// Where one upload's bytes go.
 struct Placement {
-  enum class Kind : uint8_t { Slot, OneOff, Update };
-  Kind kind = Kind::Slot;
+  enum class Kind : uint8_t { Ring, OneOff, Update };
+  Kind kind = Kind::Ring;
   VkBuffer buffer = VK_NULL_HANDLE;  // the staging buffer (Slot, OneOff)
   uint64_t offset = 0;
   std::byte* ptr = nullptr;
@@ -147,12 +177,18 @@ struct Placement {
 
 /// One open frame. Pooled by the ring: clear() keeps the vectors' capacity.
 struct FrameState {
-  uint64_t id = 0;
+  uint64_t id = 0;  // also its number on the frame sequence (byte-ring token)
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   Route route = Route::Ring;
   std::optional<Refusal> refusal;
-  SlotLease lease;
+  SlotLease lease;  // Strategy::Slots
   const SlotBuffer* slot = nullptr;
+  std::vector<uint64_t> reservations;  // Strategy::Bytes: the byte ring's ids
+  struct Flush {
+    uint32_t region;
+    uint64_t offset, size;
+  };
+  std::vector<Flush> flushes;  // Strategy::Bytes: ranges to flush at finish (non-coherent)
   uint64_t staged_bytes = 0;
   uint64_t update_bytes = 0;
   std::vector<BufferCopyCmd> buffer_copies;
@@ -171,7 +207,8 @@ struct FrameState {
 struct Pending {
   uint64_t frame = 0;
   RetirementPoint point;
-  FenceToken token;  // the slot's fence (empty for a fallback frame)
+  FenceToken token;                    // the slot's fence (empty for a fallback frame)
+  std::vector<uint64_t> reservations;  // the byte ring's (Strategy::Bytes)
   std::vector<StagingMemory> oneoffs;
   uint64_t oneoff_bytes = 0;
 };
@@ -186,7 +223,11 @@ struct RingImpl {
   Expected<StagingFrame, BeginError> begin(VkCommandBuffer cmd, uint64_t needed);
   StagingFrame begin_fallback(VkCommandBuffer cmd, std::optional<Refusal> refusal);
   uint64_t poll();
-  Expected<void, WaitError> wait(const RetirementPoint& point, Duration timeout);
+  /// Waits for several points at once (all of them), then poll()s.
+  Expected<void, WaitError> wait_all(std::span<const RetirementPoint> points, Duration timeout);
+  Expected<void, WaitError> wait(const RetirementPoint& point, Duration timeout) {
+    return wait_all({&point, 1}, timeout);
+  }
   Expected<void, WaitError> wait_idle(Duration timeout);
   bool abandon(const RetirementPoint& point);
   void device_lost();
@@ -200,6 +241,16 @@ struct RingImpl {
   std::unique_ptr<FrameState> take_state(VkCommandBuffer cmd, Route route);
   void recycle(std::unique_ptr<FrameState> frame) noexcept;
   void release_oneoffs(std::vector<StagingMemory>& oneoffs, uint64_t bytes) noexcept;
+  /// A frame's staging memory is no longer the GPU's: its number leaves the frame sequence's
+  /// unreleased set; `cancel` gives its reservations back to the byte ring at once (never
+  /// submitted, or a lost device) instead of waiting for retire().
+  void release_frame(uint64_t frame, std::vector<uint64_t>& reservations, bool cancel) noexcept;
+  /// The highest frame number below which every frame is released (the byte ring's completed).
+  [[nodiscard]] uint64_t released_through() const noexcept {
+    return unreleased.empty() ? next_frame - 1 : *unreleased.begin() - 1;
+  }
+  /// Gives the byte ring what it may reclaim (deferred while inside ByteRing::reserve()).
+  void sync_byte_ring() noexcept;
   Expected<StagingMemory, AllocError> allocate(uint64_t size);
 
   Device device;
@@ -208,7 +259,14 @@ struct RingImpl {
   std::unique_ptr<DefaultMemory> default_memory;  // when config.memory is null
   MemoryHook* memory = nullptr;
   SlotAllocator allocator{*this};
-  std::optional<StagingRing<SlotBuffer>> slots;
+  std::optional<StagingRing<SlotBuffer>> slots;  // Strategy::Slots
+  RegionMemory regions{*this};
+  FrameTimeline timeline{*this};
+  std::optional<ByteRing> byte_ring;  // Strategy::Bytes
+  std::set<uint64_t> unreleased;  // frame numbers begun and not yet released
+  bool in_byte_ring = false;      // inside ByteRing::reserve(): do not call back into it
+  std::vector<uint64_t> deferred_cancels;
+  std::optional<ReserveError> last_reserve_error;
   VkSemaphore semaphore = VK_NULL_HANDLE;
   uint64_t last_value = 0;
   std::vector<Pending> pending;  // in finish order

@@ -123,7 +123,7 @@ TEST_F(GpuTest, UploadsThatOverflowTheirSlotTakeTheFallbackRoute) {
   ASSERT_TRUE(h.upload(frame, 128 * KiB, 3000));         // fits behind the first
   EXPECT_EQ(frame.route(), Route::Ring);
   const Stats s = ring.stats();
-  EXPECT_EQ(s.slot_full_fallbacks, 1u);
+  EXPECT_EQ(s.ring_full_fallbacks, 1u);
   EXPECT_EQ(s.oneoff_uploads, 1u);
   EXPECT_EQ(s.staged_uploads, 2u);
   h.submit(cmd, frame.finish(kAfterCopies).value());

@@ -611,6 +611,47 @@ void GpuTest::TearDown() {
   if (gpu != nullptr) vkDeviceWaitIdle(gpu->device);
 }
 
+const char* setup_name(Setup setup) {
+  switch (setup) {
+    case Setup::Slots:
+      return "Slots";
+    case Setup::BytesWait:
+      return "BytesWait";
+    case Setup::BytesGrow:
+      return "BytesGrow";
+    case Setup::BytesFallback:
+      return "BytesFallback";
+  }
+  return "?";
+}
+
+RingConfig with_setup(RingConfig base, Setup setup, uint64_t byte_capacity) {
+  if (setup == Setup::Slots) {
+    base.strategy = Strategy::Slots;
+    return base;
+  }
+  base.strategy = Strategy::Bytes;
+  base.bytes.capacity = byte_capacity;
+  base.bytes.wait_timeout = std::chrono::seconds(2);
+  switch (setup) {
+    case Setup::BytesWait:
+      base.bytes.policy = ExhaustionPolicy::Wait;
+      break;
+    case Setup::BytesGrow:
+      base.bytes.policy = ExhaustionPolicy::Grow;
+      base.bytes.cap = 3 * byte_capacity;
+      base.bytes.trim_after = std::chrono::milliseconds(50);
+      break;
+    case Setup::BytesFallback:
+      base.bytes.policy = ExhaustionPolicy::Fallback;
+      base.bytes.cap = 3 * byte_capacity;
+      break;
+    case Setup::Slots:
+      break;
+  }
+  return base;
+}
+
 uint64_t test_seed(uint64_t fallback) {
   const char* s = std::getenv("STAGING_TEST_SEED");
   const uint64_t v = s ? std::strtoull(s, nullptr, 0) : fallback;

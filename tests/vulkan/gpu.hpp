@@ -129,6 +129,15 @@ class ExpectValidationMessages {
   std::vector<std::string> ids;
 };
 
+/// The ring configurations the stress tests run under: the slot ring, and the byte ring under
+/// each of its policies (the backend's policy is Fallback in all of them).
+enum class Setup { Slots, BytesWait, BytesGrow, BytesFallback };
+/// "Slots", "BytesWait", ... (test names).
+const char* setup_name(Setup setup);
+/// `base` with the strategy and byte-ring policy of `setup`; byte rings get `byte_capacity`
+/// bytes (Grow and Fallback may hold up to 3x that).
+RingConfig with_setup(RingConfig base, Setup setup, uint64_t byte_capacity);
+
 /// The random seed of a test: STAGING_TEST_SEED when set, else `fallback`. Printed.
 uint64_t test_seed(uint64_t fallback);
 /// `n` random bytes (never all zero).

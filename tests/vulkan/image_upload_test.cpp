@@ -10,6 +10,8 @@
 #include <cstring>
 #include <deque>
 #include <random>
+#include <string>
+#include <tuple>
 
 #include "gpu.hpp"
 
@@ -49,17 +51,21 @@ uint64_t blocks(uint32_t texels, uint32_t block) {
   return (texels + block - 1) / block;
 }
 
-class ImageUploadTest : public GpuTest, public ::testing::WithParamInterface<bool> {};
+class ImageUploadTest : public GpuTest,
+                        public ::testing::WithParamInterface<std::tuple<bool, Setup>> {};
 
 TEST_P(ImageUploadTest, MipChainsAndRandomRegionsArriveByteForByte) {
-  const bool pad_rows = GetParam();
+  const bool pad_rows = std::get<0>(GetParam());
   constexpr int kFrames = 60;
   constexpr std::size_t kInFlight = 3;
   std::mt19937_64 rng(test_seed(pad_rows ? 71 : 70));
   StagingChecker checker(*gpu);
   RingConfig config;
+  InvariantChecker invariants(InvariantChecker::Mode::Record);
   config.pad_image_rows = pad_rows;
   config.observer = &checker;
+  config.checker = &invariants;
+  config = with_setup(config, std::get<1>(GetParam()), 256 * 1024);
   Ring ring = Ring::create(gpu->ring_device(), config).value();
 
   std::vector<Subject> subjects;
@@ -274,6 +280,7 @@ TEST_P(ImageUploadTest, MipChainsAndRandomRegionsArriveByteForByte) {
               static_cast<unsigned long long>(regions_uploaded), pad_rows ? "padded" : "packed",
               format_stats(stats).c_str());
   EXPECT_EQ(checker.violations, 0u);
+  EXPECT_TRUE(invariants.violations().empty()) << invariants.violations().front().message;
   EXPECT_EQ(stats.frames_finished, static_cast<uint64_t>(kFrames + 1));
   EXPECT_EQ(stats.oneoff_live_bytes, 0u);
   for (Subject& s : subjects)
@@ -282,9 +289,12 @@ TEST_P(ImageUploadTest, MipChainsAndRandomRegionsArriveByteForByte) {
     gpu->destroy(b);
 }
 
-INSTANTIATE_TEST_SUITE_P(Rows, ImageUploadTest, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool>& param) {
-                           return param.param ? "Padded" : "Packed";
+INSTANTIATE_TEST_SUITE_P(Rows, ImageUploadTest,
+                         ::testing::Combine(::testing::Values(false, true),
+                                            ::testing::Values(Setup::Slots, Setup::BytesWait)),
+                         [](const ::testing::TestParamInfo<std::tuple<bool, Setup>>& param) {
+                           return std::string(std::get<0>(param.param) ? "Padded" : "Packed") +
+                                  setup_name(std::get<1>(param.param));
                          });
 
 }  // namespace

@@ -11,7 +11,7 @@
 //
 // Everything placed in a frame is written into staging memory at once (or kept for
 // vkCmdUpdateBuffer), but nothing is recorded before finish(): a frame dropped unfinished costs
-// nothing on the GPU, and its slot is reused at once.
+// nothing on the GPU, and its slot (or its byte-ring reservations) is reused at once.
 #pragma once
 
 #include <vulkan/vulkan_core.h>
@@ -138,6 +138,10 @@ enum class UploadError : uint8_t {
   FallbackCapReached,
   /// A one-off staging buffer could not be allocated (Ring::last_alloc_error()).
   AllocationFailed,
+  /// Strategy::Bytes with a policy other than Fallback: the byte ring refused the reservation
+  /// (Ring::last_reserve_error() says why: WouldBlock, Timeout naming the oldest pending frame,
+  /// CapExceeded, AllocationFailed). Retry later, or use the Fallback policy.
+  RingFull,
 };
 
 /// Why finish() did not record the frame. The frame stays open: fix the cause and finish again,
@@ -161,11 +165,10 @@ enum class FinishError : uint8_t {
 /// One frame's uploads, from Ring::begin() to finish(). Move-only.
 ///
 /// Ownership: refers to the Ring that made it, which must outlive it. Destroying an unfinished
-/// frame drops its uploads: nothing was recorded, its slot is reused at once and its one-off
-/// buffers are freed.
-/// Threading: not synchronised; used on the ring's thread (see Ring), one call at a time.
-/// Spans returned by reserve() stay valid until finish() or the frame's destruction; write them
-/// before finish() (finish flushes non-coherent memory).
+/// frame drops its uploads: nothing was recorded, its slot (or its reservations) is reused at once
+/// and its one-off buffers are freed. Threading: not synchronised; used on the ring's thread (see
+/// Ring), one call at a time. Spans returned by reserve() stay valid until finish() or the frame's
+/// destruction; write them before finish() (finish flushes non-coherent memory).
 class StagingFrame {
  public:
   /// An inactive frame (every call answers Inactive).
@@ -180,8 +183,9 @@ class StagingFrame {
   /// Copies `data` into staging memory now; at finish() it is copied to bytes [dst_offset,
   /// dst_offset + data.size()) of `dst` (created with TRANSFER_DST usage). Any offset and size;
   /// the staging offset is aligned to optimalBufferCopyOffsetAlignment. When the frame's slot is
-  /// full the upload takes the fallback route (counted). Errors: Inactive, NullDestination,
-  /// ZeroSize, Overflow, OverlapsEarlierUpload, FallbackCapReached, AllocationFailed.
+  /// full (or the byte ring refuses) the upload takes the fallback route (counted) under the
+  /// Fallback policy. Errors: Inactive, NullDestination, ZeroSize, Overflow,
+  /// OverlapsEarlierUpload, FallbackCapReached, AllocationFailed, RingFull.
   Expected<void, UploadError> upload(VkBuffer dst, uint64_t dst_offset,
                                      std::span<const std::byte> data);
   /// upload() from a pointer and a size.

@@ -1,8 +1,13 @@
-// Ring: the Vulkan staging ring — seed 004's slot ring (staging::StagingRing) over persistently
-// mapped VkBuffers, retired by a timeline semaphore, with the fallback route for frames the ring
-// refuses. A thin adapter: which slot a frame gets, when slots are created, grown, replaced or
+// Ring: the Vulkan staging ring — one of the core's two strategies over persistently mapped
+// VkBuffers, retired by a timeline semaphore, with the fallback route for what the ring refuses:
+//   Strategy::Slots  seed 004's slot ring (staging::StagingRing): one slot per frame, sized by
+//                    begin()'s `needed`; begin() is where the ring refuses.
+//   Strategy::Bytes  seed 000's byte ring (staging::ByteRing): every upload is one reservation
+//                    in FIFO order with wraparound; its ExhaustionPolicy (Defer, Wait, Grow,
+//                    Fallback) decides per upload.
+// A thin adapter: which slot or bytes an upload gets, when memory is created, grown, replaced or
 // refused is the core's policy; this layer supplies memory, records copies and barriers, and
-// turns semaphore values into retirements.
+// turns semaphore values into retirements. The frame API is the same for both.
 //
 // Retirement (invariant I3): a frame's staging memory is reclaimed once its RetirementPoint's
 // semaphore value is >= the point's value — read with vkGetSemaphoreCounterValue on every begin()
@@ -24,7 +29,9 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
+#include "staging/core/invariant_checker.hpp"
 #include "staging/core/limits.hpp"
+#include "staging/core/ring_observer.hpp"
 #include "staging/core/staging_ring.hpp"
 #include "staging/core/staging_stats.hpp"
 #include "staging/core/timeline.hpp"
@@ -43,6 +50,14 @@ struct Device {
   Dispatch dispatch;
 };
 
+/// Which core strategy a Ring runs.
+enum class Strategy : uint8_t {
+  /// Seed 004's slot ring: frames (RingConfig::slots).
+  Slots,
+  /// Seed 000's byte ring: uploads not tied to a frame size (RingConfig::bytes).
+  Bytes,
+};
+
 /// The fallback route (seed 004's "queue writes"): how a refused frame's bytes still arrive.
 struct FallbackConfig {
   /// Use vkCmdUpdateBuffer for buffer uploads where it is legal (size <= 65536, offset and size
@@ -58,15 +73,25 @@ struct FallbackConfig {
 
 /// How a Ring is made.
 struct RingConfig {
-  /// Slot count and slot sizes (seed 004's constants by default). Staging memory held by the
-  /// ring's slots never exceeds slots.slots * slots.max_slot_bytes.
+  Strategy strategy = Strategy::Slots;
+  /// Strategy::Slots: slot count and slot sizes (seed 004's constants by default). Staging memory
+  /// held by the slots never exceeds slots.slots * slots.max_slot_bytes.
   staging::RingConfig slots;
-  /// What begin() does when the ring gives no slot: Fallback (the frame takes the fallback route;
-  /// the default), Defer (begin() answers the refusal at once), or Wait (wait up to wait_timeout
-  /// for the oldest frame in flight, then answer Timeout naming it; a TooLarge or
-  /// AllocationFailed refusal is answered at once). Split and Grow apply to the byte ring only.
+  /// Strategy::Bytes: the byte ring's capacity (> 0, required), cap, and policy (Defer, Wait,
+  /// Grow or Fallback; Split is refused: a frame submits once, so its own chunks could never
+  /// retire to make room for its next ones). Its Wait waits on this ring's retirement points.
+  ByteRingConfig bytes;
+  /// What happens when the ring has no room.
+  ///   Slots: what begin() does when the ring gives no slot: Fallback (the frame takes the
+  ///   fallback route; the default), Defer (begin() answers the refusal at once), or Wait (wait
+  ///   up to wait_timeout for the oldest frame in flight, then answer Timeout naming it; a
+  ///   TooLarge or AllocationFailed refusal is answered at once).
+  ///   Bytes: what an upload does once the byte ring (under its own policy) refused it: Fallback
+  ///   takes the fallback route; Defer or Wait answer UploadError::RingFull
+  ///   (Ring::last_reserve_error() says why).
+  /// Split and Grow are not valid here.
   ExhaustionPolicy policy = ExhaustionPolicy::Fallback;
-  /// The longest one begin() waits under ExhaustionPolicy::Wait.
+  /// The longest one begin() waits under ExhaustionPolicy::Wait (Strategy::Slots).
   Duration wait_timeout = std::chrono::milliseconds(100);
   FallbackConfig fallback;
   /// Pad image rows in staging memory to optimalBufferCopyRowPitchAlignment (ImageSpan says the
@@ -79,6 +104,11 @@ struct RingConfig {
   /// Sees every staging range written, every retirement point and every release; may be null.
   /// Must outlive the ring. For invariant checkers (tests, debug builds).
   StagingObserver* observer = nullptr;
+  /// Strategy::Bytes: the byte ring's timeline (ByteRing::Deps::observer) and an invariant
+  /// checker fed every reservation and completion (ByteRing::Deps::checker); may be null. Their
+  /// tokens are the frames' ids on the ring's frame sequence (see Ring). Must outlive the ring.
+  RingObserver* byte_observer = nullptr;
+  InvariantChecker* checker = nullptr;
 };
 
 /// Why a Ring could not be made.
@@ -90,14 +120,17 @@ struct CreateError {
     ApiVersionTooOld,
     /// RingConfig::slots is invalid (`slot_config` says why).
     InvalidSlotConfig,
-    /// RingConfig::policy is Split or Grow.
+    /// RingConfig::policy is Split or Grow, or (Strategy::Bytes) bytes.policy is Split.
     PolicyNotSupported,
+    /// RingConfig::bytes is invalid or region 0 could not be made (`byte_ring` says why).
+    InvalidByteRing,
     /// vkCreateSemaphore failed (`result`).
     SemaphoreFailed,
   };
   Kind kind = Kind::MissingFunction;
   std::string_view function;
   ConfigError slot_config = ConfigError::NoSlots;
+  ByteRing::CreateError byte_ring = ByteRing::CreateError::ZeroCapacity;
   VkResult result = VK_SUCCESS;
 };
 
@@ -127,11 +160,16 @@ enum class WaitError : uint8_t {
 [[nodiscard]] std::string_view to_string(CreateError::Kind kind) noexcept;
 [[nodiscard]] std::string_view to_string(BeginError::Kind kind) noexcept;
 [[nodiscard]] std::string_view to_string(WaitError error) noexcept;
+[[nodiscard]] std::string to_string(Strategy strategy);
 
 /// What a Ring has done. Plain data; a diagnostic, never a decision input.
 struct Stats {
-  /// The core slot ring's counters (frames, placements, slots created/grown/replaced, refusals).
+  /// The ring's strategy: which of `slots` and `bytes` is in use.
+  Strategy strategy = Strategy::Slots;
+  /// The core ring's counters: the slot ring's (frames, placements, slots created/grown/
+  /// replaced, refusals) or the byte ring's (reservations, wraps, waits, grows, fallbacks, ...).
   StagingStats slots;
+  ByteRingStats bytes;
   /// Frames begun (all routes), finished, and dropped unfinished.
   uint64_t frames_begun = 0;
   uint64_t frames_finished = 0;
@@ -147,13 +185,16 @@ struct Stats {
   uint64_t staged_uploads = 0;
   uint64_t staged_bytes = 0;
   /// Fallback route: uploads through vkCmdUpdateBuffer and through one-off staging buffers;
-  /// uploads a ring-route frame sent there because its slot was full; uploads refused at the cap.
+  /// uploads of ring-route frames sent there because the ring had no room (a full slot, or a
+  /// byte-ring refusal); uploads refused at the cap. Byte strategy: uploads refused with
+  /// RingFull.
   uint64_t update_buffer_uploads = 0;
   uint64_t update_buffer_bytes = 0;
   uint64_t oneoff_uploads = 0;
   uint64_t oneoff_bytes = 0;
-  uint64_t slot_full_fallbacks = 0;
+  uint64_t ring_full_fallbacks = 0;
   uint64_t fallback_cap_refusals = 0;
+  uint64_t ring_full_refusals = 0;
   /// One-off staging bytes held now (until their points retire), and the most ever held.
   uint64_t oneoff_live_bytes = 0;
   uint64_t oneoff_peak_bytes = 0;
@@ -178,6 +219,12 @@ struct Stats {
 
 /// The staging ring of one device. See the file comment.
 ///
+/// Byte strategy tokens: every frame gets the next number of the ring's frame sequence at
+/// begin() (its id), and its reservations carry that number as their token. The byte ring's
+/// CompletionSource reports the highest number below which every frame has been released (its
+/// point reached, or abandoned, failed or dropped) — so retirement still follows the semaphores,
+/// and frames may finish and retire in any order (a later one waits for an earlier one).
+///
 /// Ownership: owns its slots' staging buffers, its timeline semaphore and the one-off buffers of
 /// frames in flight. Frames must not outlive it. Destroying it frees all of that at once: first
 /// make sure the GPU has finished every point it returned (wait_idle(), vkDeviceWaitIdle, or
@@ -200,7 +247,8 @@ class Ring {
   /// Begins a frame that records into `cmd` and will place at most `needed` bytes (use
   /// buffer_footprint()/image_footprint() to sum them; an underestimate is not an error — uploads
   /// that no longer fit take the fallback route). Retires what the GPU has finished first. When
-  /// the ring gives no slot, the policy decides (see RingConfig::policy).
+  /// the ring gives no slot, the policy decides (see RingConfig::policy). Strategy::Bytes: never
+  /// refuses; `needed` is unused (each upload reserves its own bytes).
   Expected<StagingFrame, BeginError> begin(VkCommandBuffer cmd, uint64_t needed);
   /// Begins a frame on the fallback route (no slot): vkCmdUpdateBuffer where legal, else one-off
   /// staging buffers, within FallbackConfig's caps. Never fails; a null `cmd` gives an inactive
@@ -241,7 +289,13 @@ class Ring {
   [[nodiscard]] bool memory_coherent() const noexcept;
   /// The allocator error behind the last failed staging allocation, if any.
   [[nodiscard]] std::optional<AllocError> last_alloc_error() const noexcept;
-  /// The core slot ring, for its slots' states and capacities (read-only).
+  /// Strategy::Bytes: the byte ring's answer behind the last refused reservation, if any.
+  [[nodiscard]] const std::optional<ReserveError>& last_reserve_error() const noexcept;
+  [[nodiscard]] Strategy strategy() const noexcept;
+  /// Strategy::Bytes: the byte ring (free bytes, live reservations, ...); null for Slots.
+  [[nodiscard]] const ByteRing* byte_ring() const noexcept;
+  /// The core slot ring, for its slots' states and capacities (read-only). Strategy::Bytes: no
+  /// slots (slot_count() is 0).
   [[nodiscard]] std::size_t slot_count() const noexcept;
   [[nodiscard]] SlotState slot_state(std::size_t index) const;
   [[nodiscard]] uint64_t slot_capacity(std::size_t index) const;
