@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "staging/core/invariant_checker.hpp"
 #include "staging/vulkan.hpp"
 
 namespace staging::vulkan::test {

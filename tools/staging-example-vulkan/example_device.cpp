@@ -180,7 +180,7 @@ std::string Device::describe() const {
                 properties_.deviceName, type, VK_API_VERSION_MAJOR(properties_.apiVersion),
                 VK_API_VERSION_MINOR(properties_.apiVersion),
                 VK_API_VERSION_PATCH(properties_.apiVersion),
-                validation_ ? "on (with synchronization validation)" : "off (layer not installed)");
+                validation_ ? "on (with synchronization validation)" : "off");
   return line;
 }
 

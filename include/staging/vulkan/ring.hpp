@@ -29,9 +29,7 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
-#include "staging/core/invariant_checker.hpp"
 #include "staging/core/limits.hpp"
-#include "staging/core/ring_observer.hpp"
 #include "staging/core/staging_ring.hpp"
 #include "staging/core/staging_stats.hpp"
 #include "staging/core/timeline.hpp"
