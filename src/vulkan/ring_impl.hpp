@@ -263,8 +263,8 @@ struct RingImpl {
   RegionMemory regions{*this};
   FrameTimeline timeline{*this};
   std::optional<ByteRing> byte_ring;  // Strategy::Bytes
-  std::set<uint64_t> unreleased;  // frame numbers begun and not yet released
-  bool in_byte_ring = false;      // inside ByteRing::reserve(): do not call back into it
+  std::set<uint64_t> unreleased;      // frame numbers begun and not yet released
+  bool in_byte_ring = false;          // inside ByteRing::reserve(): do not call back into it
   std::vector<uint64_t> deferred_cancels;
   std::optional<ReserveError> last_reserve_error;
   VkSemaphore semaphore = VK_NULL_HANDLE;

@@ -1,7 +1,6 @@
 // Links staging::vulkan from an installed package; needs no device.
-#include <staging/vulkan.hpp>
-
 #include <cstdio>
+#include <staging/vulkan.hpp>
 
 int main() {
   const auto block = staging::vulkan::texel_block(VK_FORMAT_BC7_UNORM_BLOCK).value();
