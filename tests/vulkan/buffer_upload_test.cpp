@@ -2,6 +2,7 @@
 // hundreds of frames of random sizes (1 byte to 4 MiB) at random offsets, several frames in
 // flight, copy-from-pointer and in-place writes mixed, with StagingChecker watching every staging
 // range the CPU is handed (I1, I4) against the semaphore's real value.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -117,6 +118,40 @@ TEST_F(GpuTest, SynchronizationValidationSeesAnUndeclaredPriorReader) {
   gpu->free_commands(cmd);
   gpu->destroy(dst);
   gpu->destroy(back);
+}
+
+// The checkers' canary: a staging range handed out over another open frame's range is reported,
+// by StagingChecker's own check and by the core's InvariantChecker it feeds (I1); a range past
+// its buffer's end too (I4).
+TEST_F(GpuTest, TheStagingCheckersReportAnOverlapAndAnOverrun) {
+  StagingChecker checker(*gpu);
+  const VkBuffer buffer = reinterpret_cast<VkBuffer>(uintptr_t{0x1000});  // never dereferenced
+  // Runs `write` and returns the failures it reported (captured, so this test does not fail).
+  const auto reported = [](auto write) {
+    ::testing::TestPartResultArray failures;
+    {
+      ::testing::ScopedFakeTestPartResultReporter capture(
+          ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+      write();
+    }
+    std::string all;
+    for (int i = 0; i < failures.size(); ++i)
+      all += std::string(failures.GetTestPartResult(i).message()) + "\n";
+    return all;
+  };
+  checker.on_write(1, buffer, 4096, 0, 1024);
+  const std::string overlap = reported([&] { checker.on_write(2, buffer, 4096, 512, 1024); });
+  EXPECT_NE(overlap.find("I1: frame 2 writes [512, 1536) over open frame 1"), std::string::npos)
+      << overlap;
+  EXPECT_NE(overlap.find("core InvariantChecker: I1"), std::string::npos) << overlap;
+  EXPECT_EQ(checker.violations, 2u);
+  checker.on_release(1, Release::Dropped);
+  checker.on_release(2, Release::Dropped);
+  checker.on_write(3, buffer, 4096, 0, 256);  // frames 1 and 2 released: their bytes are free
+  EXPECT_EQ(checker.violations, 2u);
+  const std::string overrun = reported([&] { checker.on_write(4, buffer, 4096, 4000, 200); });
+  EXPECT_NE(overrun.find("I4"), std::string::npos) << overrun;
+  EXPECT_NE(overrun.find("core InvariantChecker: I4"), std::string::npos) << overrun;
 }
 
 // Two 6 MiB destination buffers; every frame uploads 1–6 random ranges (1 byte .. 4 MiB, random

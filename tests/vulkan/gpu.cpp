@@ -736,6 +736,38 @@ void StagingChecker::on_write(uint64_t frame, VkBuffer buffer, uint64_t capacity
     mine = &frames_.back();
   }
   mine->ranges.push_back({buffer, offset, end});
+
+  // The core's checker: one region per staging buffer (a handle reused for a new buffer of
+  // another size is a new region; its old ranges were released before the buffer was freed).
+  uint32_t region = 0;
+  while (region < regions_.size() && regions_[region].buffer != buffer)
+    ++region;
+  if (region < regions_.size() && regions_[region].capacity != capacity) {
+    core_.forget_region(region);
+    regions_[region].capacity = capacity;
+    core_.on_region_created(region, capacity);
+  } else if (region == regions_.size()) {
+    regions_.push_back({buffer, capacity});
+    core_.on_region_created(region, capacity);
+  }
+  Reservation r;
+  r.id = next_reservation_++;
+  r.region = region;
+  r.offset = offset;
+  r.size = size;
+  r.token = frame;
+  r.owner = frame;
+  core_.on_reserve(r);
+  reservations_.emplace_back(frame, r.id);
+  check_core();
+}
+
+void StagingChecker::check_core() {
+  const auto& found = core_.violations();
+  for (; core_seen_ < found.size(); ++core_seen_) {
+    ++violations;
+    ADD_FAILURE() << "core InvariantChecker: " << found[core_seen_].message;
+  }
 }
 
 void StagingChecker::on_finish(uint64_t frame, const RetirementPoint& point) {
@@ -751,6 +783,12 @@ void StagingChecker::on_finish(uint64_t frame, const RetirementPoint& point) {
 
 void StagingChecker::on_release(uint64_t frame, Release why) {
   ++releases;
+  std::erase_if(reservations_, [&](const std::pair<uint64_t, uint64_t>& r) {
+    if (r.first != frame) return false;
+    core_.on_cancel(r.second);  // no longer read by the GPU (or never submitted)
+    return true;
+  });
+  check_core();
   for (auto it = frames_.begin(); it != frames_.end(); ++it) {
     if (it->id != frame) continue;
     if (why == Release::Retired && !(it->finished && reached(it->point))) {

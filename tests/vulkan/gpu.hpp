@@ -148,10 +148,13 @@ int64_t first_difference(std::span<const std::byte> a, std::span<const std::byte
 /// Validation messages seen so far in this process (each also failed its test).
 std::size_t validation_message_count();
 
-/// An invariant checker over a Ring's staging events (I1, I4), independent of the ring's own
+/// An invariant checker over a Ring's staging events (I1, I3, I4), independent of the ring's own
 /// bookkeeping: every range the CPU is handed must lie inside its buffer and must not overlap a
 /// range of another frame that is still open, or finished with a point the semaphore (read
-/// directly) has not reached; every retirement must be at a reached point.
+/// directly) has not reached; every retirement must be at a reached point. It also feeds the
+/// core's InvariantChecker (each staging buffer a region, each range a reservation whose token is
+/// its frame, cancelled when the ring releases the frame), so that the core's checker runs on the
+/// slot strategy too; its violations count here.
 class StagingChecker final : public StagingObserver {
  public:
   explicit StagingChecker(Gpu& gpu) : gpu_(&gpu) {}
@@ -177,8 +180,18 @@ class StagingChecker final : public StagingObserver {
     RetirementPoint point;
   };
   bool reached(const RetirementPoint& point);
+  void check_core();
   Gpu* gpu_;
   std::vector<Frame> frames_;
+  InvariantChecker core_{InvariantChecker::Mode::Record};
+  struct Region {
+    VkBuffer buffer;
+    uint64_t capacity;
+  };
+  std::vector<Region> regions_;                              // index = the core checker's region id
+  std::vector<std::pair<uint64_t, uint64_t>> reservations_;  // (frame, reservation id)
+  uint64_t next_reservation_ = 1;
+  std::size_t core_seen_ = 0;
 };
 
 }  // namespace staging::vulkan::test
