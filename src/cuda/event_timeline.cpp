@@ -177,7 +177,9 @@ TimelineValue EventTimeline::wait(TimelineValue value, Duration timeout) {
       std::lock_guard lock(m.mu);
       m.advance();
       done = m.done;
-      if (done >= value || m.error != cudaSuccess) return done;
+      // After a failure nothing completes any more: the wait runs out its timeout (sleeping), as
+      // CompletionSource asks, so that a caller looping on wait() does not spin.
+      if (done >= value) return done;
     }
     if (Clock::now() >= deadline) return done;
     Impl::back_off(round);

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <new>
 #include <system_error>
+#include <thread>
 
 #include "fill_copy.hpp"
 #include "fill_pool.hpp"
@@ -36,6 +37,22 @@ UploadError error_of(UploadErrorKind kind, cudaError_t cuda = cudaSuccess) {
 
 bool wraps(const void* p, uint64_t bytes) {
   return reinterpret_cast<std::uintptr_t>(p) > UINTPTR_MAX - bytes;
+}
+
+// Takes `lock` within `timeout`, polling (the holder is either quick or waiting inside the ring
+// for at most its own timeout). A polled std::mutex rather than std::timed_mutex: the latter's
+// clocklock is invisible to ThreadSanitizer builds of GCC 12.
+bool lock_within(std::unique_lock<std::mutex>& lock, Duration timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int round = 0; !lock.try_lock(); ++round) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    if (round < 8) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(round < 16 ? 10 : 50));
+    }
+  }
+  return true;
 }
 
 // Counts a thread that holds the ring lock while it may wait inside ByteRing::reserve.
@@ -67,7 +84,7 @@ struct Uploader::Impl {
   std::unique_ptr<detail::FillPool> pool;
   uint64_t slice_bytes = 0;
 
-  std::timed_mutex ring_mu;
+  std::mutex ring_mu;
   std::atomic<int> ring_waiters{0};
   std::atomic<cudaError_t> sticky{cudaSuccess};
   std::atomic<int> open_spans{0};
@@ -154,7 +171,7 @@ struct Uploader::Impl {
                           uint64_t alignment, uint64_t owner, bool try_only) {
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
-    std::unique_lock<std::timed_mutex> lock(ring_mu, std::defer_lock);
+    std::unique_lock<std::mutex> lock(ring_mu, std::defer_lock);
     const bool may_wait = !try_only && policy != ExhaustionPolicy::Defer;
     if (!lock.try_lock()) {
       if (try_only) return {};
@@ -167,7 +184,7 @@ struct Uploader::Impl {
           return {std::nullopt, map_reserve_error(re)};
         }
         lock.lock();
-      } else if (!lock.try_lock_for(timeout)) {
+      } else if (!lock_within(lock, timeout)) {
         ReserveError re;
         re.kind = ReserveErrorKind::Timeout;
         re.needed = size;
@@ -309,20 +326,21 @@ struct Uploader::Impl {
       if (err != cudaSuccess) return m_.cuda_error(err);
       m_.counters.copies.fetch_add(1, std::memory_order_relaxed);
       issued_ += p.job.bytes;
-      if (p.last_of_reservation) {
-        partially_issued_ = 0;
-        const cudaError_t rec = m_.timeline->record(p.point, stream_);
-        pending_.pop_front();
-        if (rec != cudaSuccess) {
-          // The copy is queued but its point can never complete: the ring stays held (safe).
-          m_.sticky.store(rec, std::memory_order_release);
-          return error_of(UploadErrorKind::Cuda, rec);
-        }
-        last_recorded_ = p.point;
+      const TimelineValue point = p.point;
+      const bool last = p.last_of_reservation;
+      pending_.pop_front();  // `p` is gone from here on
+      if (!last) {
+        partially_issued_ = point;
         return std::nullopt;
       }
-      partially_issued_ = p.point;
-      pending_.pop_front();
+      partially_issued_ = 0;
+      const cudaError_t rec = m_.timeline->record(point, stream_);
+      if (rec != cudaSuccess) {
+        // The copy is queued but its point can never complete: the ring stays held (safe).
+        m_.sticky.store(rec, std::memory_order_release);
+        return error_of(UploadErrorKind::Cuda, rec);
+      }
+      last_recorded_ = point;
       return std::nullopt;
     }
 

@@ -20,7 +20,8 @@
 //
 // Lost device / sticky errors: a failing event query or record stops the timeline for good
 // (fail closed): completed() no longer advances (bytes a copy might still read are never reused),
-// error() reports the first failure, and wait() returns at once.
+// error() reports the first failure, and wait() times out (the ring then answers Timeout, which
+// the Uploader reports as Failed).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -80,8 +81,8 @@ class EventTimeline final : public CompletionSource {
   /// The highest N such that every point <= N has completed; never decreases. Queries the events
   /// of the oldest pending points (cudaEventQuery, no waiting).
   [[nodiscard]] TimelineValue completed() override;
-  /// Polls until completed() >= value, `timeout` passes, or the timeline has failed; returns
-  /// completed(). Sleeps between polls (backing off to 100 µs); never hangs.
+  /// Polls until completed() >= value or `timeout` passes; returns completed(). Sleeps between
+  /// polls (backing off to 100 µs); never hangs. After a failure it just runs out the timeout.
   TimelineValue wait(TimelineValue value, Duration timeout) override;
   /// Makes `stream` wait (cudaStreamWaitEvent) until `point`'s own event is reached; nothing when
   /// it has already completed or was released. Errors: cudaErrorInvalidValue for a point never
