@@ -9,6 +9,7 @@
 // Internal to the cuda layer (GPU-free: the threads never call CUDA; tested without a GPU).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -27,8 +28,8 @@ struct FillJob {
   std::byte* dst = nullptr;
   const std::byte* src = nullptr;
   uint64_t bytes = 0;
-  /// Slices not yet copied; guarded by the pool's mutex.
-  uint64_t remaining = 0;
+  /// Slices not yet copied. Written under the pool's mutex; read without it by done().
+  std::atomic<uint64_t> remaining{0};
 };
 
 /// See the file comment.
@@ -49,7 +50,8 @@ class FillPool {
   void submit(FillJob& job, uint64_t slice_bytes);
   /// True when every slice of `job` has been copied (or cancelled).
   [[nodiscard]] bool done(const FillJob& job);
-  /// Blocks until done(job).
+  /// Blocks until done(job): spins briefly (a piece is usually near done when waited for),
+  /// then sleeps on a condition variable.
   void wait(FillJob& job);
   /// Removes `job`'s queued slices and waits for those being copied: afterwards no thread touches
   /// the job, its source or its destination.
@@ -66,6 +68,7 @@ class FillPool {
   void run() noexcept;
 
   FillMethod method_;
+  std::atomic<uint64_t> queued_{0};  // slices in queue_, readable without the mutex
   std::mutex mu_;
   std::condition_variable work_cv_;  // slices queued, or stopping
   std::condition_variable done_cv_;  // a job's last slice finished

@@ -22,6 +22,7 @@ namespace {
 
 constexpr uint64_t kMinSlice = uint64_t{64} << 10;
 constexpr uint64_t kMinSplitChunk = uint64_t{256} << 10;
+constexpr uint64_t kMinPiece = uint64_t{1} << 20;
 
 bool supported(ExhaustionPolicy policy) {
   return policy == ExhaustionPolicy::Defer || policy == ExhaustionPolicy::Wait ||
@@ -82,7 +83,6 @@ struct Uploader::Impl {
   std::optional<ByteRing> ring;  // guarded by ring_mu
   std::byte* ring_base = nullptr;
   std::unique_ptr<detail::FillPool> pool;
-  uint64_t slice_bytes = 0;
 
   std::mutex ring_mu;
   std::atomic<int> ring_waiters{0};
@@ -262,6 +262,10 @@ struct Uploader::Impl {
 
     Expected<TimelineValue, UploadError> run() {
       const bool split = policy_ == ExhaustionPolicy::Split;
+      // Pieces: the chunk size, smaller for uploads of less than 8 chunks (down to 1 MiB) so that
+      // filling and copying overlap within one upload.
+      piece_ =
+          std::clamp(bytes_ / 8, std::min(m_.config.chunk_bytes, kMinPiece), m_.config.chunk_bytes);
       while (issued_ < bytes_) {
         // 1. Issue every filled piece at the front, in source order.
         while (!pending_.empty() && filled(pending_.front())) {
@@ -273,8 +277,8 @@ struct Uploader::Impl {
         if (reserved_ < bytes_) {
           RingAnswer a;
           if (split) {
-            a = m_.reserve_ring(std::min(m_.config.chunk_bytes, bytes_ - reserved_),
-                                ExhaustionPolicy::Split, timeout_, m_.config.alignment, owner_,
+            a = m_.reserve_ring(std::min(piece_, bytes_ - reserved_), ExhaustionPolicy::Split,
+                                timeout_, m_.config.alignment, owner_,
                                 /*try_only=*/!pending_.empty());
           } else {
             a = m_.reserve_ring(bytes_, policy_, timeout_, m_.config.alignment, owner_, false);
@@ -296,7 +300,7 @@ struct Uploader::Impl {
 
     void add_pieces(const Reservation& r) {
       for (uint64_t k = 0; k < r.size;) {
-        const uint64_t n = std::min(m_.config.chunk_bytes, r.size - k);
+        const uint64_t n = std::min(piece_, r.size - k);
         Piece& p = pending_.emplace_back();
         p.offset = reserved_ + k;
         p.staging = m_.ring_base + r.offset + k;
@@ -311,7 +315,12 @@ struct Uploader::Impl {
           p.inline_filled = true;
           m_.counters.inline_fills.fetch_add(1, std::memory_order_relaxed);
         } else {
-          m_.pool->submit(p.job, m_.slice_bytes);
+          // Slices: the configured size, or the piece spread over every thread (>= 64 KiB).
+          const uint64_t threads = m_.pool->threads();
+          const uint64_t slice = m_.config.fill_slice_bytes != 0
+                                     ? m_.config.fill_slice_bytes
+                                     : std::max(kMinSlice, (n + threads - 1) / threads);
+          m_.pool->submit(p.job, slice);
           m_.counters.pool_fills.fetch_add(1, std::memory_order_relaxed);
         }
         k += n;
@@ -380,6 +389,7 @@ struct Uploader::Impl {
     ExhaustionPolicy policy_;
     Duration timeout_;
     uint64_t owner_;
+    uint64_t piece_ = 0;         // bytes per piece (and per Split reservation)
     std::deque<Piece> pending_;  // reserved, not yet issued, in source order
     uint64_t reserved_ = 0;      // source bytes covered by reservations
     uint64_t issued_ = 0;        // source bytes whose copies are enqueued
@@ -555,10 +565,6 @@ Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig&
   impl->ring_base = impl->allocator->base(0);
   STAGING_ASSERT(impl->ring_base != nullptr, "cuda ring: region 0 has no memory");
 
-  impl->slice_bytes =
-      c.fill_slice_bytes != 0
-          ? c.fill_slice_bytes
-          : std::max(kMinSlice, (c.chunk_bytes + c.fill_threads - 1) / c.fill_threads);
   try {
     impl->pool = std::make_unique<detail::FillPool>(c.fill_threads, c.fill);
   } catch (const std::system_error&) {

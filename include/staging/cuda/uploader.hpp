@@ -71,7 +71,7 @@ struct UploaderConfig {
   /// CPU threads filling chunks (>= 1), started by create(). Each fills at roughly one core's
   /// memory copy rate; see docs/cuda.md for choosing the number.
   unsigned fill_threads = 8;
-  /// Bytes one fill thread copies at a time; 0: chunk_bytes / fill_threads, at least 64 KiB.
+  /// Bytes one fill thread copies at a time; 0: each piece spread over all threads (>= 64 KiB).
   uint64_t fill_slice_bytes = 0;
   /// Pieces of at most this many bytes are copied into the ring by the calling thread itself
   /// (waking a fill thread would cost more than the copy).
