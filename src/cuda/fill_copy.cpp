@@ -15,7 +15,7 @@
 #define STAGING_HAVE_STREAMING 0
 #endif
 
-namespace staging::cuda::detail {
+namespace staging::cuda {
 namespace {
 
 #if STAGING_HAVE_STREAMING
@@ -109,4 +109,4 @@ void copy_to_staging(std::byte* dst, const std::byte* src, std::size_t bytes,
   std::memcpy(dst, src, bytes);
 }
 
-}  // namespace staging::cuda::detail
+}  // namespace staging::cuda

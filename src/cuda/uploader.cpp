@@ -427,7 +427,9 @@ struct Uploader::Impl {
     if (const cudaError_t f = failure(); f != cudaSuccess) {
       return unexpected(counted(error_of(UploadErrorKind::Failed, f)));
     }
-    const ExhaustionPolicy policy = options.policy.value_or(config.policy);
+    // A span smaller than asked only when asked for: the config's Split means Wait here.
+    const ExhaustionPolicy policy = options.policy.value_or(
+        config.policy == ExhaustionPolicy::Split ? ExhaustionPolicy::Wait : config.policy);
     if (bytes == 0 || !supported(policy)) {
       return unexpected(counted(error_of(UploadErrorKind::InvalidArgument)));
     }

@@ -270,8 +270,10 @@ class Uploader {
                                               const UploadOptions& options = {});
 
   /// Reserves `bytes` (> 0) of pinned ring to be filled in place. Defer and Wait give exactly
-  /// `bytes` (TooLarge above ring_bytes); Split may give fewer (as much as fits, at least some),
-  /// the caller reserves the rest with further calls. options.alignment sets the offset alignment.
+  /// `bytes` (TooLarge above ring_bytes); Split, only when given in `options`, may give fewer (as
+  /// much as fits, at least some) and the caller reserves the rest with further calls. Without
+  /// options.policy the config's policy applies, except that Split means Wait here.
+  /// options.alignment sets the offset alignment.
   Expected<StagingSpan, UploadError> reserve(uint64_t bytes, const UploadOptions& options = {});
   /// Copies the first `bytes` of `span` (all of it when omitted; 0 < bytes <= span.size()) to
   /// `device_dst` on `stream` and closes the span. Returns the point the copy completes at. On
