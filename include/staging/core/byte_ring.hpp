@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "staging/core/expected.hpp"
@@ -37,6 +38,7 @@
 namespace staging {
 
 class RingObserver;
+class InvariantChecker;
 
 /// What a ring does when a reservation does not fit right now. Chosen per ring
 /// (ByteRingConfig::policy) and overridable per call (ReserveRequest::policy).
@@ -140,11 +142,19 @@ struct ReserveError {
   std::optional<TimelineValue> oldest_pending;
   /// AllocationFailed: the allocator's error.
   std::optional<AllocError> alloc_error;
+  /// Timeout: the token the ring waited for last (the one whose completion would have freed
+  /// enough bytes; >= oldest_pending), and how long it waited in the ring's clock.
+  std::optional<TimelineValue> waited_for;
+  Duration waited{0};
 };
 
 [[nodiscard]] std::string_view to_string(ExhaustionPolicy policy) noexcept;
 [[nodiscard]] std::string_view to_string(BlockCause cause) noexcept;
 [[nodiscard]] std::string_view to_string(ReserveErrorKind kind) noexcept;
+
+/// One line for logs and test output, e.g. "Timeout (InFlight): waited 100000000 ns for token 9,
+/// oldest pending token 7; needed 4096 bytes, free 1024 (largest run 512)". Allocates.
+[[nodiscard]] std::string describe(const ReserveError& error);
 
 /// Creates and destroys the memory of a ring's regions; implemented by a backend (a mapped
 /// VkBuffer, pinned host memory) or a fake. Threading: called from the ring's thread only.
@@ -171,12 +181,14 @@ struct ByteRingConfig {
   ExhaustionPolicy policy = ExhaustionPolicy::Defer;
   /// Longest a Wait or Split reservation waits in total before answering Timeout.
   Duration wait_timeout = std::chrono::milliseconds(100);
-  /// Grow: bytes of each added region (at least the request); 0 means capacity.
+  /// Grow: bytes of each added region (at least the request, at most the room left under the
+  /// cap); 0 means capacity.
   uint64_t grow_step = 0;
   /// Grow: an added region with no live reservation for this long is released.
   Duration trim_after = std::chrono::seconds(1);
   /// Fallback: most bytes held in dedicated fallback regions at once (within cap); 0 means
-  /// cap - capacity.
+  /// cap - capacity. Must be <= cap; a value above cap - capacity is clamped to it (the ring
+  /// itself always holds `capacity` of the cap).
   uint64_t fallback_cap = 0;
   /// Split: the smallest chunk placed when more than that remains (rounded to the granularity);
   /// 0 means no minimum. Avoids a stream of tiny chunks into fragments.
@@ -217,6 +229,15 @@ struct ByteRingStats {
   uint64_t peak_held_bytes = 0;  ///< highest bytes of all regions together
   uint64_t held_bytes = 0;       ///< bytes of all regions now (<= cap)
   uint64_t in_flight_bytes = 0;  ///< reserved and not yet retired now (skips included)
+  // Added with the implementation (issue 3):
+  uint64_t invalid_requests = 0;      ///< ZeroSize and Overflow answers
+  uint64_t allocation_failures = 0;   ///< AllocationFailed answers (Grow, Fallback)
+  uint64_t wait_calls = 0;            ///< CompletionSource::wait calls (a wait may make several)
+  uint64_t polls = 0;                 ///< CompletionSource::completed polls after a miss
+  uint64_t fallback_held_bytes = 0;   ///< bytes in fallback regions now (<= fallback cap)
+  uint64_t peak_fallback_bytes = 0;   ///< highest fallback_held_bytes
+  uint64_t peak_in_flight_bytes = 0;  ///< highest in_flight_bytes
+  uint64_t regions = 0;               ///< live regions now (ring + grown + fallback)
 };
 
 /// The byte ring. See the file comment for the model.
@@ -234,6 +255,10 @@ class ByteRing {
     CompletionSource* completion = nullptr;  ///< required for Wait/Split; may be null otherwise
     Clock* clock = nullptr;                  ///< null: SteadyClock
     RingObserver* observer = nullptr;        ///< null: no timeline events
+    /// Fed every operation when given, whatever check_invariants says (e.g. a Record-mode
+    /// checker of staging-sim). Null: the ring makes its own Abort-mode checker when
+    /// check_invariants is set, and runs none otherwise.
+    InvariantChecker* checker = nullptr;
   };
   enum class CreateError : uint8_t {
     ZeroCapacity,
@@ -246,7 +271,9 @@ class ByteRing {
   /// Makes a ring and creates region 0. Errors: an invalid config, a missing allocator (or a
   /// missing completion source when the policy is Wait or Split), or region 0's allocation.
   static Expected<ByteRing, CreateError> create(const ByteRingConfig& config, Deps deps);
+  [[nodiscard]] static std::string_view to_string(CreateError error) noexcept;
 
+  /// A moved-from ring may only be destroyed or assigned to.
   ByteRing(ByteRing&&) noexcept;
   ByteRing& operator=(ByteRing&&) noexcept;
   ByteRing(const ByteRing&) = delete;
@@ -256,10 +283,19 @@ class ByteRing {
   /// Places a reservation per the request and the policy. On success the bytes
   /// [offset, offset + size) of `region` are the caller's until the token retires (or cancel()).
   /// Under Split the returned size may be smaller than asked: reserve the rest with more calls.
+  ///
+  /// In order: ZeroSize (size 0); Overflow (size + alignment - 1 exceeds 2^64 - 1); a placement
+  /// in region 0, then in grown regions (no allocation, no clock read, no virtual call on this
+  /// path); else one non-blocking poll of the CompletionSource and a second try; else the policy.
+  /// Defer and Wait answer CapExceeded (cause Cap) for a size no ring region can ever hold.
+  /// Wait or Split without a CompletionSource never waits (they answer as Defer would). Every
+  /// refusal carries its cause, what was needed and what is free (docs/byte-ring.md).
   Expected<Reservation, ReserveError> reserve(const ReserveRequest& request);
 
   /// Gives a reservation back that no copy will ever read (never submitted). Its bytes are
-  /// reclaimed in FIFO order as if retired. Unknown or already reclaimed ids are ignored.
+  /// reclaimed in FIFO order as if retired — at once when it is the newest live reservation (the
+  /// head rolls back, e.g. a copy that failed to record) or the oldest. Unknown or already
+  /// reclaimed ids are ignored.
   void cancel(uint64_t reservation_id) noexcept;
 
   /// Reclaims, in FIFO order, every reservation whose token <= `completed` (stopping at the first
@@ -281,6 +317,18 @@ class ByteRing {
   [[nodiscard]] std::optional<TimelineValue> oldest_pending() const noexcept;
   [[nodiscard]] const ByteRingConfig& config() const noexcept;
   [[nodiscard]] const ByteRingStats& stats() const noexcept;
+
+  // Added with the implementation (issue 3):
+  /// Releases grown regions that have been idle for trim_after (retire() does this too).
+  /// Returns the bytes released.
+  uint64_t trim_idle();
+  /// Bytes of all regions now (ring + grown + fallback; == stats().held_bytes, <= the cap).
+  [[nodiscard]] uint64_t held_bytes() const noexcept;
+  /// The highest completed value the ring has seen.
+  [[nodiscard]] TimelineValue completed() const noexcept;
+  /// The effective cap and fallback cap (0s in the config resolved).
+  [[nodiscard]] uint64_t cap() const noexcept;
+  [[nodiscard]] uint64_t fallback_cap() const noexcept;
 
  private:
   struct Impl;
