@@ -1,5 +1,6 @@
 #include "staging/webgpu/staging_frame.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -36,6 +37,8 @@ std::string_view to_string(UploadError error) noexcept {
       return "DoesNotFit";
     case UploadError::Closed:
       return "Closed";
+    case UploadError::TooLarge:
+      return "TooLarge";
   }
   return "?";
 }
@@ -192,6 +195,7 @@ Expected<Route, UploadError> StagingFrame::write_buffer(WGPUBuffer dst, uint64_t
   if (size == 0) return unexpected(UploadError::ZeroSize);
   if (size % COPY_BUFFER_ALIGNMENT != 0 || dst_offset % COPY_BUFFER_ALIGNMENT != 0)
     return unexpected(UploadError::Unaligned);
+  if (size > SIZE_MAX) return unexpected(UploadError::TooLarge);
   if (dst == nullptr) return unexpected(UploadError::NullDestination);
   RouteStats& stats = *ring_->route_stats_;
   if (std::byte* slot = place(size, BUFFER_PLACEMENT_ALIGNMENT)) {
@@ -221,6 +225,7 @@ Expected<std::span<std::byte>, UploadError> StagingFrame::reserve_buffer(WGPUBuf
   if (size == 0) return unexpected(UploadError::ZeroSize);
   if (size % COPY_BUFFER_ALIGNMENT != 0 || dst_offset % COPY_BUFFER_ALIGNMENT != 0)
     return unexpected(UploadError::Unaligned);
+  if (size > SIZE_MAX) return unexpected(UploadError::TooLarge);
   if (dst == nullptr) return unexpected(UploadError::NullDestination);
   if (slot_buffer_ == nullptr) return unexpected(UploadError::NoSlot);
   std::byte* slot = place(size, BUFFER_PLACEMENT_ALIGNMENT);
@@ -250,6 +255,7 @@ Expected<Route, UploadError> StagingFrame::write_texture(const TextureUpload& ds
       layout->rows > UINT32_MAX) {
     return unexpected(UploadError::BadLayout);
   }
+  if (size > SIZE_MAX || layout->staged_bytes > SIZE_MAX) return unexpected(UploadError::TooLarge);
   RouteStats& stats = *ring_->route_stats_;
   const std::optional<uint64_t> alignment = texture_placement_alignment(dst.block.bytes);
   const std::optional<uint64_t> staged = align_up(layout->staged_bytes, MAP_SIZE_ALIGNMENT);

@@ -1,5 +1,6 @@
 #include "staging/webgpu/staging_ring.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "staging/core/assert.hpp"
@@ -9,6 +10,7 @@ namespace staging::webgpu {
 Expected<std::unique_ptr<StagingRing>, ConfigError> StagingRing::create(WGPUDevice device,
                                                                         RingConfig config) {
   STAGING_ASSERT(device != nullptr, "StagingRing::create needs a device");
+  config.max_slot_bytes = std::min(config.max_slot_bytes, MAX_MAPPABLE_SLOT_BYTES);
   auto allocator = std::make_unique<SlotBufferAllocator>(device);
   // No poll: map callbacks run from the browser's event loop, never inside begin().
   Expected<CoreRing, ConfigError> core = CoreRing::create(*allocator, config);

@@ -502,6 +502,10 @@ TEST_F(WebGpuRing, UploadErrors) {
   wgpuCommandEncoderRelease(unused);
   EXPECT_EQ(f.submitted().error(), FrameError::WrongState);
   EXPECT_EQ(read_buffer(dst, 0, bytes.size()), bytes);
+  // Slots are capped at 1 GiB: their mapped ranges are mirrored in the wasm heap.
+  auto huge =
+      make_ring(RingConfig{.slots = 3, .min_slot_bytes = 64 * K, .max_slot_bytes = 1ull << 34});
+  EXPECT_EQ(huge->core().config().max_slot_bytes, MAX_MAPPABLE_SLOT_BYTES);
 }
 
 // 160 frames of mixed sizes through every path — submitted, bursts without an event-loop turn,

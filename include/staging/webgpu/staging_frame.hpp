@@ -67,6 +67,8 @@ enum class UploadError : uint8_t {
   DoesNotFit,
   /// The frame is finished, submitted, or moved from.
   Closed,
+  /// The upload is larger than the C API can pass (size_t: 4 GiB on wasm32).
+  TooLarge,
 };
 
 /// Why finish() or submitted() was refused. The frame is unchanged.
@@ -130,7 +132,7 @@ class StagingFrame {
   /// the slot has no room left, or on the queue-write route: wgpuQueueWriteBuffer now (ordered
   /// before the next submission; so a queue write and a slot copy to the *same* bytes in one
   /// frame land in the order queue write, then copy). Returns the route taken.
-  /// Errors: ZeroSize, Unaligned (size or dst_offset % 4), NullDestination, Closed.
+  /// Errors: ZeroSize, Unaligned (size or dst_offset % 4), NullDestination, TooLarge, Closed.
   Expected<Route, UploadError> write_buffer(WGPUBuffer dst, uint64_t dst_offset, const void* data,
                                             uint64_t size);
 
@@ -138,14 +140,14 @@ class StagingFrame {
   /// size: ceil(w/bw)*bytes per row, ceil(h/bh) rows, extent.depthOrArrayLayers images). Slot
   /// route: rows repacked into the slot with bytesPerRow padded to 256, copy recorded at finish().
   /// Otherwise (or when it does not fit): wgpuQueueWriteTexture with the packed rows.
-  /// Errors: ZeroSize, NullDestination, BadLayout, Closed.
+  /// Errors: ZeroSize, NullDestination, BadLayout, TooLarge, Closed.
   Expected<Route, UploadError> write_texture(const TextureUpload& dst, const void* data,
                                              uint64_t size);
 
   /// Zero-copy form of write_buffer(): places `size` bytes for `dst` at `dst_offset` and returns
   /// the slot's mapped bytes to fill before finish() (they are flushed there). The span's
   /// contents are undefined until written. Errors: ZeroSize, Unaligned, NullDestination, NoSlot
-  /// (queue-write route), DoesNotFit, Closed.
+  /// (queue-write route), DoesNotFit, TooLarge, Closed.
   Expected<std::span<std::byte>, UploadError> reserve_buffer(WGPUBuffer dst, uint64_t dst_offset,
                                                              uint64_t size);
 

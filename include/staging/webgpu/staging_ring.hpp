@@ -35,6 +35,9 @@
 
 namespace staging::webgpu {
 
+/// The largest slot this backend makes (1 GiB): mapped ranges are mirrored in the wasm heap.
+inline constexpr uint64_t MAX_MAPPABLE_SLOT_BYTES = uint64_t{1} << 30;
+
 /// The slot policy this ring runs: the core's, over WebGPU slot buffers.
 using CoreRing = staging::StagingRing<SlotBuffer>;
 
@@ -82,7 +85,9 @@ struct RouteStats {
 class StagingRing {
  public:
   /// Makes a ring on `device` (referenced; must not be null). No buffer is created yet.
-  /// Errors: the core's ConfigError for `config`.
+  /// `config.max_slot_bytes` is capped at MAX_MAPPABLE_SLOT_BYTES (a slot's mapped ranges are
+  /// mirrored in the wasm heap, and the C API passes sizes as 32-bit size_t).
+  /// Errors: the core's ConfigError for `config` (after the cap).
   static Expected<std::unique_ptr<StagingRing>, ConfigError> create(WGPUDevice device,
                                                                     RingConfig config = {});
   StagingRing(const StagingRing&) = delete;
