@@ -78,8 +78,9 @@ void FillPool::run() noexcept {
     const Slice slice = queue_.front();
     queue_.pop_front();
     lock.unlock();
+    const FillMethod method = slice.job->method == FillMethod::Auto ? method_ : slice.job->method;
     copy_to_staging(slice.job->dst + slice.offset, slice.job->src + slice.offset,
-                    static_cast<std::size_t>(slice.bytes), method_);
+                    static_cast<std::size_t>(slice.bytes), method);
     lock.lock();
     // The job may be destroyed by its submitter as soon as remaining reaches 0 and the lock is
     // released: it is not touched after this.

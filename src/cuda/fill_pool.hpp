@@ -28,6 +28,8 @@ struct FillJob {
   std::byte* dst = nullptr;
   const std::byte* src = nullptr;
   uint64_t bytes = 0;
+  /// How to copy this job; Auto: the pool's method.
+  FillMethod method = FillMethod::Auto;
   /// Slices not yet copied. Written under the pool's mutex; read without it by done().
   std::atomic<uint64_t> remaining{0};
 };

@@ -8,13 +8,16 @@
 //   pageable  cudaMemcpy from the pageable source
 //   ring      Uploader::upload from the pageable source: per fill method, per fill thread count
 //   chunk     the same at the largest size, per chunk size (a sweep)
-//   inplace   N producer threads: reserve a span, copy into it from the pageable source, commit
+//   inplace   N producer threads, each on its own stream: reserve a span, copy into it from the
+//             pageable source, commit
+//   inplace-team  one producer: reserve a span, a team of N threads fills it together, commit
 // The source is malloc'd pageable memory, pre-touched (written once before any timing) and reused
 // by every repetition; sizes above the last-level cache therefore stream from DRAM.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <atomic>
+#include <barrier>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -38,8 +41,69 @@ struct CudaOptions {
   uint64_t ring_mib = 64;
   uint64_t chunk_mib = 8;
   std::vector<uint64_t> chunk_sweep_mib{2, 4, 8, 16};
-  std::vector<std::string> fills{"streaming", "memcpy"};
+  // "auto" first: the library's default, chosen per upload by size (FillMethod::Auto).
+  std::vector<std::string> fills{"auto", "memcpy", "streaming"};
   bool inplace = true;
+  // In-place producers copy with this method (a producer's own choice; memcpy measured best for
+  // spans cycling through the ring) in spans of these sizes (0: ring / (2 x producers), clamped to
+  // [1 MiB, chunk]).
+  std::string inplace_fill = "memcpy";
+  std::vector<uint64_t> span_mib{0};
+};
+
+// N threads (the caller and N - 1 workers) that copy one span together, each its own slice:
+// the in-place pattern of a producer that parallelises its own fill (decode, gather, ...).
+class FillTeam {
+ public:
+  explicit FillTeam(unsigned n) : n_(std::max(1u, n)), start_(n_), done_(n_) {
+    for (unsigned i = 1; i < n_; ++i)
+      workers_.emplace_back([this, i] {
+        for (;;) {
+          start_.arrive_and_wait();
+          if (stop_) return;
+          slice(i);
+          done_.arrive_and_wait();
+        }
+      });
+  }
+  ~FillTeam() {
+    stop_ = true;
+    start_.arrive_and_wait();
+    for (auto& t : workers_)
+      t.join();
+  }
+  FillTeam(const FillTeam&) = delete;
+  FillTeam& operator=(const FillTeam&) = delete;
+
+  // Copies `bytes` from `src` to `dst`, split over the team; returns when every slice is done.
+  void fill(std::byte* dst, const std::byte* src, uint64_t bytes, FillMethod method) {
+    dst_ = dst;
+    src_ = src;
+    bytes_ = bytes;
+    method_ = method;
+    start_.arrive_and_wait();
+    slice(0);
+    done_.arrive_and_wait();
+  }
+
+ private:
+  void slice(unsigned i) {
+    // 4 KiB-aligned slices: no two threads write the same cache line.
+    const uint64_t per = (bytes_ / n_ + 4095) & ~uint64_t{4095};
+    const uint64_t begin = std::min<uint64_t>(bytes_, per * i);
+    const uint64_t end = std::min<uint64_t>(bytes_, begin + per);
+    if (end > begin) copy_to_staging(dst_ + begin, src_ + begin, end - begin, method_);
+  }
+
+  unsigned n_;
+  std::barrier<> start_;
+  std::barrier<> done_;
+  std::vector<std::thread> workers_;
+  std::atomic<bool> stop_{false};
+  std::byte* dst_ = nullptr;
+  const std::byte* src_ = nullptr;
+  uint64_t bytes_ = 0;
+  FillMethod method_ = FillMethod::Memcpy;
 };
 
 CudaOptions& cuda_options() {
@@ -180,6 +244,14 @@ class CudaBench {
     return 0;
   }
 
+  // What a row's fill method was: "auto(memcpy)" names the method Auto chose for that size.
+  std::string fill_label(FillMethod fill, uint64_t bytes) const {
+    if (fill != FillMethod::Auto) return std::string(to_string(resolve(fill)));
+    const FillMethod chosen =
+        resolve(bytes >= cuda_.ring_mib * MiB ? FillMethod::Memcpy : FillMethod::Streaming);
+    return "auto(" + std::string(to_string(chosen)) + ")";
+  }
+
   UploaderConfig config(unsigned threads, FillMethod fill, uint64_t chunk_bytes) const {
     UploaderConfig c;
     c.device = cuda_.device;
@@ -219,12 +291,12 @@ class CudaBench {
         return 1;
       }
       row.fields["threads"] = threads;
-      row.fields["fill"] = std::string(to_string(resolve(fill)));
+      row.fields["fill"] = fill_label(fill, bytes);
       row.fields["chunk_mib"] = static_cast<double>(chunk) / MiB;
       row.fields["ratio"] = row.gbps / ceiling_[bytes];
       row.fields["x_pageable"] = row.gbps / pageable_gbps_[bytes];
-      results_.push_back({section, bytes, threads, std::string(to_string(resolve(fill))), chunk,
-                          row.gbps / ceiling_[bytes]});
+      results_.push_back(
+          {section, bytes, threads, fill_label(fill, bytes), chunk, row.gbps / ceiling_[bytes]});
       report_.add(std::move(row));
     }
     note_stats(*uploader);
@@ -272,60 +344,119 @@ class CudaBench {
 
   int inplace_curve() {
     const uint64_t bytes = max_bytes_;
-    const FillMethod fill = parse_fill(cuda_.fills.front()).value_or(FillMethod::Auto);
-    for (unsigned producers : common_.threads) {
-      producers = std::max(1u, producers);
-      // Spans small enough that every producer can hold one while copies are in flight.
-      const uint64_t span =
-          std::clamp<uint64_t>(cuda_.ring_mib * MiB / (2 * producers), MiB, cuda_.chunk_mib * MiB);
-      auto uploader = Uploader::create(config(1, fill, cuda_.chunk_mib * MiB));
-      if (!uploader) return 1;
-      std::vector<cudaStream_t> streams(producers);
-      for (auto& s : streams)
-        BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-      std::atomic<int> errors{0};
-      Row row = measure(common_, "inplace", bytes, [&] {
-        const auto t0 = Clock::now();
-        std::vector<std::thread> threads;
-        for (unsigned p = 0; p < producers; ++p) {
-          threads.emplace_back([&, p] {
-            for (uint64_t off = p * span; off < bytes; off += span * producers) {
-              const uint64_t n = std::min(span, bytes - off);
-              auto s = uploader->reserve(n, [] {
-                UploadOptions o;
-                o.policy = ExhaustionPolicy::Wait;
-                return o;
-              }());
-              if (!s) {
-                ++errors;
-                return;
-              }
-              copy_to_staging(s->data(), pageable_ + off, n, fill);
-              if (!uploader->commit(std::move(*s), device_ + off, streams[p])) ++errors;
-            }
-            cudaStreamSynchronize(streams[p]);
-          });
-        }
-        for (auto& t : threads)
-          t.join();
-        return seconds_since(t0);
-      });
-      for (auto& s : streams)
-        cudaStreamDestroy(s);
-      if (errors.load() != 0) {
-        std::fprintf(stderr, "staging-bench: in-place path failed %d times\n", errors.load());
-        ++failures_;
-        return 1;
-      }
-      row.fields["threads"] = producers;
-      row.fields["fill"] = std::string(to_string(resolve(fill)));
-      row.fields["span_mib"] = static_cast<double>(span) / MiB;
-      row.fields["ratio"] = row.gbps / ceiling_[bytes];
-      results_.push_back({"inplace", bytes, producers, std::string(to_string(resolve(fill))), span,
-                          row.gbps / ceiling_[bytes]});
-      report_.add(std::move(row));
-      note_stats(*uploader);
+    const auto parsed = parse_fill(cuda_.inplace_fill);
+    if (!parsed) {
+      std::fprintf(stderr, "staging-bench: unknown fill method '%s'\n", cuda_.inplace_fill.c_str());
+      return 1;
     }
+    const FillMethod fill = *parsed;
+    for (unsigned producers : common_.threads) {
+      for (uint64_t span_mib : cuda_.span_mib) {
+        if (int rc = inplace_rows(bytes, std::max(1u, producers), fill, span_mib); rc != 0) {
+          return rc;
+        }
+      }
+    }
+    for (unsigned team : common_.threads) {
+      if (int rc = inplace_team_rows(bytes, std::max(1u, team), fill); rc != 0) return rc;
+    }
+    return 0;
+  }
+
+  // One producer; each span (a chunk) is filled by a team of `team` threads, then committed.
+  // The copy of span k overlaps the fill of span k + 1, as in upload()'s own pipeline.
+  int inplace_team_rows(uint64_t bytes, unsigned team, FillMethod fill) {
+    const uint64_t span = cuda_.chunk_mib * MiB;
+    auto uploader = Uploader::create(config(1, fill, span));
+    if (!uploader) return 1;
+    FillTeam fillers(team);
+    bool failed = false;
+    Row row = measure(common_, "inplace-team", bytes, [&] {
+      const auto t0 = Clock::now();
+      for (uint64_t off = 0; off < bytes && !failed; off += span) {
+        const uint64_t n = std::min(span, bytes - off);
+        UploadOptions o;
+        o.policy = ExhaustionPolicy::Wait;
+        auto s = uploader->reserve(n, o);
+        if (!s) {
+          failed = true;
+          break;
+        }
+        fillers.fill(s->data(), pageable_ + off, n, fill);
+        if (!uploader->commit(std::move(*s), device_ + off, stream_)) failed = true;
+      }
+      cudaStreamSynchronize(stream_);
+      return seconds_since(t0);
+    });
+    if (failed) {
+      std::fprintf(stderr, "staging-bench: in-place team path failed\n");
+      ++failures_;
+      return 1;
+    }
+    const std::string label(to_string(resolve(fill)));
+    row.fields["threads"] = team;
+    row.fields["fill"] = label;
+    row.fields["span_mib"] = static_cast<double>(span) / MiB;
+    row.fields["ratio"] = row.gbps / ceiling_[bytes];
+    results_.push_back({"inplace-team", bytes, team, label, span, row.gbps / ceiling_[bytes]});
+    report_.add(std::move(row));
+    note_stats(*uploader);
+    return 0;
+  }
+
+  int inplace_rows(uint64_t bytes, unsigned producers, FillMethod fill, uint64_t span_mib) {
+    // Spans small enough that every producer can hold one while copies are in flight.
+    const uint64_t span = span_mib != 0
+                              ? span_mib * MiB
+                              : std::clamp<uint64_t>(cuda_.ring_mib * MiB / (2 * producers), MiB,
+                                                     cuda_.chunk_mib * MiB);
+    auto uploader = Uploader::create(config(1, fill, cuda_.chunk_mib * MiB));
+    if (!uploader) return 1;
+    std::vector<cudaStream_t> streams(producers);
+    for (auto& s : streams)
+      BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    std::atomic<int> errors{0};
+    Row row = measure(common_, "inplace", bytes, [&] {
+      const auto t0 = Clock::now();
+      std::vector<std::thread> threads;
+      for (unsigned p = 0; p < producers; ++p) {
+        threads.emplace_back([&, p] {
+          for (uint64_t off = p * span; off < bytes; off += span * producers) {
+            const uint64_t n = std::min(span, bytes - off);
+            auto s = uploader->reserve(n, [] {
+              UploadOptions o;
+              o.policy = ExhaustionPolicy::Wait;
+              return o;
+            }());
+            if (!s) {
+              ++errors;
+              return;
+            }
+            copy_to_staging(s->data(), pageable_ + off, n, fill);
+            if (!uploader->commit(std::move(*s), device_ + off, streams[p])) ++errors;
+          }
+          cudaStreamSynchronize(streams[p]);
+        });
+      }
+      for (auto& t : threads)
+        t.join();
+      return seconds_since(t0);
+    });
+    for (auto& s : streams)
+      cudaStreamDestroy(s);
+    if (errors.load() != 0) {
+      std::fprintf(stderr, "staging-bench: in-place path failed %d times\n", errors.load());
+      ++failures_;
+      return 1;
+    }
+    row.fields["threads"] = producers;
+    row.fields["fill"] = std::string(to_string(resolve(fill)));
+    row.fields["span_mib"] = static_cast<double>(span) / MiB;
+    row.fields["ratio"] = row.gbps / ceiling_[bytes];
+    results_.push_back({"inplace", bytes, producers, std::string(to_string(resolve(fill))), span,
+                        row.gbps / ceiling_[bytes]});
+    report_.add(std::move(row));
+    note_stats(*uploader);
     return 0;
   }
 
@@ -369,7 +500,7 @@ class CudaBench {
     const Result* best_inplace = nullptr;
     const Result* fewest_inplace = nullptr;
     for (const Result& r : results_) {
-      if (r.section != "inplace") continue;
+      if (r.section != "inplace" && r.section != "inplace-team") continue;
       if (best_inplace == nullptr || r.ratio > best_inplace->ratio) best_inplace = &r;
       if (r.ratio >= 0.9 && (fewest_inplace == nullptr || r.threads < fewest_inplace->threads)) {
         fewest_inplace = &r;
@@ -377,9 +508,10 @@ class CudaBench {
     }
     if (best_inplace != nullptr) {
       const Result* shown = fewest_inplace != nullptr ? fewest_inplace : best_inplace;
-      std::snprintf(buf, sizeof buf, "%.2f x ceiling with %u producer threads (%s copy), %llu MiB",
-                    shown->ratio, shown->threads, shown->fill.c_str(),
-                    static_cast<unsigned long long>(shown->bytes / MiB));
+      std::snprintf(buf, sizeof buf, "%.2f x ceiling with %u %s threads (%s copy), %llu MiB",
+                    shown->ratio, shown->threads,
+                    shown->section == "inplace-team" ? "team fill" : "producer",
+                    shown->fill.c_str(), static_cast<unsigned long long>(shown->bytes / MiB));
       report_.target("in-place producers >= 0.9 x ceiling", fewest_inplace != nullptr, buf);
     }
     std::snprintf(buf, sizeof buf, "most pinned bytes held by any Uploader %llu, cap %llu",
@@ -432,6 +564,11 @@ Backend make_cuda_backend() {
         ->delimiter(',');
     g->add_option("--fills", o.fills, "fill methods: streaming, memcpy, auto")->delimiter(',');
     g->add_flag("!--no-inplace", o.inplace, "skip the in-place producer curve");
+    g->add_option("--inplace-fill", o.inplace_fill,
+                  "how in-place producers copy into their spans: memcpy, streaming, auto");
+    g->add_option("--span-mib", o.span_mib,
+                  "in-place span sizes, MiB (0: ring / (2 x producers), clamped to [1, chunk])")
+        ->delimiter(',');
   };
   b.run = [](const CommonOptions& common, Report& report) {
     CudaBench bench(common, cuda_options(), report);

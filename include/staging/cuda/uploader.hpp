@@ -48,7 +48,10 @@ namespace staging::cuda {
 
 /// How the fill threads copy host bytes into the pinned ring.
 enum class FillMethod : uint8_t {
-  /// Streaming on x86-64 (where it is faster for large copies), memcpy elsewhere.
+  /// Chosen per upload() by its size: Streaming (x86-64) when the upload is smaller than the
+  /// ring, Memcpy when it is at least the ring's size (it then cycles through a ring that stays in
+  /// the CPU's cache, where plain stores win). In-place producers' copy_to_staging(): Streaming on
+  /// x86-64. Memcpy on other CPUs.
   Auto,
   /// std::memcpy.
   Memcpy,
