@@ -74,7 +74,7 @@ class SimObserver final : public RingObserver {
     r.wait_causes.add(e.cause);
     r.wait_total += e.waited;
     r.wait_longest = std::max(r.wait_longest, e.waited);
-    Mark m = make(MarkKind::Wait, e.time - e.waited, e.cause, 0, 0, e.token, 0);
+    Mark m = make(MarkKind::Wait, e.time - e.waited, e.cause, last_needed_, 0, e.token, 0);
     m.duration = e.waited;
     m.flag = e.timed_out;
     ctx_->mark(m);

@@ -38,6 +38,7 @@ struct Options {
   uint64_t seed = 1;
   std::string duration = "10s";
   std::string wait_timeout = "100ms";
+  std::string poll_interval = "16.667ms";
   std::string grow_step = "0";
   std::string trim_after = "1s";
   std::string fallback_cap = "0";
@@ -105,6 +106,7 @@ bool make_config(const Options& o, SimConfig* c, std::string* error) {
   if (!bytes(o.bandwidth, "--bandwidth", &c->bandwidth)) return false;
   if (!duration(o.duration, "--duration", &c->duration)) return false;
   if (!duration(o.wait_timeout, "--wait-timeout", &c->wait_timeout)) return false;
+  if (!duration(o.poll_interval, "--poll-interval", &c->poll_interval)) return false;
   if (!duration(o.trim_after, "--trim-after", &c->trim_after)) return false;
   if (!bytes(o.grow_step, "--grow-step", &c->grow_step)) return false;
   if (!bytes(o.fallback_cap, "--fallback-cap", &c->fallback_cap)) return false;
@@ -181,6 +183,9 @@ int main(int argc, char** argv) {
   app.add_option("--duration", o.duration, "virtual time a built-in workload runs")
       ->capture_default_str();
   app.add_option("--wait-timeout", o.wait_timeout, "Wait/Split timeout")->capture_default_str();
+  app.add_option("--poll-interval", o.poll_interval,
+                 "the caller retires completed work at least this often (0: before uploads only)")
+      ->capture_default_str();
   app.add_option("--grow-step", o.grow_step, "Grow: bytes per added region (0: capacity)")
       ->capture_default_str();
   app.add_option("--trim-after", o.trim_after, "Grow: idle time before a grown region is released")

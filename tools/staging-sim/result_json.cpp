@@ -104,6 +104,7 @@ ordered_json result_json(const RunResult& r) {
   config["delay"] = r.delay;
   config["bandwidth_bytes_per_s"] = c.bandwidth;
   config["wait_timeout_ns"] = ns(c.wait_timeout);
+  config["poll_interval_ns"] = ns(c.poll_interval);
   config["grow_step"] = c.grow_step;
   config["trim_after_ns"] = ns(c.trim_after);
   config["fallback_cap"] = c.fallback_cap;

@@ -57,6 +57,9 @@ struct SimConfig {
   /// bandwidth, one submission at a time. 0: no copy-time model.
   uint64_t bandwidth = uint64_t{16} << 30;
   uint64_t seed = 1;
+  /// The caller polls the ring (retires what completed) before every upload and, between uploads,
+  /// at least this often — an engine's per-frame tick. 0: only before uploads.
+  Duration poll_interval = std::chrono::microseconds(16667);
   /// How long the workload runs (virtual time); built-in workloads only.
   Duration duration = std::chrono::seconds(10);
   /// ByteRingConfig knobs (0 / defaults as there).

@@ -263,9 +263,25 @@ Expected<RunResult, std::string> simulate(const SimConfig& config, const Workloa
   };
   std::vector<Timing> timings;
   timings.reserve(n);
+  // Polls every poll_interval while the clock moves to `t` (an engine's per-frame tick).
+  Duration next_poll = config.poll_interval;
+  const auto advance_polling = [&](Duration t) {
+    if (config.poll_interval > Duration{0}) {
+      if (next_poll <= ctx.now()) {
+        next_poll = ctx.now() + config.poll_interval;
+      }
+      while (next_poll < t) {
+        ctx.queue.advance_to(next_poll);
+        strategy->poll();
+        ctx.sync_truth();
+        next_poll += config.poll_interval;
+      }
+    }
+    ctx.queue.advance_to(t);
+  };
   for (std::size_t i = 0; i < n; ++i) {
     const Upload& u = uploads[i];
-    ctx.queue.advance_to(u.time);
+    advance_polling(u.time);
     if (u.frame >= 0 && (!last_frame || *last_frame != u.frame)) {
       if (strategy->batch_open()) strategy->flush(false);
       ctx.pace(u.frame);
@@ -306,12 +322,16 @@ Expected<RunResult, std::string> simulate(const SimConfig& config, const Workloa
   // Drain: every submission completes (unless the queue is stalled for good).
   if (strategy->batch_open()) strategy->flush(false);
   const TimelineValue last = ctx.queue.submitted();
+  const Duration tick =
+      config.poll_interval > Duration{0} ? config.poll_interval : std::chrono::seconds(1);
   while (ctx.queue.truth_completed() < last) {
     if (!ctx.queue.can_complete(last)) {
       result.drained = false;
       break;
     }
-    ctx.queue.wait_truth(last, std::chrono::seconds(1));
+    ctx.queue.wait_truth(last, tick);
+    strategy->poll();
+    ctx.sync_truth();
   }
   strategy->poll();
   ctx.sync_truth();

@@ -13,7 +13,7 @@
 //   * WouldBlock: come back at the queue's next completion; Timeout: try again while the queue
 //     can still complete; CapExceeded, or a queue that will never free the bytes: send the upload
 //     by another route ("direct", counted);
-//   * the queue is polled before every upload.
+//   * the ring is polled (retire) before every upload and every poll_interval in between.
 //
 // Independence of the checks: the InvariantChecker (Record mode) and the byte checks are fed from
 // the observer's events, the region allocator's calls and the queue's *true* completion value —

@@ -56,6 +56,7 @@ std::string summary_text(const RunResult& r) {
   line(out, "copy bandwidth",
        c.bandwidth == 0 ? std::string("not modelled") : format_bytes(c.bandwidth) + "/s");
   line(out, "wait timeout", format_duration(c.wait_timeout));
+  line(out, "poll interval", format_duration(c.poll_interval));
   if (!r.stalls.empty()) {
     std::string s;
     for (const StallWindow& w : r.stalls) {

@@ -17,10 +17,10 @@
 namespace staging::sim {
 namespace {
 
-constexpr double kWidth = 1200;
-constexpr double kLeft = 86;     // chart area
-constexpr double kRight = 1080;  // chart area's right edge (legend to its right)
-constexpr double kTop = 78;
+constexpr double kWidth = 1260;
+constexpr double kLeft = 120;    // chart area
+constexpr double kRight = 1190;  // chart area's right edge (lane counts to its right)
+constexpr double kTop = 92;
 constexpr double kChartHeight = 330;
 constexpr double kLaneTop = kTop + kChartHeight + 58;
 constexpr double kLaneHeight = 22;
@@ -271,14 +271,15 @@ std::string svg_plot(const RunResult& r) {
           "stroke=\"#333\"/>\n",
           kLeft, kTop, chart_w, kChartHeight);
 
-  // Legend (right of the chart).
+  // Legend: one row between the title and the chart.
   {
-    double y = kTop + 8;
-    const double x = kRight + 14;
-    const auto entry = [&](const std::string& swatch, const char* text) {
+    double x = kLeft;
+    const double y = kTop - 14;
+    const auto entry = [&](const std::string& swatch, const std::string& text) {
       o += swatch;
-      o += fmt("<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\">%s</text>\n", x + 26, y + 4, text);
-      y += 19;
+      o += fmt("<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\">%s</text>\n", x + 24, y + 4,
+               escape(text).c_str());
+      x += 24 + 6.0 * static_cast<double>(text.size()) + 18;
     };
     entry(fmt("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"%s\" "
               "stroke-width=\"2.2\"/>\n",
@@ -287,7 +288,7 @@ std::string svg_plot(const RunResult& r) {
     entry(fmt("<rect x=\"%.0f\" y=\"%.1f\" width=\"20\" height=\"10\" fill=\"%s\" "
               "fill-opacity=\"0.55\" stroke=\"%s\"/>\n",
               x, y - 5, kInFlight, kInFlightEdge),
-          "bytes in flight");
+          "bytes in flight (not yet retired)");
     entry(fmt("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"%s\" "
               "stroke-dasharray=\"7 4\"/>\n",
               x, y, x + 20, y, kCapacity),
@@ -300,26 +301,39 @@ std::string svg_plot(const RunResult& r) {
               "fill-opacity=\"0.5\"/>\n",
               x, y - 5),
           "queue stalled");
+    entry(fmt("<rect x=\"%.0f\" y=\"%.1f\" width=\"20\" height=\"10\" fill=\"%s\" "
+              "fill-opacity=\"0.3\"/>\n",
+              x, y - 5, kCauseColour[0]),
+          "wait");
     entry(fmt("<path d=\"M%.0f %.1f l5 5 l-5 5 l-5 -5 z\" fill=\"%s\"/>\n", x + 10, y - 5,
               kCauseColour[0]),
           "fallback");
-    y += 8;
-    o += fmt("<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" font-weight=\"bold\">cause</text>\n", x,
-             y);
-    y += 16;
-    const char* names[3] = {"InFlight (GPU)", "Fragmentation", "Cap"};
-    for (int c = 0; c < 3; ++c) {
-      entry(fmt("<rect x=\"%.0f\" y=\"%.1f\" width=\"20\" height=\"10\" fill=\"%s\"/>\n", x, y - 5,
-                kCauseColour[c]),
-            names[c]);
-    }
   }
 
   // Event lanes.
   o +=
       fmt("<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\" font-weight=\"bold\">policy events "
-          "(colour = cause; count at the right)</text>\n",
+          "(count at the right)</text>\n",
           kLeft, kLaneTop - 8);
+  {
+    // The cause colours, on the lanes' heading line.
+    double x = kLeft + 240;
+    const double y = kLaneTop - 12;
+    o +=
+        fmt("<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" font-weight=\"bold\">colour = "
+            "cause:</text>\n",
+            x, y + 4);
+    x += 110;
+    const char* names[4] = {"InFlight (the GPU still holds the bytes)",
+                            "Fragmentation (free, not contiguous)", "Cap", "no cause (wrap, trim)"};
+    const char* colours[4] = {kCauseColour[0], kCauseColour[1], kCauseColour[2], kNeutral};
+    for (int c = 0; c < 4; ++c) {
+      o += fmt("<rect x=\"%.0f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\"/>\n", x, y - 5,
+               colours[c]);
+      o += fmt("<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\">%s</text>\n", x + 18, y + 4, names[c]);
+      x += 18 + 6.0 * static_cast<double>(std::string_view(names[c]).size()) + 16;
+    }
+  }
   for (std::size_t li = 0; li < std::size(kLanes); ++li) {
     const Lane& lane = kLanes[li];
     const double y0 = kLaneTop + li * kLaneHeight;
