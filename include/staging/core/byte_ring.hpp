@@ -181,12 +181,14 @@ struct ByteRingConfig {
   ExhaustionPolicy policy = ExhaustionPolicy::Defer;
   /// Longest a Wait or Split reservation waits in total before answering Timeout.
   Duration wait_timeout = std::chrono::milliseconds(100);
-  /// Grow: bytes of each added region (at least the request); 0 means capacity.
+  /// Grow: bytes of each added region (at least the request, at most the room left under the
+  /// cap); 0 means capacity.
   uint64_t grow_step = 0;
   /// Grow: an added region with no live reservation for this long is released.
   Duration trim_after = std::chrono::seconds(1);
   /// Fallback: most bytes held in dedicated fallback regions at once (within cap); 0 means
-  /// cap - capacity.
+  /// cap - capacity. Must be <= cap; a value above cap - capacity is clamped to it (the ring
+  /// itself always holds `capacity` of the cap).
   uint64_t fallback_cap = 0;
   /// Split: the smallest chunk placed when more than that remains (rounded to the granularity);
   /// 0 means no minimum. Avoids a stream of tiny chunks into fragments.
