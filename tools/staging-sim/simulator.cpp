@@ -221,11 +221,10 @@ Expected<RunResult, std::string> simulate(const SimConfig& config, const Workloa
   if (config.effective_cap() < config.capacity) {
     return unexpected(std::string("the cap must be >= the capacity"));
   }
-  const DelaySpec delay =
-      config.delay ? *config.delay
-      : workload.default_delay
-          ? *workload.default_delay
-          : DelaySpec{testing::DelayModel::fixed(std::chrono::milliseconds(2)), "fixed:2ms"};
+  // A trace without a delay model of its own gets a busy frame's GPU latency.
+  const DelaySpec delay = config.delay            ? *config.delay
+                          : workload.default_delay ? *workload.default_delay
+                                                   : *parse_delay("random:1ms:6ms", 0, nullptr);
   std::vector<StallWindow> stalls = workload.stalls;
   stalls.insert(stalls.end(), config.stalls.begin(), config.stalls.end());
 
