@@ -211,9 +211,10 @@ class ByteStrategy final : public StrategyRunner {
       const ReserveError& e = placed.error();
       switch (e.kind) {
         case ReserveErrorKind::WouldBlock: {
-          // Come back when the queue next completes something (the bytes may then be free).
+          // Come back at the next tick or when the queue next completes something, whichever is
+          // first (the bytes may then be free).
           flush(true);
-          const std::optional<Duration> next = ctx_->queue.next_event();
+          const std::optional<Duration> next = ctx_->retry_time();
           if (!next) {
             ctx_->direct(remaining, e.cause);
             remaining = 0;

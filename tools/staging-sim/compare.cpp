@@ -35,7 +35,7 @@ std::string label(const CompareRow& r) {
 const std::vector<std::string> kHeader = {
     "ring/policy",   "wait total ms", "wait max ms", "would-blocks", "timeouts",
     "fallbacks",     "fallback MiB",  "direct",      "direct MiB",   "skipped MiB",
-    "peak held MiB", "max delay ms",  "MiB/s",       "violations"};
+    "peak held MiB", "max delay ms",  "MiB/s",       "causes G/F/C", "violations"};
 
 std::vector<std::string> cells(const CompareRow& r, bool totals) {
   return {label(r),
@@ -51,6 +51,9 @@ std::vector<std::string> cells(const CompareRow& r, bool totals) {
           mib(r.peak_held),
           ms(r.delay_max),
           totals ? std::string("-") : fmt("%.1f", r.throughput_mib_s),
+          format_count(r.causes[BlockCause::InFlight]) + "/" +
+              format_count(r.causes[BlockCause::Fragmentation]) + "/" +
+              format_count(r.causes[BlockCause::Cap]),
           format_count(r.invariant_violations)};
 }
 
@@ -123,6 +126,15 @@ std::vector<CompareRow> totals(const std::vector<CompareRow>& rows) {
       t.peak_held = std::max(t.peak_held, r.peak_held);
       t.delay_max = std::max(t.delay_max, r.delay_max);
       t.invariant_violations += r.invariant_violations;
+      for (std::size_t c = 0; c < 3; ++c) {
+        t.causes.by_cause[c] += r.causes.by_cause[c];
+        t.would_block_causes.by_cause[c] += r.would_block_causes.by_cause[c];
+        t.wait_causes.by_cause[c] += r.wait_causes.by_cause[c];
+        t.split_causes.by_cause[c] += r.split_causes.by_cause[c];
+        t.grow_causes.by_cause[c] += r.grow_causes.by_cause[c];
+        t.fallback_causes.by_cause[c] += r.fallback_causes.by_cause[c];
+        t.direct_causes.by_cause[c] += r.direct_causes.by_cause[c];
+      }
     }
     if (any) out.push_back(t);
   }
@@ -197,6 +209,17 @@ Expected<std::vector<CompareRow>, std::string> run_compare(
       row.delay_max = r.delay_max;
       row.throughput_mib_s = r.throughput_mib_s();
       row.invariant_violations = r.invariant_violations();
+      row.would_block_causes = r.would_block_causes;
+      row.wait_causes = r.wait_causes;
+      row.split_causes = r.split_causes;
+      row.grow_causes = r.grow_causes;
+      row.fallback_causes = r.fallback_causes;
+      row.direct_causes = r.direct_causes;
+      for (std::size_t k = 0; k < 3; ++k) {
+        row.causes.by_cause[k] = r.would_block_causes.by_cause[k] + r.wait_causes.by_cause[k] +
+                                 r.split_causes.by_cause[k] + r.grow_causes.by_cause[k] +
+                                 r.fallback_causes.by_cause[k] + r.direct_causes.by_cause[k];
+      }
       rows.push_back(row);
       ++done;
     }

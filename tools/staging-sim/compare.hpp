@@ -32,6 +32,10 @@ struct CompareRow {
   Duration delay_max{0};
   double throughput_mib_s = 0;
   uint64_t invariant_violations = 0;
+  /// Every would-block, wait, split, grow, fallback and direct upload, by cause.
+  CauseCounts causes;
+  CauseCounts would_block_causes, wait_causes, split_causes, grow_causes, fallback_causes,
+      direct_causes;
 };
 
 /// The (strategy, policy) pairs --compare runs, in table order.

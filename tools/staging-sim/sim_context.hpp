@@ -81,6 +81,10 @@ class SimContext {
   void direct(uint64_t bytes, BlockCause cause);
   void held_changed(int64_t delta);
 
+  /// When a refused (WouldBlock) upload is tried again: the next poll tick or the queue's next
+  /// event, whichever is first; none when nothing will ever change (the caller gives up).
+  [[nodiscard]] std::optional<Duration> retry_time();
+
   // --- submissions and frame pacing ---
   /// Submits the open batch (its batch_bytes) on the queue and records it; returns the value.
   TimelineValue submit(bool early);

@@ -64,6 +64,12 @@ void SimContext::region_destroyed(uint32_t region) {
   checker.on_region_destroyed(region);
 }
 
+std::optional<Duration> SimContext::retry_time() {
+  const std::optional<Duration> next = queue.next_event();
+  if (!next || config.poll_interval <= Duration{0}) return next;
+  return std::min(*next, now() + config.poll_interval);
+}
+
 void SimContext::held_changed(int64_t delta) {
   held_ = static_cast<uint64_t>(static_cast<int64_t>(held_) + delta);
   result.peak_held = std::max(result.peak_held, held_);
@@ -222,7 +228,7 @@ Expected<RunResult, std::string> simulate(const SimConfig& config, const Workloa
     return unexpected(std::string("the cap must be >= the capacity"));
   }
   // A trace without a delay model of its own gets a busy frame's GPU latency.
-  const DelaySpec delay = config.delay            ? *config.delay
+  const DelaySpec delay = config.delay             ? *config.delay
                           : workload.default_delay ? *workload.default_delay
                                                    : *parse_delay("random:1ms:6ms", 0, nullptr);
   std::vector<StallWindow> stalls = workload.stalls;

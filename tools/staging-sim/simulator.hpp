@@ -10,7 +10,8 @@
 //     before a reservation that might have to wait (so the ring never waits on a token nobody
 //     will submit);
 //   * before frame f starts, frame f - frames_in_flight - 1 has completed (frame pacing);
-//   * WouldBlock: come back at the queue's next completion; Timeout: try again while the queue
+//   * WouldBlock: come back at the next poll tick or the queue's next completion, whichever is
+//     first (never when nothing can change: then it gives up); Timeout: try again while the queue
 //     can still complete; CapExceeded, or a queue that will never free the bytes: send the upload
 //     by another route ("direct", counted);
 //   * the ring is polled (retire) before every upload and every poll_interval in between.

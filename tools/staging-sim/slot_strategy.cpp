@@ -266,7 +266,7 @@ class SlotStrategy final : public StrategyRunner {
           m.kind = MarkKind::WouldBlock;
           m.bytes = needed;
           ctx_->mark(m);
-          const std::optional<Duration> next = ctx_->queue.next_event();
+          const std::optional<Duration> next = ctx_->retry_time();
           if (!next) {
             go_direct(BlockCause::InFlight);
             return;
