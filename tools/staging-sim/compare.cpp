@@ -141,6 +141,12 @@ std::vector<CompareRow> totals(const std::vector<CompareRow>& rows) {
   return out;
 }
 
+nlohmann::ordered_json causes(const CauseCounts& c) {
+  return {{"InFlight", c[BlockCause::InFlight]},
+          {"Fragmentation", c[BlockCause::Fragmentation]},
+          {"Cap", c[BlockCause::Cap]}};
+}
+
 nlohmann::ordered_json row_json(const CompareRow& r) {
   return {{"workload", r.workload},
           {"strategy", std::string(to_string(r.strategy))},
@@ -157,7 +163,15 @@ nlohmann::ordered_json row_json(const CompareRow& r) {
           {"peak_held_bytes", r.peak_held},
           {"upload_delay_max_ns", r.delay_max.count()},
           {"throughput_mib_s", r.throughput_mib_s},
-          {"invariant_violations", r.invariant_violations}};
+          {"invariant_violations", r.invariant_violations},
+          {"causes",
+           {{"would_block", causes(r.would_block_causes)},
+            {"wait", causes(r.wait_causes)},
+            {"split", causes(r.split_causes)},
+            {"grow", causes(r.grow_causes)},
+            {"fallback", causes(r.fallback_causes)},
+            {"direct", causes(r.direct_causes)},
+            {"all", causes(r.causes)}}}};
 }
 
 }  // namespace
