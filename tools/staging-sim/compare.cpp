@@ -257,6 +257,7 @@ std::string compare_table(const std::vector<CompareRow>& rows, bool markdown) {
     }
     out += render(w, block, markdown);
   }
+  if (order.size() < 2) return out;
   std::vector<std::vector<std::string>> block;
   for (const CompareRow& t : totals(rows))
     block.push_back(cells(t, true));
