@@ -73,7 +73,7 @@ class Builder {
 constexpr Duration kFrame = microseconds(16667);  // 60 Hz
 
 // One ordinary frame's uploads: constants, dynamic vertex/instance data, sometimes a texture
-// update. About 0.9 MiB on average.
+// update. About 0.7 MiB on average.
 void ordinary_frame(Builder& b, int64_t frame, Duration start) {
   Duration t = start;
   const auto step = [&] { t += microseconds(b.rng.range(20, 120)); };
@@ -91,7 +91,7 @@ void ordinary_frame(Builder& b, int64_t frame, Duration start) {
   }
 }
 
-// A large asset: mostly textures (row-pitch granularity), some meshes. `big` picks the size class.
+// A large asset of about `bytes`: mostly a texture (row-pitch granularity), sometimes a mesh.
 void asset(Builder& b, Duration t, uint64_t bytes) {
   if (b.rng.chance(0.7)) {
     const uint64_t pitch = 16 * KiB;  // 4096 px x 4 B
@@ -147,7 +147,7 @@ void chunk_stream(Builder& b, Duration from, Duration to) {
 
 Workload frames_steady(uint64_t seed, Duration duration) {
   Builder b("frames-steady",
-            "60 Hz frames of constants, vertex data and texture updates (~0.9 MiB)", seed);
+            "60 Hz frames of constants, vertex data and texture updates (~0.7 MiB a frame)", seed);
   int64_t f = 0;
   for (Duration t{0}; t < duration; t += kFrame, ++f)
     ordinary_frame(b, f, t);
@@ -157,8 +157,8 @@ Workload frames_steady(uint64_t seed, Duration duration) {
 
 Workload frames_bursty(uint64_t seed, Duration duration) {
   Builder b("frames-bursty",
-            "60 Hz frames with bursts of 5-20 heavy frames (2-6 large textures each, ~15 MiB) "
-            "every 1-2 s; a GPU that stalls every 7th submission",
+            "60 Hz frames with bursts of 5-20 heavy frames (2-6 textures of 1-4 MiB, ~10 MiB a "
+            "frame) every 1-2 s; every 7th submission takes 40 ms",
             seed);
   int64_t f = 0;
   Duration next_burst = milliseconds(b.rng.range(500, 1500));
@@ -194,7 +194,7 @@ Workload asset_burst_workload(uint64_t seed, Duration duration) {
 
 Workload chunk_stream_workload(uint64_t seed, Duration duration) {
   Builder b("chunk-stream",
-            "open-world chunks (heightmap, meshes, textures, collision; ~2.5 MiB) every 25-130 ms",
+            "open-world chunks (heightmap, meshes, textures, collision; ~6 MiB) every 25-130 ms",
             seed);
   chunk_stream(b, Duration{0}, duration);
   b.delay("random:1ms:8ms", seed);
