@@ -1,0 +1,320 @@
+// Uploader: bounded pinned staging for host-to-device uploads on CUDA.
+//
+// `cudaMemcpy` from ordinary (pageable) host memory runs at 7–16 GB/s on the H200 machine, from
+// pinned memory at 55 GB/s; pinning the source costs ~0.5 s per GiB. The Uploader pins one ring of
+// `ring_bytes` once, and streams any upload through it in chunks: a pool of CPU threads copies the
+// source into ring chunks in parallel (one thread's memcpy runs at ~6 GB/s there), and each chunk
+// is copied to the device with cudaMemcpyAsync on the caller's stream as soon as it is full, while
+// the threads fill the next ones. The ring's bytes are reused once the copy that read them has
+// completed, as seen through pooled CUDA events on the core's monotonic timeline.
+//
+//   upload(dst, src, 1 GiB, stream), ring of 8 chunks:
+//
+//   source   [c0][c1][c2][c3][c4][c5][c6][c7][c8][c9] ...      fill threads copy chunk slices
+//   ring     [c8][c9][c2][c3][c4][c5][c6][c7]                   c8 reuses c0's bytes once c0's
+//   stream   ..c0 c1 c2 c3 c4 c5 | c6 c7 ...                    event (its point) has completed
+//
+// Built on staging::ByteRing (core/byte_ring.hpp): FIFO reservations in one pinned region, each
+// retired by its own timeline point; exhaustion policies Defer, Wait (bounded) and Split. Grow and
+// Fallback are not offered: they would pin memory in the upload path.
+//
+// Two ways in:
+//  - upload(device_dst, host_src, bytes, stream): copy from any host memory, any size.
+//  - reserve(bytes) -> StagingSpan, fill it in place, commit(span, device_dst, stream).
+// Both return a TimelineValue: wait(point, timeout) blocks on it, stream_wait(stream, point) makes
+// other GPU work wait for it, completed() says how far the GPU has come.
+//
+// Lost device / sticky errors: a sticky CUDA error (is_sticky) seen in any call puts the Uploader
+// into a failed state: every later call returns UploadErrorKind::Failed with that error, and the
+// ring's bytes are never reused (a copy might still read them). Destroy the Uploader and the CUDA
+// context to recover.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "staging/core/byte_ring.hpp"
+#include "staging/core/expected.hpp"
+#include "staging/core/timeline.hpp"
+#include "staging/cuda/device_api.hpp"
+
+namespace staging::cuda {
+
+/// How the fill threads copy host bytes into the pinned ring.
+enum class FillMethod : uint8_t {
+  /// Chosen per upload() by its size: Streaming (x86-64) when the upload is smaller than the
+  /// ring, Memcpy when it is at least the ring's size (it then cycles through a ring that stays in
+  /// the CPU's cache, where plain stores win). In-place producers' copy_to_staging(): Streaming on
+  /// x86-64. Memcpy on other CPUs.
+  Auto,
+  /// std::memcpy.
+  Memcpy,
+  /// Non-temporal (streaming) stores, AVX2 when the CPU has it, else SSE2: the bytes bypass the
+  /// CPU caches on their way to the ring, which the GPU reads by DMA. x86-64 only (memcpy
+  /// elsewhere).
+  Streaming,
+};
+
+/// How an Uploader is sized. Validated by Uploader::create.
+struct UploaderConfig {
+  /// Pinned bytes of the ring: allocated once by create(), never grown. This is the cap: the
+  /// Uploader never holds more pinned memory than this (plus nothing). > 0.
+  uint64_t ring_bytes = uint64_t{64} << 20;
+  /// Largest piece copied with one cudaMemcpyAsync and the size of Split's chunks. Clamped to
+  /// [alignment, ring_bytes]. 4–16 MiB suits the H200 (copies of 1 MiB reach only ~88% of the
+  /// copy ceiling); keep ring_bytes / chunk_bytes >= 4 so that copies stay queued while the threads
+  /// fill the next chunks.
+  uint64_t chunk_bytes = uint64_t{8} << 20;
+  /// CPU threads filling chunks (>= 1), started by create(). Each fills at roughly one core's
+  /// memory copy rate; see docs/cuda.md for choosing the number.
+  unsigned fill_threads = 8;
+  /// Bytes one fill thread copies at a time; 0: each piece spread over all threads (>= 64 KiB).
+  uint64_t fill_slice_bytes = 0;
+  /// Pieces of at most this many bytes are copied into the ring by the calling thread itself
+  /// (waking a fill thread would cost more than the copy).
+  uint64_t inline_fill_bytes = uint64_t{64} << 10;
+  /// Offset alignment of every reservation in the ring (>= 1). Also the default alignment of
+  /// reserve().
+  uint64_t alignment = 256;
+  /// Policy of upload() and reserve() when the ring has no room: Defer, Wait or Split.
+  ExhaustionPolicy policy = ExhaustionPolicy::Split;
+  /// Longest a single reservation waits for ring room (Wait, Split) before Timeout.
+  Duration wait_timeout = std::chrono::seconds(1);
+  /// CUDA events in the timeline's pool (>= 1): the most reservations pending at once.
+  uint32_t events = 1024;
+  /// How the fill threads copy.
+  FillMethod fill = FillMethod::Auto;
+  /// Pin the ring with cudaHostAllocWriteCombined (the CPU must then never read it).
+  bool write_combined = false;
+  /// Runs the byte ring's invariant checker on every operation (slow; for tests).
+  bool check_invariants = false;
+  /// Receives the ring's timeline events (must outlive the Uploader); null: none.
+  RingObserver* observer = nullptr;
+  /// The device the Uploader works with; -1: the calling thread's current device at create().
+  int device = -1;
+  /// Longest the destructor waits for the copies it issued to complete (see ~Uploader).
+  Duration drain_timeout = std::chrono::seconds(10);
+};
+
+/// Per-call overrides.
+struct UploadOptions {
+  /// Overrides UploaderConfig::policy. upload(): Split streams a source of any size in chunks;
+  /// Wait and Defer stage the whole source in one reservation (at most ring_bytes) or nothing.
+  std::optional<ExhaustionPolicy> policy;
+  /// Overrides UploaderConfig::wait_timeout, per reservation.
+  std::optional<Duration> timeout;
+  /// The caller's tag, carried into the ring's stats and timeline.
+  uint64_t owner = 0;
+  /// reserve() only: offset alignment of the span (0: UploaderConfig::alignment).
+  uint64_t alignment = 0;
+};
+
+/// Why an Uploader call failed.
+enum class UploadErrorKind : uint8_t {
+  /// A null pointer with bytes > 0, an address range that wraps, a policy other than
+  /// Defer/Wait/Split, a stream capturing a graph, an empty span, or bytes > span size.
+  InvalidArgument,
+  /// Defer: no room now. Nothing was staged.
+  WouldBlock,
+  /// Wait/Split: no room within the timeout (a stalled stream, or spans held uncommitted);
+  /// `reserve->oldest_pending` names the point waited for.
+  Timeout,
+  /// Wait/Defer: the request is larger than the ring and can never fit in one reservation.
+  TooLarge,
+  /// A CUDA call failed (`cuda` says which). When is_sticky(cuda), the Uploader has failed.
+  Cuda,
+  /// The Uploader failed earlier on a sticky CUDA error (`cuda`); it does nothing any more.
+  Failed,
+};
+
+/// A failed call, with what the caller needs to go on.
+struct UploadError {
+  UploadErrorKind kind = UploadErrorKind::InvalidArgument;
+  /// The CUDA error for Cuda and Failed; cudaSuccess otherwise.
+  cudaError_t cuda = cudaSuccess;
+  /// The ring's answer for WouldBlock, Timeout and TooLarge.
+  std::optional<ReserveError> reserve;
+  /// upload() with Split: the first `bytes_issued` bytes were staged and their copies enqueued
+  /// before the failure (they complete at `issued_point`); resume from there. 0 otherwise.
+  uint64_t bytes_issued = 0;
+  /// The point after which those copies have completed (0 when none were issued).
+  TimelineValue issued_point = 0;
+};
+
+[[nodiscard]] std::string_view to_string(UploadErrorKind kind) noexcept;
+[[nodiscard]] std::string_view to_string(FillMethod method) noexcept;
+
+/// What an Uploader has done. Plain data; a diagnostic, never a decision input.
+struct UploaderStats {
+  uint64_t uploads = 0;          ///< successful upload() calls
+  uint64_t bytes_uploaded = 0;   ///< bytes they copied
+  uint64_t commits = 0;          ///< successful commit() calls
+  uint64_t bytes_committed = 0;  ///< bytes they copied
+  uint64_t cancels = 0;          ///< spans cancelled (explicitly or by destruction)
+  uint64_t copies = 0;           ///< cudaMemcpyAsync calls issued
+  uint64_t inline_fills = 0;     ///< pieces filled by the calling thread
+  uint64_t pool_fills = 0;       ///< pieces filled by the fill threads
+  uint64_t errors = 0;           ///< calls that returned an error
+  uint64_t pinned_bytes = 0;     ///< pinned bytes held now (== ring_bytes while alive)
+  uint64_t pinned_peak = 0;      ///< most pinned bytes ever held at once (never > pinned_cap)
+  uint64_t pinned_cap = 0;       ///< the configured cap (ring_bytes)
+  ByteRingStats ring;            ///< the byte ring's own stats (waits, splits, would-blocks, ...)
+  TimelineValue completed = 0;   ///< completed() when the stats were taken
+  TimelineValue last_point = 0;  ///< the newest point handed out
+  uint32_t events = 0;           ///< CUDA events in the pool
+  uint32_t peak_pending_points = 0;  ///< most points pending at once
+};
+
+class Uploader;
+
+/// Writable bytes in the pinned ring, reserved by Uploader::reserve(), to be filled in place and
+/// then committed as a copy to the device (Uploader::commit) or given back (Uploader::cancel).
+///
+/// Move-only. Destroying a span that was neither committed nor cancelled cancels it.
+/// Threading: one thread at a time uses a given span; it may be filled by several threads (the
+/// owner synchronises them before commit) and committed from another thread than the one that
+/// reserved it. Lifetime: must not outlive its Uploader.
+/// An open span holds back the reuse of every ring byte reserved after it (FIFO): commit or cancel
+/// it promptly, and do not wait for ring room (upload(), reserve() with Wait/Split) while holding
+/// one on the same Uploader unless the ring can serve both — such a wait ends in Timeout.
+class StagingSpan {
+ public:
+  /// An empty span (valid() is false).
+  StagingSpan() = default;
+  StagingSpan(StagingSpan&& other) noexcept;
+  /// Cancels a still-open span held by *this first.
+  StagingSpan& operator=(StagingSpan&& other) noexcept;
+  StagingSpan(const StagingSpan&) = delete;
+  StagingSpan& operator=(const StagingSpan&) = delete;
+  ~StagingSpan();
+
+  /// True while the span is open (reserved, not yet committed or cancelled).
+  [[nodiscard]] bool valid() const noexcept { return owner_ != nullptr; }
+  /// The writable bytes (pinned host memory; write-only when write_combined). Empty when !valid().
+  [[nodiscard]] std::byte* data() const noexcept { return data_; }
+  [[nodiscard]] uint64_t size() const noexcept { return size_; }
+  [[nodiscard]] std::span<std::byte> bytes() const noexcept {
+    return {data_, static_cast<std::size_t>(size_)};
+  }
+  /// The timeline point the span's copy will complete at (its retirement token).
+  [[nodiscard]] TimelineValue point() const noexcept { return point_; }
+
+ private:
+  friend class Uploader;
+  void* owner_ = nullptr;  // Uploader::Impl*
+  std::byte* data_ = nullptr;
+  uint64_t size_ = 0;
+  TimelineValue point_ = 0;
+};
+
+/// See the file comment.
+///
+/// Ownership: owns its pinned ring, events and fill threads; references the DeviceApi given to
+/// create() (which must outlive it) or owns the runtime one it made. Movable handle.
+/// Threading: every member function is safe from any thread, concurrently (several threads may
+/// upload on several streams at once). Calls that wait for ring room hold an internal lock while
+/// they wait; other callers needing ring room wait behind it (bounded by their own timeout), Defer
+/// callers get WouldBlock at once. The fill threads never call CUDA; CUDA calls are made from the
+/// calling thread, which need not have the Uploader's device current.
+/// Streams: any stream of the Uploader's device (0, the legacy default stream, included); not one
+/// that is capturing a CUDA graph (refused: the ring would be reused before the graph runs).
+class Uploader {
+ public:
+  enum class CreateError : uint8_t {
+    /// A config value out of range (ring_bytes 0, fill_threads 0, events 0, alignment 0,
+    /// a policy other than Defer/Wait/Split, ...).
+    InvalidConfig,
+    /// No device, or the device could not be made current (`cuda` in create's log says why).
+    NoDevice,
+    /// Pinning the ring failed (out of host memory or a CUDA error).
+    PinnedAllocationFailed,
+    /// Creating the pooled events failed.
+    EventCreationFailed,
+    /// Starting the fill threads failed.
+    ThreadStartFailed,
+  };
+
+  /// Pins the ring, creates the events and starts the fill threads. `api`: null uses the CUDA
+  /// runtime (make_runtime_api) on config.device; tests pass a fake. Never throws.
+  static Expected<Uploader, CreateError> create(const UploaderConfig& config,
+                                                DeviceApi* api = nullptr);
+
+  Uploader(Uploader&&) noexcept;
+  Uploader& operator=(Uploader&&) noexcept;
+  Uploader(const Uploader&) = delete;
+  Uploader& operator=(const Uploader&) = delete;
+  /// Waits (up to drain_timeout) until every copy issued has completed, then unpins the ring,
+  /// destroys the events and joins the threads. If the copies do not complete in time (a stalled
+  /// stream) or the Uploader has failed, the pinned ring and events are deliberately leaked rather
+  /// than freed under a copy that may still read them. Precondition: no StagingSpan of this
+  /// Uploader is open (aborts otherwise) and no call is in progress.
+  ~Uploader();
+
+  /// Copies `bytes` from host memory `host_src` (pageable or not, any alignment) to device memory
+  /// `device_dst` (any alignment) on `stream`, through the pinned ring. Returns once every byte has
+  /// been copied into the ring and every copy enqueued: the caller may then reuse `host_src`
+  /// at once; the device bytes are there when the returned point completes (and for any later
+  /// work on `stream`, by stream order). Copies are enqueued in source order.
+  ///
+  /// Policy (options.policy or the config's): Split streams any size in chunks of chunk_bytes,
+  /// waiting up to the timeout for each; Wait stages the whole source in one reservation (waiting
+  /// up to the timeout; TooLarge above ring_bytes); Defer is Wait without waiting (WouldBlock).
+  /// bytes == 0: nothing happens, returns 0 (a point that has always completed).
+  /// Errors: see UploadErrorKind; on Timeout or Cuda under Split, `bytes_issued` says how much was
+  /// enqueued before. When this returns (success or not) no thread reads `host_src` any more.
+  Expected<TimelineValue, UploadError> upload(void* device_dst, const void* host_src,
+                                              uint64_t bytes, cudaStream_t stream,
+                                              const UploadOptions& options = {});
+
+  /// Reserves `bytes` (> 0) of pinned ring to be filled in place. Defer and Wait give exactly
+  /// `bytes` (TooLarge above ring_bytes); Split, only when given in `options`, may give fewer (as
+  /// much as fits, at least some) and the caller reserves the rest with further calls. Without
+  /// options.policy the config's policy applies, except that Split means Wait here.
+  /// options.alignment sets the offset alignment.
+  Expected<StagingSpan, UploadError> reserve(uint64_t bytes, const UploadOptions& options = {});
+  /// Copies the first `bytes` of `span` (all of it when omitted; 0 < bytes <= span.size()) to
+  /// `device_dst` on `stream` and closes the span. Returns the point the copy completes at. On
+  /// any error the span is cancelled (closed) too. The span must have come from this Uploader.
+  Expected<TimelineValue, UploadError> commit(StagingSpan&& span, void* device_dst,
+                                              cudaStream_t stream,
+                                              std::optional<uint64_t> bytes = std::nullopt);
+  /// Gives an open span back unused; its bytes are reused in FIFO order. No-op on an empty span.
+  void cancel(StagingSpan&& span) noexcept;
+
+  /// The highest point such that every point up to it has completed. Never decreases.
+  [[nodiscard]] TimelineValue completed();
+  /// Waits up to `timeout` until completed() >= point; returns true when it is. Returns false at
+  /// once if the Uploader has failed.
+  bool wait(TimelineValue point, Duration timeout);
+  /// Makes `stream` wait for the copies of the upload/commit that returned `point` (their own
+  /// stream work; cudaStreamWaitEvent), without blocking the host. Point 0 or a completed point:
+  /// nothing to wait for. Errors: Cuda (cudaErrorInvalidValue for a point never returned,
+  /// cudaErrorNotReady for an open span's point) or Failed.
+  Expected<void, UploadError> stream_wait(cudaStream_t stream, TimelineValue point);
+
+  /// True after a sticky CUDA error; error() says which.
+  [[nodiscard]] bool failed() const noexcept;
+  [[nodiscard]] cudaError_t error() const noexcept;
+  /// The configuration in use (chunk_bytes etc. after clamping).
+  [[nodiscard]] const UploaderConfig& config() const noexcept;
+  /// A snapshot of the stats. Takes the ring lock (may wait behind a reservation that waits).
+  [[nodiscard]] UploaderStats stats() const;
+
+ private:
+  friend class StagingSpan;
+  struct Impl;
+  explicit Uploader(std::unique_ptr<Impl> impl) noexcept;
+  // Cancels an open span (StagingSpan's destructor and move assignment).
+  static void cancel_open(StagingSpan& span) noexcept;
+  std::unique_ptr<Impl> impl_;
+};
+
+[[nodiscard]] std::string_view to_string(Uploader::CreateError error) noexcept;
+
+}  // namespace staging::cuda

@@ -1,0 +1,8 @@
+// staging::webgpu — seed 004's slot ring on the WebGPU C API (Emscripten, in the browser).
+// See docs/webgpu.md.
+#pragma once
+
+#include "staging/webgpu/copy_layout.hpp"
+#include "staging/webgpu/slot_buffer.hpp"
+#include "staging/webgpu/staging_frame.hpp"
+#include "staging/webgpu/staging_ring.hpp"

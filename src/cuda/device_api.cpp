@@ -1,0 +1,115 @@
+// The CUDA runtime behind DeviceApi, and the classification of CUDA errors.
+#include "staging/cuda/device_api.hpp"
+
+namespace staging::cuda {
+namespace {
+
+// Makes `device` current for a scope and restores the caller's device after.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) noexcept {
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+    if (previous_ != device) {
+      status_ = cudaSetDevice(device);
+      switched_ = status_ == cudaSuccess && previous_ >= 0;
+    }
+  }
+  ~DeviceScope() {
+    if (switched_) cudaSetDevice(previous_);
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+  [[nodiscard]] cudaError_t status() const noexcept { return status_; }
+
+ private:
+  int previous_ = -1;
+  bool switched_ = false;
+  cudaError_t status_ = cudaSuccess;
+};
+
+class RuntimeApi final : public DeviceApi {
+ public:
+  explicit RuntimeApi(int device) noexcept : device_(device) {}
+
+  cudaError_t host_alloc(void** ptr, std::size_t bytes, unsigned flags) noexcept override {
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) return scope.status();
+    return cudaHostAlloc(ptr, bytes, flags);
+  }
+  cudaError_t host_free(void* ptr) noexcept override { return cudaFreeHost(ptr); }
+  cudaError_t event_create(cudaEvent_t* event) noexcept override {
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) return scope.status();
+    return cudaEventCreateWithFlags(event, cudaEventDisableTiming);
+  }
+  cudaError_t event_destroy(cudaEvent_t event) noexcept override { return cudaEventDestroy(event); }
+  cudaError_t event_record(cudaEvent_t event, cudaStream_t stream) noexcept override {
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) return scope.status();
+    return cudaEventRecord(event, stream);
+  }
+  cudaError_t event_query(cudaEvent_t event) noexcept override { return cudaEventQuery(event); }
+  cudaError_t stream_wait_event(cudaStream_t stream, cudaEvent_t event) noexcept override {
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) return scope.status();
+    return cudaStreamWaitEvent(stream, event, 0);
+  }
+  cudaError_t stream_is_capturing(cudaStream_t stream, bool* capturing) noexcept override {
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) return scope.status();
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    const cudaError_t err = cudaStreamIsCapturing(stream, &status);
+    *capturing = status != cudaStreamCaptureStatusNone;
+    return err;
+  }
+  cudaError_t copy_to_device_async(void* dst, const void* src, std::size_t bytes,
+                                   cudaStream_t stream) noexcept override {
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) return scope.status();
+    return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream);
+  }
+
+ private:
+  int device_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceApi> make_runtime_api(int device) {
+  return std::make_unique<RuntimeApi>(device);
+}
+
+bool is_sticky(cudaError_t error) noexcept {
+  switch (error) {
+    case cudaErrorInitializationError:
+    case cudaErrorCudartUnloading:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorNoDevice:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorNvlinkUncorrectable:
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorContextIsDestroyed:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorExternalDevice:
+    case cudaErrorUnknown:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string_view error_name(cudaError_t error) noexcept {
+  const char* name = cudaGetErrorName(error);
+  return name != nullptr && *name != '\0' ? std::string_view(name) : std::string_view("cudaError?");
+}
+
+}  // namespace staging::cuda

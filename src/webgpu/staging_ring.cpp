@@ -1,0 +1,55 @@
+#include "staging/webgpu/staging_ring.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "staging/core/assert.hpp"
+
+namespace staging::webgpu {
+
+Expected<std::unique_ptr<StagingRing>, ConfigError> StagingRing::create(WGPUDevice device,
+                                                                        RingConfig config) {
+  STAGING_ASSERT(device != nullptr, "StagingRing::create needs a device");
+  config.max_slot_bytes = std::min(config.max_slot_bytes, MAX_MAPPABLE_SLOT_BYTES);
+  auto allocator = std::make_unique<SlotBufferAllocator>(device);
+  // No poll: map callbacks run from the browser's event loop, never inside begin().
+  Expected<CoreRing, ConfigError> core = CoreRing::create(*allocator, config);
+  if (!core) return unexpected(core.error());
+  return std::unique_ptr<StagingRing>(
+      new StagingRing(device, std::move(*core), std::move(allocator)));
+}
+
+StagingRing::StagingRing(WGPUDevice device, CoreRing core,
+                         std::unique_ptr<SlotBufferAllocator> allocator)
+    : allocator_(std::move(allocator)),
+      core_(std::move(core)),
+      device_(device),
+      queue_(wgpuDeviceGetQueue(device)) {
+  wgpuDeviceReference(device_);
+}
+
+StagingRing::~StagingRing() {
+  wgpuQueueRelease(queue_);
+  wgpuDeviceRelease(device_);
+}
+
+Expected<StagingFrame, Refusal> StagingRing::begin(uint64_t needed) {
+  Expected<SlotLease, Refusal> lease = core_.begin(needed);
+  if (!lease) return unexpected(lease.error());
+  SlotBuffer& slot = core_.buffer(*lease);
+  return StagingFrame(*this, std::move(*lease), slot.handle(), slot.capacity());
+}
+
+StagingFrame StagingRing::begin_frame(uint64_t needed) {
+  Expected<StagingFrame, Refusal> frame = begin(needed);
+  if (frame) return std::move(*frame);
+  ++route_stats_->queue_write_frames;
+  return StagingFrame(*this, frame.error());
+}
+
+WGPUBuffer StagingRing::buffer(std::size_t index) const {
+  const SlotBuffer* slot = core_.buffer(index);
+  return slot != nullptr ? slot->handle() : nullptr;
+}
+
+}  // namespace staging::webgpu

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""End-to-end checks of the staging-sim command line, run by CTest (label "sim").
+
+Each subcommand runs build/bin/staging-sim and checks what it promises:
+  workload NAME  every compared policy on NAME: exit 0, "invariant_violations": 0 in the JSON,
+                 peak held bytes <= the cap (and <= the capacity for policies that never grow)
+  acceptance     the issue's acceptance command (sizes-edge, byte ring, split)
+  trace          --trace is JSON in the trace-event format, spans carry offset and size
+  plot           --plot is a well-formed SVG (and renders, when rsvg-convert is installed)
+  replay         the example CSV and JSON traces replay to the same result
+  determinism    the same seed gives byte-identical JSON; another seed does not
+  fault          --inject-fault early-completion exits 1 naming the violated invariant
+  policy-doc     docs/policy.md's table is exactly what the command it states prints
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+POLICIES = [("byte", "defer"), ("byte", "wait"), ("byte", "split"), ("byte", "grow"),
+            ("byte", "fallback"), ("slot", "fallback"), ("slot", "wait")]
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def run(args, sim, expect=0):
+    cmd = [sim] + args + ["--no-progress"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if expect is not None and proc.returncode != expect:
+        fail("%s exited %d (expected %d)\nstdout:\n%s\nstderr:\n%s" %
+             (" ".join(cmd), proc.returncode, expect, proc.stdout[-3000:], proc.stderr[-3000:]))
+    return proc
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def check_run(report, label, strict_capacity):
+    if report["invariant_violations"] != 0:
+        fail("%s: invariant_violations %d: %s" % (label, report["invariant_violations"],
+                                                   report["checks"]["violations"][:3]))
+    if report["checks"]["stat_mismatches"]:
+        fail("%s: stats mismatches %s" % (label, report["checks"]["stat_mismatches"]))
+    peak, cap, capacity = report["peak_held_bytes"], report["cap"], report["capacity"]
+    if peak > cap:
+        fail("%s: peak held %d > cap %d" % (label, peak, cap))
+    if strict_capacity and peak > capacity:
+        fail("%s: peak held %d > capacity %d" % (label, peak, capacity))
+    if report["checks"]["byte_checks_corrupted"] != 0:
+        fail("%s: corrupted bytes" % label)
+    print("ok  %-40s peak %d / cap %d, %d reservations checked" %
+          (label, peak, cap, report["checks"]["reservations_checked"]))
+
+
+def cmd_workload(a):
+    for strategy, policy in POLICIES:
+        out = os.path.join(a.work, "%s-%s-%s.json" % (a.name, strategy, policy))
+        run(["--workload", a.name, "--strategy", strategy, "--policy", policy, "--json", out, "-q"],
+            a.sim)
+        report = load(out)
+        strict = strategy == "byte" and policy in ("defer", "wait", "split")
+        check_run(report, "%s %s/%s" % (a.name, strategy, policy), strict)
+
+
+def cmd_acceptance(a):
+    out = os.path.join(a.work, "r.json")
+    run(["--workload", "sizes-edge", "--strategy", "byte", "--policy", "split", "--json", out], a.sim)
+    report = load(out)
+    check_run(report, "sizes-edge byte/split (acceptance)", strict_capacity=True)
+    if report["stats"]["splits"] == 0:
+        fail("sizes-edge under split never split: the edge sizes did not reach the ring")
+
+
+def cmd_trace(a):
+    out = os.path.join(a.work, "trace.json")
+    run(["--workload", "asset-burst", "--policy", "fallback", "--trace", out, "-q"], a.sim)
+    trace = load(out)
+    events = trace.get("traceEvents")
+    if not isinstance(events, list) or not events:
+        fail("no traceEvents array")
+    for e in events:
+        if "ph" not in e or "pid" not in e:
+            fail("event without ph/pid: %r" % e)
+        if e["ph"] in ("X", "i", "C") and not isinstance(e.get("ts"), (int, float)):
+            fail("event without a numeric ts: %r" % e)
+        if e["ph"] == "X" and e.get("dur", -1) < 0:
+            fail("span with a negative duration: %r" % e)
+    spans = [e for e in events if e.get("cat") == "reservation"]
+    if not spans or any("offset" not in s["args"] or "size" not in s["args"] for s in spans):
+        fail("reservation spans must carry offset and size")
+    names = {e["name"].split(" (")[0] for e in events if e.get("cat") == "policy"}
+    for wanted in ("fallback", "cap refusal", "direct"):
+        if wanted not in names:
+            fail("no %r event in an asset-burst/fallback trace (have %s)" % (wanted, sorted(names)))
+    print("ok  %d events, %d reservation spans, policy events %s" %
+          (len(events), len(spans), sorted(names)))
+
+
+def cmd_plot(a):
+    out = os.path.join(a.work, "plot.svg")
+    run(["--workload", "stalled-queue", "--policy", "wait", "--plot", out, "-q"], a.sim)
+    root = ET.parse(out).getroot()
+    if root.tag != "{http://www.w3.org/2000/svg}svg":
+        fail("root element is %s, not svg" % root.tag)
+    text = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
+    for wanted in ("held bytes", "bytes in flight", "capacity", "simulated time (s)",
+                   "staging memory (MiB)", "waits", "fallbacks", "queue stalled"):
+        if wanted not in text:
+            fail("the plot has no %r label" % wanted)
+    if shutil.which("rsvg-convert"):
+        png = os.path.join(a.work, "plot.png")
+        subprocess.run(["rsvg-convert", out, "-o", png], check=True)
+        if os.path.getsize(png) < 10000:
+            fail("rsvg-convert produced a suspiciously small PNG")
+        print("ok  rendered with rsvg-convert: %s" % png)
+    print("ok  well-formed SVG with axes, legend and lanes")
+
+
+def cmd_replay(a):
+    examples = os.path.join(a.source, "tools", "staging-sim", "examples")
+    reports = []
+    for name in ("upload-trace.csv", "upload-trace.json"):
+        out = os.path.join(a.work, name + ".report.json")
+        run(["--replay", os.path.join(examples, name), "--policy", "split", "--json", out, "-q"],
+            a.sim)
+        report = load(out)
+        check_run(report, "replay " + name, strict_capacity=True)
+        reports.append(report)
+    a_stats, b_stats = reports[0]["stats"], reports[1]["stats"]
+    if a_stats != b_stats:
+        diff = {k: (a_stats[k], b_stats[k]) for k in a_stats if a_stats[k] != b_stats.get(k)}
+        fail("the CSV and JSON examples replay differently: %s" % diff)
+    bad = os.path.join(a.work, "bad.csv")
+    with open(bad, "w") as f:
+        f.write("time_us,size\n0,100\n1,zero\n")
+    proc = run(["--replay", bad], a.sim, expect=2)
+    if "bad.csv:3:" not in proc.stderr:
+        fail("a bad trace line is not named: %r" % proc.stderr)
+    print("ok  CSV and JSON examples agree; a bad line is named")
+
+
+def cmd_determinism(a):
+    outs = []
+    for i, seed in enumerate(("5", "5", "6")):
+        out = os.path.join(a.work, "det%d.json" % i)
+        trace = os.path.join(a.work, "det%d.trace.json" % i)
+        run(["--workload", "mixed", "--policy", "split", "--seed", seed, "--json", out, "--trace",
+             trace, "-q"], a.sim)
+        outs.append((open(out, "rb").read(), open(trace, "rb").read()))
+    if outs[0] != outs[1]:
+        fail("two runs with seed 5 differ")
+    if outs[0][0] == outs[2][0]:
+        fail("seeds 5 and 6 gave the same run")
+    print("ok  byte-identical JSON and trace for one seed")
+
+
+def cmd_fault(a):
+    out = os.path.join(a.work, "fault.json")
+    proc = run(["--workload", "chunk-stream", "--inject-fault", "early-completion", "--json", out],
+               a.sim, expect=1)
+    if "I3 violated: reservation #" not in proc.stderr:
+        fail("the violation is not named on stderr: %r" % proc.stderr)
+    report = load(out)
+    if report["invariant_violations"] == 0 or report["checks"]["violations_by_invariant"]["I3"] == 0:
+        fail("the JSON does not report the I3 violation")
+    print("ok  exit 1: " + proc.stderr.strip().splitlines()[0][:160])
+
+
+def cmd_policy_doc(a):
+    doc = open(os.path.join(a.source, "docs", "policy.md")).read()
+    m = re.search(r"<!-- compare-command: (.*?) -->", doc)
+    if not m:
+        fail("docs/policy.md states no <!-- compare-command: ... --> ")
+    begin, end = "<!-- compare-table:begin -->", "<!-- compare-table:end -->"
+    if begin not in doc or end not in doc:
+        fail("docs/policy.md has no compare-table markers")
+    table = doc.split(begin, 1)[1].split(end, 1)[0].strip()
+    args = shlex.split(m.group(1))
+    if args[0] != "staging-sim":
+        fail("the stated command must start with staging-sim")
+    proc = run(args[1:], a.sim)
+    if proc.stdout.strip() != table:
+        got, want = proc.stdout.strip().splitlines(), table.splitlines()
+        for i, (g, w) in enumerate(zip(got, want)):
+            if g != w:
+                fail("docs/policy.md line %d of the table differs:\n  doc: %s\n  now: %s" %
+                     (i + 1, w, g))
+        fail("docs/policy.md's table has %d lines, the command prints %d" % (len(want), len(got)))
+    print("ok  docs/policy.md's table is reproduced by: %s" % m.group(1))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--sim", required=True)
+    p.add_argument("--source", required=True)
+    p.add_argument("--work", required=True)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("workload")
+    w.add_argument("name")
+    for name in ("acceptance", "trace", "plot", "replay", "determinism", "fault", "policy-doc"):
+        sub.add_parser(name)
+    a = p.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    {"workload": cmd_workload, "acceptance": cmd_acceptance, "trace": cmd_trace,
+     "plot": cmd_plot, "replay": cmd_replay, "determinism": cmd_determinism,
+     "fault": cmd_fault, "policy-doc": cmd_policy_doc}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()

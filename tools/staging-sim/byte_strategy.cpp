@@ -1,0 +1,298 @@
+// The byte-ring strategy: uploads become ByteRing reservations under the configured policy. The
+// ring reports to an observer (the timeline, the cause counts, the checker) and creates its
+// regions through a wrapper that tells the checker which memory exists.
+#include <algorithm>
+#include <optional>
+
+#include "sim_context.hpp"
+#include "staging/core/byte_ring.hpp"
+#include "staging/core/ring_observer.hpp"
+#include "staging/testing/fake_region_allocator.hpp"
+
+namespace staging::sim {
+namespace {
+
+// Real host memory per region (FakeRegionAllocator), with every creation and destruction told to
+// the checker — the checker's knowledge of what memory exists comes from here, not from the ring.
+class CheckedRegionAllocator final : public RegionAllocator {
+ public:
+  explicit CheckedRegionAllocator(SimContext& ctx) : ctx_(&ctx) {
+    inner_.set_max_region_bytes(uint64_t{4} << 30);
+  }
+  Expected<void, AllocError> create_region(uint32_t region, uint64_t bytes) override {
+    auto made = inner_.create_region(region, bytes);
+    if (made) ctx_->region_created(region, bytes);
+    return made;
+  }
+  void destroy_region(uint32_t region) noexcept override {
+    const uint64_t bytes = inner_.size(region);
+    ctx_->region_destroyed(region);
+    if (!inner_.guards_intact(region)) {
+      ctx_->checker.report(Invariant::I4_InBounds,
+                           "guard bytes after region " + std::to_string(region) +
+                               " were overwritten: something wrote past the region's end");
+    }
+    inner_.destroy_region(region);
+    ctx_->held_changed(-static_cast<int64_t>(bytes));
+  }
+  [[nodiscard]] std::byte* data(uint32_t region) {
+    return inner_.live(region) ? inner_.data(region) : nullptr;
+  }
+  [[nodiscard]] uint64_t size(uint32_t region) const { return inner_.size(region); }
+
+ private:
+  SimContext* ctx_;
+  testing::FakeRegionAllocator inner_;
+};
+
+// The ring's timeline, turned into counts by cause, marks, spans and checker calls.
+class SimObserver final : public RingObserver {
+ public:
+  SimObserver(SimContext& ctx, CheckedRegionAllocator& allocator)
+      : ctx_(&ctx), allocator_(&allocator) {}
+
+  void on_reserve(const ReserveEvent& e) override {
+    const Reservation& r = e.reservation;
+    ctx_->placed(r, r.region, e.charged, e.policy, allocator_->data(r.region),
+                 allocator_->size(r.region));
+  }
+  void on_retire(const RetireEvent& e) override {
+    ctx_->sync_truth();
+    if (e.cancelled) ctx_->checker.on_cancel(e.id);
+    ctx_->checker.on_reclaim(e.id);
+    ctx_->reclaimed(e.id);
+  }
+  void on_wrap(const WrapEvent& e) override {
+    RunResult& r = ctx_->result;
+    ++r.wraps;
+    r.bytes_skipped += e.skipped;
+    add(MarkKind::Wrap, e.time, BlockCause::InFlight, e.skipped, e.id, 0, e.region);
+  }
+  void on_wait_end(const WaitEndEvent& e) override {
+    RunResult& r = ctx_->result;
+    ++r.waits;
+    r.wait_causes.add(e.cause);
+    r.wait_total += e.waited;
+    r.wait_longest = std::max(r.wait_longest, e.waited);
+    Mark m = make(MarkKind::Wait, e.time - e.waited, e.cause, last_needed_, 0, e.token, 0);
+    m.duration = e.waited;
+    m.flag = e.timed_out;
+    ctx_->mark(m);
+  }
+  void on_wait_begin(const WaitBeginEvent& e) override { last_needed_ = e.needed; }
+  void on_split(const SplitEvent& e) override {
+    ctx_->result.split_causes.add(e.cause);
+    add(MarkKind::Split, e.time, e.cause, e.placed, e.id, 0, 0);
+  }
+  void on_grow(const RegionEvent& e) override {
+    ++ctx_->result.grows;
+    ctx_->result.grow_causes.add(e.cause);
+    add(MarkKind::Grow, e.time, e.cause, e.bytes, 0, 0, e.region);
+  }
+  void on_trim(const RegionEvent& e) override {
+    ++ctx_->result.trims;
+    add(MarkKind::Trim, e.time, e.cause, e.bytes, 0, 0, e.region);
+  }
+  void on_fallback(const FallbackEvent& e) override {
+    RunResult& r = ctx_->result;
+    ++r.fallbacks;
+    r.fallback_bytes += e.bytes;
+    r.fallback_causes.add(e.cause);
+    add(MarkKind::Fallback, e.time, e.cause, e.bytes, e.id, 0, e.region);
+  }
+  void on_would_block(const WouldBlockEvent& e) override {
+    ctx_->result.would_block_causes.add(e.cause);
+    add(MarkKind::WouldBlock, e.time, e.cause, e.needed, 0, 0, 0);
+  }
+  void on_timeout(const TimeoutEvent& e) override {
+    ++ctx_->result.timeouts;
+    ctx_->result.timeout_causes.add(e.cause);
+    add(MarkKind::Timeout, e.time, e.cause, last_needed_, 0, e.waited_for, 0);
+  }
+  void on_cap_refusal(const CapRefusalEvent& e) override {
+    if (e.permanent) ++ctx_->result.cap_refusals;
+    Mark m = make(MarkKind::CapRefusal, e.time, BlockCause::Cap, e.asked, 0, 0, 0);
+    m.flag = e.permanent;
+    ctx_->mark(m);
+  }
+
+ private:
+  Mark make(MarkKind kind, Duration t, BlockCause cause, uint64_t bytes, uint64_t id,
+            TimelineValue token, uint32_t region) const {
+    Mark m;
+    m.time = t;
+    m.kind = kind;
+    m.cause = cause;
+    m.bytes = bytes;
+    m.id = id;
+    m.token = token;
+    m.region = region;
+    m.kind_index = ctx_->upload != nullptr ? ctx_->upload->kind : 0;
+    return m;
+  }
+  void add(MarkKind kind, Duration t, BlockCause cause, uint64_t bytes, uint64_t id,
+           TimelineValue token, uint32_t region) {
+    ctx_->mark(make(kind, t, cause, bytes, id, token, region));
+  }
+  SimContext* ctx_;
+  CheckedRegionAllocator* allocator_;
+  uint64_t last_needed_ = 0;
+};
+
+class ByteStrategy final : public StrategyRunner {
+ public:
+  explicit ByteStrategy(SimContext& ctx) : ctx_(&ctx), allocator_(ctx), observer_(ctx, allocator_) {
+    ctx.resolve = [this](uint32_t region) { return allocator_.data(region); };
+  }
+  ~ByteStrategy() override { ring_.reset(); }
+  ByteStrategy(const ByteStrategy&) = delete;
+  ByteStrategy& operator=(const ByteStrategy&) = delete;
+
+  bool create(std::string* error) {
+    const SimConfig& c = ctx_->config;
+    ByteRingConfig rc;
+    rc.capacity = c.capacity;
+    rc.cap = c.effective_cap();
+    rc.policy = c.policy;
+    rc.wait_timeout = c.wait_timeout;
+    rc.grow_step = c.grow_step;
+    rc.trim_after = c.trim_after;
+    rc.fallback_cap = c.fallback_cap;
+    rc.split_min_chunk = c.split_min_chunk;
+    rc.check_invariants = false;  // the simulator's own checker (Record mode) sees everything
+    ByteRing::Deps deps;
+    deps.allocator = &allocator_;
+    deps.completion = &ctx_->queue;
+    deps.clock = &ctx_->clock;
+    deps.observer = &observer_;
+    auto made = ByteRing::create(rc, deps);
+    if (!made) {
+      *error = "ByteRing::create failed: " + std::string(ByteRing::to_string(made.error()));
+      return false;
+    }
+    ring_.emplace(std::move(*made));
+    return true;
+  }
+
+  void poll() override { ring_->poll(); }
+  [[nodiscard]] bool batch_open() const override { return open_; }
+
+  void flush(bool early) override {
+    if (!open_) return;
+    open_ = false;
+    ctx_->submit(early);
+  }
+
+  void submit_pending() override { flush(true); }
+
+  void make(const Upload& u, std::size_t /*index*/) override {
+    const uint64_t alignment = std::max<uint64_t>(u.alignment, 1);
+    uint64_t remaining = SimContext::resolve_size(u, ring_->largest_free(), ring_->capacity());
+    while (remaining > 0) {
+      // A reservation that may not fit region 0 may wait: the ring must never wait on the open
+      // batch, which nobody would submit — so submit it first.
+      if (open_ && (remaining > ring_->largest_free() ||
+                    alignment - 1 > ring_->largest_free() - remaining)) {
+        flush(true);
+      }
+      ReserveRequest req;
+      req.size = remaining;
+      req.alignment = alignment;
+      req.token = ctx_->queue.next_value();
+      req.owner = u.kind;
+      req.granularity = std::max<uint64_t>(u.granularity, 1);
+      ctx_->asked = remaining;
+      auto placed = ring_->reserve(req);
+      if (placed) {
+        open_ = true;
+        remaining -= placed->size;
+        continue;
+      }
+      const ReserveError& e = placed.error();
+      switch (e.kind) {
+        case ReserveErrorKind::WouldBlock: {
+          // Come back at the next tick or when the queue next completes something, whichever is
+          // first (the bytes may then be free).
+          flush(true);
+          const std::optional<Duration> next = ctx_->retry_time();
+          if (!next) {
+            ctx_->direct(remaining, e.cause);
+            remaining = 0;
+            break;
+          }
+          ctx_->queue.advance_to(*next);
+          ring_->poll();
+          ctx_->sync_truth();
+          break;
+        }
+        case ReserveErrorKind::Timeout:
+          flush(true);
+          if (!e.oldest_pending || !ctx_->queue.can_complete(*e.oldest_pending)) {
+            ctx_->direct(remaining, e.cause);
+            remaining = 0;
+          }
+          break;
+        case ReserveErrorKind::CapExceeded:
+        case ReserveErrorKind::AllocationFailed:
+        case ReserveErrorKind::ZeroSize:
+        case ReserveErrorKind::Overflow:
+          ctx_->direct(remaining, e.cause);
+          remaining = 0;
+          break;
+      }
+    }
+  }
+
+  void finish() override {
+    const ByteRingStats& s = ring_->stats();
+    RunResult& r = ctx_->result;
+    r.byte_stats = s;
+    const auto check = [&](const char* what, uint64_t ours, uint64_t ring) {
+      if (ours != ring) {
+        r.stat_mismatches.push_back(std::string(what) + ": observed " + std::to_string(ours) +
+                                    ", ring stats " + std::to_string(ring));
+      }
+    };
+    check("reservations", r.reservations, s.reservations);
+    check("bytes reserved", r.bytes_reserved, s.bytes_reserved);
+    check("wraps", r.wraps, s.wraps);
+    check("bytes skipped", r.bytes_skipped, s.bytes_skipped);
+    check("waits", r.waits, s.waits);
+    check("wait total ns", static_cast<uint64_t>(r.wait_total.count()),
+          static_cast<uint64_t>(s.wait_total.count()));
+    check("splits", r.split_causes.total(), s.splits);
+    check("grows", r.grows, s.grows);
+    check("trims", r.trims, s.trims);
+    check("fallbacks", r.fallbacks, s.fallbacks);
+    check("fallback bytes", r.fallback_bytes, s.fallback_bytes);
+    check("timeouts", r.timeouts, s.timeouts);
+    check("cap refusals", r.cap_refusals, s.cap_refusals);
+    check("would-blocks", r.would_block_causes.total(), s.would_blocks);
+    check("peak held bytes", r.peak_held, s.peak_held_bytes);
+    for (std::size_t c = 0; c < 3; ++c) {
+      const std::string cause(to_string(static_cast<BlockCause>(c)));
+      check(("would-blocks " + cause).c_str(), r.would_block_causes.by_cause[c],
+            s.would_blocks_by_cause[c]);
+      check(("waits " + cause).c_str(), r.wait_causes.by_cause[c], s.waits_by_cause[c]);
+      check(("splits " + cause).c_str(), r.split_causes.by_cause[c], s.splits_by_cause[c]);
+      check(("fallbacks " + cause).c_str(), r.fallback_causes.by_cause[c], s.fallbacks_by_cause[c]);
+    }
+  }
+
+ private:
+  SimContext* ctx_;
+  CheckedRegionAllocator allocator_;
+  SimObserver observer_;
+  std::optional<ByteRing> ring_;
+  bool open_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<StrategyRunner> make_byte_strategy(SimContext& ctx, std::string* error) {
+  auto s = std::make_unique<ByteStrategy>(ctx);
+  if (!s->create(error)) return nullptr;
+  return s;
+}
+
+}  // namespace staging::sim

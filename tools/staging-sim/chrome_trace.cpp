@@ -1,0 +1,296 @@
+// The Chrome trace-event file of one run (--trace): opens in Perfetto (ui.perfetto.dev) and
+// chrome://tracing. Format:
+// https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU
+//
+// Tracks (processes):
+//   1  "staging-sim"        counters (held, in flight, capacity, cap) and the policy's events,
+//                           one thread per kind: waits, would-blocks, splits, fallbacks, grows and
+//                           trims, wraps, timeouts and cap refusals, direct uploads, frame pacing
+//   2  "GPU queue"          each submission from submit to completion; stall windows
+//   10 "ring (region 0)"    byte ring: every reservation from reserve to retire, in lanes
+//   11 "grown regions"      byte ring: reservations in regions added by Grow
+//   12 "fallback regions"   byte ring: Fallback's dedicated reservations
+//   10+s "slot s"           slot ring: every placement from place to its frame's signal
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <queue>
+#include <vector>
+
+#include "reports.hpp"
+
+namespace staging::sim {
+namespace {
+
+using nlohmann::ordered_json;
+
+double us(Duration d) {
+  return static_cast<double>(d.count()) / 1e3;
+}
+
+ordered_json meta(const char* what, int pid, int tid, const std::string& name) {
+  ordered_json e{{"name", what}, {"ph", "M"}, {"pid", pid}};
+  if (tid >= 0) e["tid"] = tid;
+  e["args"] = {{"name", name}};
+  return e;
+}
+
+ordered_json sort_index(int pid, int index) {
+  return {
+      {"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"args", {{"sort_index", index}}}};
+}
+
+// Greedy interval colouring: the lowest lane whose last span ended by `begin`.
+class Lanes {
+ public:
+  int take(Duration begin, Duration end) {
+    for (std::size_t i = 0; i < ends_.size(); ++i) {
+      if (ends_[i] <= begin) {
+        ends_[i] = end;
+        return static_cast<int>(i);
+      }
+    }
+    ends_.push_back(end);
+    return static_cast<int>(ends_.size() - 1);
+  }
+  [[nodiscard]] std::size_t count() const noexcept { return ends_.size(); }
+
+ private:
+  std::vector<Duration> ends_;
+};
+
+enum PolicyThread : int {
+  kWaits = 1,
+  kWouldBlocks,
+  kSplits,
+  kFallbacks,
+  kGrows,
+  kWraps,
+  kTimeouts,
+  kDirect,
+  kPacing,
+};
+
+int thread_of(MarkKind k) {
+  switch (k) {
+    case MarkKind::Wait:
+      return kWaits;
+    case MarkKind::WouldBlock:
+      return kWouldBlocks;
+    case MarkKind::Split:
+      return kSplits;
+    case MarkKind::Fallback:
+      return kFallbacks;
+    case MarkKind::Grow:
+    case MarkKind::Trim:
+      return kGrows;
+    case MarkKind::Wrap:
+      return kWraps;
+    case MarkKind::Timeout:
+    case MarkKind::CapRefusal:
+      return kTimeouts;
+    case MarkKind::Direct:
+      return kDirect;
+    case MarkKind::Pacing:
+      return kPacing;
+  }
+  return kWaits;
+}
+
+}  // namespace
+
+std::string_view to_string(MarkKind kind) noexcept {
+  switch (kind) {
+    case MarkKind::Wait:
+      return "wait";
+    case MarkKind::WouldBlock:
+      return "would-block";
+    case MarkKind::Split:
+      return "split";
+    case MarkKind::Fallback:
+      return "fallback";
+    case MarkKind::Grow:
+      return "grow";
+    case MarkKind::Trim:
+      return "trim";
+    case MarkKind::Wrap:
+      return "wrap";
+    case MarkKind::Timeout:
+      return "timeout";
+    case MarkKind::CapRefusal:
+      return "cap refusal";
+    case MarkKind::Direct:
+      return "direct";
+    case MarkKind::Pacing:
+      return "frame pacing";
+  }
+  return "?";
+}
+
+ordered_json chrome_trace(const RunResult& r) {
+  const bool slot = r.config.strategy == Strategy::Slot;
+  ordered_json events = ordered_json::array();
+  events.push_back(meta("process_name", 1, -1, "staging-sim: " + r.workload));
+  events.push_back(sort_index(1, 1));
+  const std::pair<int, const char*> threads[] = {{kWaits, "waits"},
+                                                 {kWouldBlocks, "would-blocks"},
+                                                 {kSplits, "splits"},
+                                                 {kFallbacks, "fallbacks"},
+                                                 {kGrows, "grows / trims"},
+                                                 {kWraps, "wraps"},
+                                                 {kTimeouts, "timeouts / cap refusals"},
+                                                 {kDirect, "direct (caller's other route)"},
+                                                 {kPacing, "frame pacing"}};
+  for (const auto& [tid, name] : threads)
+    events.push_back(meta("thread_name", 1, tid, name));
+  events.push_back(meta("process_name", 2, -1, "GPU queue (" + r.delay + ")"));
+  events.push_back(sort_index(2, 2));
+  events.push_back(meta("thread_name", 2, 0, "stalls"));
+
+  // Counters.
+  for (const Sample& s : r.samples) {
+    events.push_back({{"name", "staging bytes"},
+                      {"ph", "C"},
+                      {"ts", us(s.time)},
+                      {"pid", 1},
+                      {"args", {{"held", s.held}, {"in flight", s.in_flight}}}});
+  }
+  for (Duration t : {Duration{0}, r.end}) {
+    events.push_back({{"name", "limits"},
+                      {"ph", "C"},
+                      {"ts", us(t)},
+                      {"pid", 1},
+                      {"args", {{"capacity", r.capacity}, {"cap", r.cap}}}});
+  }
+
+  // Queue: submissions and stalls.
+  Lanes queue_lanes;
+  for (const Submission& s : r.queue_log) {
+    const Duration end = s.completes && *s.completes <= r.end ? *s.completes : r.end;
+    const int lane = queue_lanes.take(s.submitted, end);
+    ordered_json args{{"value", s.value}, {"submitted_ns", s.submitted.count()}};
+    args["completed_ns"] = s.completes ? ordered_json(s.completes->count()) : ordered_json(nullptr);
+    events.push_back({{"name", "submission " + std::to_string(s.value)},
+                      {"cat", "queue"},
+                      {"ph", "X"},
+                      {"ts", us(s.submitted)},
+                      {"dur", us(end - s.submitted)},
+                      {"pid", 2},
+                      {"tid", lane + 1},
+                      {"args", args}});
+  }
+  for (std::size_t i = 0; i < queue_lanes.count(); ++i) {
+    events.push_back(
+        meta("thread_name", 2, static_cast<int>(i) + 1, "in flight " + std::to_string(i + 1)));
+  }
+  for (const StallWindow& w : r.stalls) {
+    events.push_back({{"name", "queue stalled"},
+                      {"cat", "queue"},
+                      {"ph", "X"},
+                      {"ts", us(w.at)},
+                      {"dur", us(w.length)},
+                      {"pid", 2},
+                      {"tid", 0}});
+  }
+
+  // Reservations, per track, in lanes.
+  std::map<int, std::pair<std::string, Lanes>> tracks;
+  const auto track_of = [&](const Span& s) -> int {
+    if (slot) return 10 + static_cast<int>(s.region);
+    if (s.fallback) return 12;
+    return s.region == 0 ? 10 : 11;
+  };
+  const auto track_name = [&](int pid) -> std::string {
+    if (slot) return "slot " + std::to_string(pid - 10);
+    if (pid == 10) return "ring (region 0)";
+    if (pid == 11) return "grown regions";
+    return "fallback regions";
+  };
+  for (const Span& s : r.spans) {
+    const int pid = track_of(s);
+    auto& [name, lanes] = tracks[pid];
+    if (name.empty()) name = track_name(pid);
+    const Duration end = s.end.value_or(r.end);
+    const int lane = lanes.take(s.begin, end);
+    const std::string kind = s.kind < r.kinds.size() ? r.kinds[s.kind].name : "upload";
+    ordered_json args{{"id", s.id},
+                      {"region", s.region},
+                      {"offset", s.offset},
+                      {"size", s.size},
+                      {"alignment", s.alignment},
+                      {"skipped", s.skipped},
+                      {"charged", s.charged},
+                      {"asked", s.asked},
+                      {"token", s.token},
+                      {"kind", kind},
+                      {"frame", s.frame},
+                      {"policy", std::string(policy_name(s.policy))}};
+    if (s.fallback) args["fallback"] = true;
+    if (!s.end) args["retired"] = false;
+    events.push_back({{"name", kind + " #" + std::to_string(s.id)},
+                      {"cat", "reservation"},
+                      {"ph", "X"},
+                      {"ts", us(s.begin)},
+                      {"dur", us(end - s.begin)},
+                      {"pid", pid},
+                      {"tid", lane + 1},
+                      {"args", args}});
+  }
+  for (auto& [pid, track] : tracks) {
+    events.push_back(meta("process_name", pid, -1, track.first));
+    events.push_back(sort_index(pid, pid));
+    for (std::size_t i = 0; i < track.second.count(); ++i) {
+      events.push_back(
+          meta("thread_name", pid, static_cast<int>(i) + 1, "lane " + std::to_string(i + 1)));
+    }
+  }
+
+  // The policy's events.
+  for (const Mark& m : r.marks) {
+    const std::string kind = m.kind_index < r.kinds.size() ? r.kinds[m.kind_index].name : "";
+    ordered_json args{{"cause", std::string(to_string(m.cause))}, {"bytes", m.bytes}};
+    if (m.id != 0) args["id"] = m.id;
+    if (m.token != 0) args["token"] = m.token;
+    if (m.kind == MarkKind::Grow || m.kind == MarkKind::Trim || m.kind == MarkKind::Fallback ||
+        m.kind == MarkKind::Wrap) {
+      args["region"] = m.region;
+    }
+    if (!kind.empty()) args["kind"] = kind;
+    if (m.kind == MarkKind::Wait) args["timed_out"] = m.flag;
+    if (m.kind == MarkKind::CapRefusal) args["permanent"] = m.flag;
+    if (m.kind == MarkKind::Pacing) args.erase("cause");
+    std::string name(to_string(m.kind));
+    if (m.kind != MarkKind::Pacing && m.kind != MarkKind::Trim && m.kind != MarkKind::Wrap) {
+      name += " (" + std::string(to_string(m.cause)) + ")";
+    }
+    ordered_json e{{"name", name}, {"cat", "policy"}};
+    if (m.kind == MarkKind::Wait || m.kind == MarkKind::Pacing) {
+      e["ph"] = "X";
+      e["ts"] = us(m.time);
+      e["dur"] = us(m.duration);
+    } else {
+      e["ph"] = "i";
+      e["s"] = "t";
+      e["ts"] = us(m.time);
+    }
+    e["pid"] = 1;
+    e["tid"] = thread_of(m.kind);
+    e["args"] = args;
+    events.push_back(std::move(e));
+  }
+
+  ordered_json trace;
+  trace["traceEvents"] = std::move(events);
+  trace["displayTimeUnit"] = "ms";
+  trace["otherData"] = {{"tool", "staging-sim"},
+                        {"workload", r.workload},
+                        {"strategy", std::string(to_string(r.config.strategy))},
+                        {"policy", std::string(policy_name(r.config.policy))},
+                        {"capacity", r.capacity},
+                        {"cap", r.cap},
+                        {"seed", r.config.seed},
+                        {"invariant_violations", r.invariant_violations()}};
+  return trace;
+}
+
+}  // namespace staging::sim

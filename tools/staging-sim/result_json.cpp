@@ -1,0 +1,206 @@
+// The JSON report of one run (--json): every stat, each cause count, the checker's verdict.
+#include "reports.hpp"
+
+namespace staging::sim {
+namespace {
+
+using nlohmann::ordered_json;
+
+int64_t ns(Duration d) {
+  return static_cast<int64_t>(d.count());
+}
+
+ordered_json causes(const CauseCounts& c) {
+  ordered_json j;
+  j["InFlight"] = c[BlockCause::InFlight];
+  j["Fragmentation"] = c[BlockCause::Fragmentation];
+  j["Cap"] = c[BlockCause::Cap];
+  j["total"] = c.total();
+  return j;
+}
+
+ordered_json by_cause(const uint64_t (&a)[3]) {
+  return ordered_json{{"InFlight", a[0]}, {"Fragmentation", a[1]}, {"Cap", a[2]}};
+}
+
+ordered_json byte_stats(const ByteRingStats& s) {
+  ordered_json j;
+  j["reservations"] = s.reservations;
+  j["bytes_reserved"] = s.bytes_reserved;
+  j["retired"] = s.retired;
+  j["cancelled"] = s.cancelled;
+  j["wraps"] = s.wraps;
+  j["bytes_skipped"] = s.bytes_skipped;
+  j["would_blocks"] = s.would_blocks;
+  j["would_blocks_by_cause"] = by_cause(s.would_blocks_by_cause);
+  j["waits"] = s.waits;
+  j["waits_by_cause"] = by_cause(s.waits_by_cause);
+  j["wait_total_ns"] = ns(s.wait_total);
+  j["wait_longest_ns"] = ns(s.wait_longest);
+  j["timeouts"] = s.timeouts;
+  j["splits"] = s.splits;
+  j["splits_by_cause"] = by_cause(s.splits_by_cause);
+  j["grows"] = s.grows;
+  j["trims"] = s.trims;
+  j["fallbacks"] = s.fallbacks;
+  j["fallbacks_by_cause"] = by_cause(s.fallbacks_by_cause);
+  j["fallback_bytes"] = s.fallback_bytes;
+  j["cap_refusals"] = s.cap_refusals;
+  j["peak_held_bytes"] = s.peak_held_bytes;
+  j["held_bytes"] = s.held_bytes;
+  j["in_flight_bytes"] = s.in_flight_bytes;
+  j["invalid_requests"] = s.invalid_requests;
+  j["allocation_failures"] = s.allocation_failures;
+  j["wait_calls"] = s.wait_calls;
+  j["polls"] = s.polls;
+  j["fallback_held_bytes"] = s.fallback_held_bytes;
+  j["peak_fallback_bytes"] = s.peak_fallback_bytes;
+  j["peak_in_flight_bytes"] = s.peak_in_flight_bytes;
+  j["regions"] = s.regions;
+  return j;
+}
+
+ordered_json slot_stats(const StagingStats& s) {
+  ordered_json j;
+  j["frames_begun"] = s.frames_begun;
+  j["frames_finished"] = s.frames_finished;
+  j["placements"] = s.placements;
+  j["bytes_placed"] = s.bytes_placed;
+  j["placements_refused"] = s.placements_refused;
+  j["slots_created"] = s.slots_created;
+  j["slots_grown"] = s.slots_grown;
+  j["slots_replaced"] = s.slots_replaced;
+  j["abandoned_seen"] = s.abandoned_seen;
+  j["failed_seen"] = s.failed_seen;
+  j["refusals_too_large"] = s.refusals_too_large;
+  j["refusals_all_in_flight"] = s.refusals_all_in_flight;
+  j["refusals_allocation_failed"] = s.refusals_allocation_failed;
+  j["polls"] = s.polls;
+  j["bytes_allocated"] = s.bytes_allocated;
+  j["peak_bytes_allocated"] = s.peak_bytes_allocated;
+  return j;
+}
+
+}  // namespace
+
+ordered_json result_json(const RunResult& r) {
+  const SimConfig& c = r.config;
+  ordered_json j;
+  j["tool"] = "staging-sim";
+  j["format_version"] = 1;
+  j["workload"] = r.workload;
+  j["strategy"] = std::string(to_string(c.strategy));
+  j["policy"] = std::string(policy_name(c.policy));
+  j["invariant_violations"] = r.invariant_violations();
+  j["capacity"] = r.capacity;
+  j["cap"] = r.cap;
+  j["peak_held_bytes"] = r.peak_held;
+
+  ordered_json config;
+  config["seed"] = c.seed;
+  config["capacity"] = r.capacity;
+  config["cap"] = r.cap;
+  config["frames_in_flight"] = c.frames_in_flight;
+  config["delay"] = r.delay;
+  config["bandwidth_bytes_per_s"] = c.bandwidth;
+  config["wait_timeout_ns"] = ns(c.wait_timeout);
+  config["poll_interval_ns"] = ns(c.poll_interval);
+  config["grow_step"] = c.grow_step;
+  config["trim_after_ns"] = ns(c.trim_after);
+  config["fallback_cap"] = c.fallback_cap;
+  config["split_min_chunk"] = c.split_min_chunk;
+  config["duration_ns"] = ns(c.duration);
+  config["fault"] = c.fault == Fault::None ? "none" : "early-completion";
+  if (c.strategy == Strategy::Slot) {
+    config["slots"] = r.slots;
+    config["max_slot_bytes"] = r.max_slot_bytes;
+  }
+  ordered_json stalls = ordered_json::array();
+  for (const StallWindow& w : r.stalls)
+    stalls.push_back({{"at_ns", ns(w.at)}, {"for_ns", ns(w.length)}});
+  config["stalls"] = stalls;
+  j["config"] = config;
+
+  ordered_json s;
+  s["uploads"] = r.uploads;
+  s["upload_bytes"] = r.upload_bytes;
+  s["frames"] = r.frames;
+  s["streaming_uploads"] = r.streaming_uploads;
+  s["first_arrival_ns"] = ns(r.first_arrival);
+  s["last_arrival_ns"] = ns(r.last_arrival);
+  s["end_ns"] = ns(r.end);
+  s["makespan_ns"] = ns(r.makespan());
+  s["drained"] = r.drained;
+  s["throughput_mib_s"] = r.throughput_mib_s();
+  s["reservations"] = r.reservations;
+  s["bytes_reserved"] = r.bytes_reserved;
+  s["submissions"] = r.submissions;
+  s["early_flushes"] = r.early_flushes;
+  s["peak_held_bytes"] = r.peak_held;
+  s["peak_in_flight_bytes"] = r.peak_in_flight;
+  s["wraps"] = r.wraps;
+  s["bytes_skipped"] = r.bytes_skipped;
+  s["would_blocks"] = r.would_block_causes.total();
+  s["waits"] = r.waits;
+  s["wait_total_ns"] = ns(r.wait_total);
+  s["wait_longest_ns"] = ns(r.wait_longest);
+  s["timeouts"] = r.timeouts;
+  s["splits"] = r.split_causes.total();
+  s["grows"] = r.grows;
+  s["trims"] = r.trims;
+  s["fallbacks"] = r.fallbacks;
+  s["fallback_bytes"] = r.fallback_bytes;
+  s["cap_refusals"] = r.cap_refusals;
+  s["direct"] = r.direct;
+  s["direct_bytes"] = r.direct_bytes;
+  s["upload_delay_total_ns"] = ns(r.delay_total);
+  s["upload_delay_max_ns"] = ns(r.delay_max);
+  s["delayed_uploads"] = r.delayed_uploads;
+  s["upload_latency_total_ns"] = ns(r.latency_total);
+  s["upload_latency_max_ns"] = ns(r.latency_max);
+  s["busy_ns"] = ns(r.busy);
+  s["pacing_waits"] = r.pacing_waits;
+  s["pacing_total_ns"] = ns(r.pacing_total);
+  s["pacing_longest_ns"] = ns(r.pacing_longest);
+  j["stats"] = s;
+
+  ordered_json cs;
+  cs["would_block"] = causes(r.would_block_causes);
+  cs["wait"] = causes(r.wait_causes);
+  cs["timeout"] = causes(r.timeout_causes);
+  cs["split"] = causes(r.split_causes);
+  cs["grow"] = causes(r.grow_causes);
+  cs["fallback"] = causes(r.fallback_causes);
+  cs["direct"] = causes(r.direct_causes);
+  j["causes"] = cs;
+
+  ordered_json checks;
+  checks["reservations_checked"] = r.checks;
+  checks["byte_checks"] = r.stamps_checked;
+  checks["byte_checks_corrupted"] = r.stamps_corrupted;
+  checks["violations_by_invariant"] = {{"I1", r.violations_by_invariant[0]},
+                                       {"I2", r.violations_by_invariant[1]},
+                                       {"I3", r.violations_by_invariant[2]},
+                                       {"I4", r.violations_by_invariant[3]},
+                                       {"I5", r.violations_by_invariant[4]}};
+  ordered_json messages = ordered_json::array();
+  for (std::size_t i = 0; i < r.violations.size() && i < 100; ++i) {
+    messages.push_back({{"invariant", std::string(to_string(r.violations[i].invariant))},
+                        {"message", r.violations[i].message}});
+  }
+  checks["violations"] = messages;
+  checks["stat_mismatches"] = r.stat_mismatches;
+  j["checks"] = checks;
+
+  ordered_json kinds = ordered_json::array();
+  for (const KindStats& k : r.kinds) {
+    kinds.push_back(
+        {{"kind", k.name}, {"uploads", k.uploads}, {"bytes", k.bytes}, {"direct", k.direct}});
+  }
+  j["kinds"] = kinds;
+  if (r.byte_stats) j["byte_ring_stats"] = byte_stats(*r.byte_stats);
+  if (r.slot_stats) j["slot_ring_stats"] = slot_stats(*r.slot_stats);
+  return j;
+}
+
+}  // namespace staging::sim

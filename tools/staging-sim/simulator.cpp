@@ -1,0 +1,383 @@
+#include "simulator.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "sim_context.hpp"
+
+namespace staging::sim {
+
+// ---------------------------------------------------------------------------------------------
+// SimContext
+
+SimContext::SimContext(const SimConfig& c, const Workload& w, RunResult& r,
+                       testing::DelayModel model, std::vector<StallWindow> stalls)
+    : config(c),
+      workload(w),
+      result(r),
+      queue(clock, model, std::move(stalls), c.bandwidth, c.fault == Fault::EarlyCompletion),
+      checker(InvariantChecker::Mode::Record, c.effective_cap()) {}
+
+uint64_t SimContext::resolve_size(const Upload& u, uint64_t free_contiguous, uint64_t capacity) {
+  switch (u.relative) {
+    case RelativeSize::None:
+      return u.size;
+    case RelativeSize::FreeMinusOne:
+      return free_contiguous > 1 ? free_contiguous - 1 : 1;
+    case RelativeSize::Free:
+      return free_contiguous > 0 ? free_contiguous : 1;
+    case RelativeSize::FreePlusOne:
+      return free_contiguous + 1;
+    case RelativeSize::Capacity:
+      return capacity;
+    case RelativeSize::CapacityPlusOne:
+      return capacity + 1;
+    case RelativeSize::TwiceCapacity:
+      return 2 * capacity;
+  }
+  return u.size;
+}
+
+void SimContext::sync_truth() {
+  const TimelineValue truth = queue.truth_completed();
+  checker.on_completed(truth);
+  for (std::string& message : bytes.verify_through(truth, resolve)) {
+    checker.report(Invariant::I1_NoOverlap, std::move(message));
+  }
+}
+
+void SimContext::region_created(uint32_t region, uint64_t bytes_) {
+  checker.on_region_created(region, bytes_);
+  held_changed(static_cast<int64_t>(bytes_));
+}
+
+void SimContext::region_destroyed(uint32_t region) {
+  if (tearing_down) {
+    bytes.verify_region(region, resolve);  // final read of what completed
+    checker.forget_region(region);
+    return;
+  }
+  sync_truth();
+  for (std::string& message : bytes.verify_region(region, resolve)) {
+    checker.report(Invariant::I1_NoOverlap, std::move(message));
+  }
+  checker.on_region_destroyed(region);
+}
+
+std::optional<Duration> SimContext::retry_time() {
+  const std::optional<Duration> next = queue.next_event();
+  if (!next || config.poll_interval <= Duration{0}) return next;
+  return std::min(*next, now() + config.poll_interval);
+}
+
+void SimContext::held_changed(int64_t delta) {
+  held_ = static_cast<uint64_t>(static_cast<int64_t>(held_) + delta);
+  result.peak_held = std::max(result.peak_held, held_);
+  sample();
+}
+
+void SimContext::sample() {
+  if (!config.record_timeline) return;
+  const Duration t = now();
+  if (!result.samples.empty() && result.samples.back().time == t) {
+    result.samples.back().held = held_;
+    result.samples.back().in_flight = in_flight_;
+    return;
+  }
+  result.samples.push_back(Sample{t, held_, in_flight_});
+}
+
+void SimContext::placed(const Reservation& r, uint32_t track, uint64_t charged,
+                        ExhaustionPolicy policy, std::byte* memory, uint64_t region_bytes) {
+  sync_truth();  // verify what completed before these bytes are written
+  checker.on_reserve(r);
+  ++result.reservations;
+  result.bytes_reserved += r.size;
+  batch_bytes += r.size;
+  upload_token = r.token;
+  if (memory != nullptr && r.offset <= region_bytes && r.size <= region_bytes - r.offset) {
+    bytes.add(r.id, r.token, r.region, r.offset, r.size, memory);
+  }
+  Live live{0, charged};
+  if (config.record_timeline) {
+    live.span = result.spans.size();
+    Span s;
+    s.id = r.id;
+    s.region = track;
+    s.offset = r.offset;
+    s.size = r.size;
+    s.alignment = r.alignment;
+    s.skipped = r.skipped;
+    s.charged = charged;
+    s.asked = asked;
+    s.token = r.token;
+    s.kind = upload != nullptr ? upload->kind : 0;
+    s.frame = upload != nullptr ? upload->frame : -1;
+    s.policy = policy;
+    s.fallback = r.fallback;
+    s.begin = now();
+    result.spans.push_back(s);
+  }
+  live_[r.id] = live;
+  in_flight_ += charged;
+  result.peak_in_flight = std::max(result.peak_in_flight, in_flight_);
+  sample();
+}
+
+void SimContext::reclaimed(uint64_t id) {
+  const auto it = live_.find(id);
+  if (it == live_.end()) return;
+  const Live live = it->second;
+  live_.erase(it);
+  in_flight_ -= std::min(in_flight_, live.charged);
+  if (config.record_timeline) result.spans[live.span].end = now();
+  sample();
+}
+
+void SimContext::mark(const Mark& m) {
+  if (config.record_timeline) result.marks.push_back(m);
+}
+
+void SimContext::direct(uint64_t bytes_, BlockCause cause) {
+  if (flush_batch) flush_batch();
+  const TimelineValue value = queue.submit(bytes_);
+  record_submission(value, false);
+  upload_token = value;
+  ++result.direct;
+  result.direct_bytes += bytes_;
+  result.direct_causes.add(cause);
+  if (upload != nullptr) ++result.kinds[upload->kind].direct;
+  Mark m;
+  m.time = now();
+  m.kind = MarkKind::Direct;
+  m.cause = cause;
+  m.bytes = bytes_;
+  m.kind_index = upload != nullptr ? upload->kind : 0;
+  mark(m);
+}
+
+TimelineValue SimContext::submit(bool early) {
+  const TimelineValue value = queue.submit(batch_bytes);
+  batch_bytes = 0;
+  record_submission(value, early);
+  return value;
+}
+
+void SimContext::record_submission(TimelineValue value, bool early) {
+  ++result.submissions;
+  if (early) ++result.early_flushes;
+  if (batch_frame >= 0 && !recent_.empty() && recent_.back().frame == batch_frame) {
+    recent_.back().last = value;
+  }
+}
+
+void SimContext::pace(int64_t frame) {
+  const uint32_t n = config.frames_in_flight;
+  if (n == 0) return;
+  while (recent_.size() > n) {  // frames f - n .. f - 1 may stay queued while f records
+    const TimelineValue v = recent_.front().last;
+    recent_.pop_front();
+    if (v == 0) continue;  // that frame went entirely by another route
+    const Duration start = now();
+    while (queue.truth_completed() < v && queue.can_complete(v)) {
+      queue.wait_truth(v, std::chrono::seconds(1));
+    }
+    const Duration waited = now() - start;
+    if (waited > Duration{0}) {
+      ++result.pacing_waits;
+      result.pacing_total += waited;
+      result.pacing_longest = std::max(result.pacing_longest, waited);
+      Mark m;
+      m.time = start;
+      m.duration = waited;
+      m.kind = MarkKind::Pacing;
+      m.token = v;
+      mark(m);
+    }
+  }
+  recent_.push_back(RecentFrame{frame, 0});
+}
+
+// ---------------------------------------------------------------------------------------------
+// The driver
+
+namespace {
+
+testing::DelayModel reseed(testing::DelayModel model, uint64_t seed) {
+  if (model.kind == testing::DelayModel::Kind::SeededRandom) model.seed = seed;
+  return model;
+}
+
+}  // namespace
+
+double RunResult::throughput_mib_s() const noexcept {
+  const double seconds = static_cast<double>(busy.count()) / 1e9;
+  if (seconds <= 0) return 0;
+  return static_cast<double>(upload_bytes) / (1024.0 * 1024.0) / seconds;
+}
+
+Expected<RunResult, std::string> simulate(const SimConfig& config, const Workload& workload,
+                                          const ProgressFn& progress) {
+  if (!supports(config.strategy, config.policy)) {
+    return unexpected("the " + std::string(to_string(config.strategy)) +
+                      " strategy does not support the " + std::string(policy_name(config.policy)) +
+                      " policy (slot: fallback, wait, defer)");
+  }
+  if (config.capacity == 0) return unexpected(std::string("the capacity must be > 0"));
+  if (config.effective_cap() < config.capacity) {
+    return unexpected(std::string("the cap must be >= the capacity"));
+  }
+  // A trace without a delay model of its own gets a busy frame's GPU latency.
+  const DelaySpec delay = config.delay             ? *config.delay
+                          : workload.default_delay ? *workload.default_delay
+                                                   : *parse_delay("random:1ms:6ms", 0, nullptr);
+  std::vector<StallWindow> stalls = workload.stalls;
+  stalls.insert(stalls.end(), config.stalls.begin(), config.stalls.end());
+
+  RunResult result;
+  result.config = config;
+  result.workload = workload.name;
+  result.workload_description = workload.description;
+  result.delay = delay.text;
+  result.capacity = config.capacity;
+  result.cap = config.effective_cap();
+  for (const std::string& k : workload.kinds)
+    result.kinds.push_back(KindStats{k, 0, 0, 0});
+  if (result.kinds.empty()) result.kinds.push_back(KindStats{"upload", 0, 0, 0});
+
+  SimContext ctx(config, workload, result, reseed(delay.model, config.seed), std::move(stalls));
+  result.stalls = ctx.queue.stalls();
+  std::string error;
+  std::unique_ptr<StrategyRunner> strategy = config.strategy == Strategy::Byte
+                                                 ? make_byte_strategy(ctx, &error)
+                                                 : make_slot_strategy(ctx, &error);
+  if (!strategy) return unexpected(std::move(error));
+  ctx.flush_batch = [&strategy] { strategy->submit_pending(); };
+
+  const std::vector<Upload>& uploads = workload.uploads;
+  const std::size_t n = uploads.size();
+  const std::size_t progress_step = std::max<std::size_t>(1, n / 200);
+  std::optional<int64_t> last_frame;
+  if (n > 0) result.first_arrival = uploads.front().time;
+  // Per upload: arrival, the token of its last placed byte (0: all routed around), and when the
+  // caller was done with it.
+  struct Timing {
+    Duration arrival;
+    TimelineValue token;
+    Duration done;
+  };
+  std::vector<Timing> timings;
+  timings.reserve(n);
+  // Polls every poll_interval while the clock moves to `t` (an engine's per-frame tick).
+  Duration next_poll = config.poll_interval;
+  const auto advance_polling = [&](Duration t) {
+    if (config.poll_interval > Duration{0}) {
+      if (next_poll <= ctx.now()) {
+        next_poll = ctx.now() + config.poll_interval;
+      }
+      while (next_poll < t) {
+        ctx.queue.advance_to(next_poll);
+        strategy->poll();
+        ctx.sync_truth();
+        next_poll += config.poll_interval;
+      }
+    }
+    ctx.queue.advance_to(t);
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const Upload& u = uploads[i];
+    advance_polling(u.time);
+    if (u.frame >= 0 && (!last_frame || *last_frame != u.frame)) {
+      if (strategy->batch_open()) strategy->flush(false);
+      ctx.pace(u.frame);
+      last_frame = u.frame;
+      ++result.frames;
+    }
+    if (u.frame < 0) ++result.streaming_uploads;
+    strategy->poll();
+    ctx.sync_truth();
+    if (strategy->batch_open() && (u.frame < 0 || u.frame != ctx.batch_frame)) {
+      strategy->flush(false);
+    }
+    ctx.batch_frame = u.frame;
+    ctx.upload = &u;
+    ctx.upload_token = 0;
+    const uint64_t direct_before = result.direct_bytes;
+    const uint64_t reserved_before = result.bytes_reserved;
+    strategy->make(u, i);
+    const uint64_t size =
+        (result.direct_bytes - direct_before) + (result.bytes_reserved - reserved_before);
+    ++result.uploads;
+    result.upload_bytes += size;
+    KindStats& k = result.kinds[std::min<std::size_t>(u.kind, result.kinds.size() - 1)];
+    ++k.uploads;
+    k.bytes += size;
+    const Duration delay_felt = ctx.now() > u.time ? ctx.now() - u.time : Duration{0};
+    result.delay_total += delay_felt;
+    result.delay_max = std::max(result.delay_max, delay_felt);
+    if (delay_felt > Duration{0}) ++result.delayed_uploads;
+    timings.push_back(Timing{u.time, ctx.upload_token, ctx.now()});
+    ctx.upload = nullptr;
+    const bool run_ends = u.frame < 0 || i + 1 == n || uploads[i + 1].frame != u.frame;
+    if (run_ends && strategy->batch_open()) strategy->flush(false);
+    if (progress && (i % progress_step == 0 || i + 1 == n)) progress(i + 1, n);
+  }
+  if (n > 0) result.last_arrival = uploads.back().time;
+
+  // Drain: every submission completes (unless the queue is stalled for good).
+  if (strategy->batch_open()) strategy->flush(false);
+  const TimelineValue last = ctx.queue.submitted();
+  const Duration tick =
+      config.poll_interval > Duration{0} ? config.poll_interval : std::chrono::seconds(1);
+  while (ctx.queue.truth_completed() < last) {
+    if (!ctx.queue.can_complete(last)) {
+      result.drained = false;
+      break;
+    }
+    ctx.queue.wait_truth(last, tick);
+    strategy->poll();
+    ctx.sync_truth();
+  }
+  strategy->poll();
+  ctx.sync_truth();
+  result.end = std::max(ctx.now(), result.last_arrival);
+  strategy->finish();
+  result.queue_log = ctx.queue.submissions();
+
+  // Latency (arrival -> GPU done) and busy time (the union of those intervals).
+  Duration busy_from{0}, busy_to{0};
+  bool busy_open = false;
+  for (const Timing& t : timings) {
+    Duration done = t.done;
+    if (t.token != 0) {
+      const Submission& s = result.queue_log[static_cast<std::size_t>(t.token - 1)];
+      done = std::max(done, s.completes && *s.completes <= result.end ? *s.completes : result.end);
+    }
+    const Duration latency = done - t.arrival;
+    result.latency_total += latency;
+    result.latency_max = std::max(result.latency_max, latency);
+    if (busy_open && t.arrival <= busy_to) {
+      busy_to = std::max(busy_to, done);
+    } else {
+      if (busy_open) result.busy += busy_to - busy_from;
+      busy_from = t.arrival;
+      busy_to = done;
+      busy_open = true;
+    }
+  }
+  if (busy_open) result.busy += busy_to - busy_from;
+
+  ctx.tearing_down = true;
+  ctx.flush_batch = nullptr;
+  strategy.reset();  // releases every region (the checker forgets them)
+  result.checks = ctx.checker.checks();
+  result.stamps_checked = ctx.bytes.checked();
+  result.stamps_corrupted = ctx.bytes.corrupted();
+  result.violations = ctx.checker.violations();
+  for (const Violation& v : result.violations) {
+    ++result.violations_by_invariant[static_cast<std::size_t>(v.invariant)];
+  }
+  return result;
+}
+
+}  // namespace staging::sim

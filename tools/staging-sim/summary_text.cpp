@@ -1,0 +1,166 @@
+// The readable summary table of one run.
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <fstream>
+
+#include "reports.hpp"
+#include "units.hpp"
+
+namespace staging::sim {
+namespace {
+
+void line(std::string& out, const char* label, const std::string& value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "  %-20s ", label);
+  out += buf;
+  out += value;
+  out += '\n';
+}
+
+std::string fmt(const char* f, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, f);
+  std::vsnprintf(buf, sizeof buf, f, args);
+  va_end(args);
+  return buf;
+}
+
+std::string cause_row(const char* label, const CauseCounts& c) {
+  return fmt("  %-14s %14s %14s %14s %14s\n", label, format_count(c[BlockCause::InFlight]).c_str(),
+             format_count(c[BlockCause::Fragmentation]).c_str(),
+             format_count(c[BlockCause::Cap]).c_str(), format_count(c.total()).c_str());
+}
+
+}  // namespace
+
+std::string summary_text(const RunResult& r) {
+  const SimConfig& c = r.config;
+  std::string out;
+  out += fmt("staging-sim: workload %s, strategy %s, policy %s, seed %" PRIu64 "\n",
+             r.workload.c_str(), std::string(to_string(c.strategy)).c_str(),
+             std::string(policy_name(c.policy)).c_str(), c.seed);
+  out += "  " + r.workload_description + "\n\n";
+  out += "configuration\n";
+  if (c.strategy == Strategy::Slot) {
+    line(out, "capacity",
+         format_bytes(r.capacity) + fmt(" (%" PRIu64 " slots of up to ", r.slots) +
+             format_bytes(r.max_slot_bytes) + ")");
+  } else {
+    line(out, "capacity", format_bytes(r.capacity));
+  }
+  line(out, "cap", format_bytes(r.cap));
+  line(out, "frames in flight", std::to_string(c.frames_in_flight));
+  line(out, "queue delay", r.delay);
+  line(out, "copy bandwidth",
+       c.bandwidth == 0 ? std::string("not modelled") : format_bytes(c.bandwidth) + "/s");
+  line(out, "wait timeout", format_duration(c.wait_timeout));
+  line(out, "poll interval", format_duration(c.poll_interval));
+  if (!r.stalls.empty()) {
+    std::string s;
+    for (const StallWindow& w : r.stalls) {
+      if (!s.empty()) s += ", ";
+      s += format_duration(w.length) + " at " + format_duration(w.at);
+    }
+    line(out, "queue stalls", s);
+  }
+  if (c.fault != Fault::None) line(out, "planted fault", "early completion (self-check)");
+
+  out += "\nworkload\n";
+  line(out, "uploads",
+       format_count(r.uploads) + " (" + format_bytes(r.upload_bytes) + "), " +
+           format_count(r.frames) + " frames, " + format_count(r.streaming_uploads) + " streaming");
+  line(out, "simulated time",
+       format_duration(r.makespan()) + (r.drained ? "" : " (the queue never drained)"));
+  line(out, "busy time", format_duration(r.busy) + " (some upload arrived and not yet copied)");
+  line(out, "throughput", fmt("%.1f MiB/s simulated (bytes / busy time)", r.throughput_mib_s()));
+
+  out += "\nring\n";
+  line(out, "reservations",
+       format_count(r.reservations) + " (" + format_bytes(r.bytes_reserved) + ") in " +
+           format_count(r.submissions) + " submissions (" + format_count(r.early_flushes) +
+           " flushed early)");
+  line(out, "peak held",
+       format_bytes(r.peak_held) + " (capacity " + format_bytes(r.capacity) + ", cap " +
+           format_bytes(r.cap) + ")");
+  line(out, "peak in flight", format_bytes(r.peak_in_flight));
+  if (c.strategy == Strategy::Byte) {
+    line(out, "wraps", format_count(r.wraps) + ", " + format_bytes(r.bytes_skipped) + " skipped");
+  }
+  line(out, "waits",
+       format_count(r.waits) + ", total " + format_duration(r.wait_total) + ", longest " +
+           format_duration(r.wait_longest) + ", " + format_count(r.timeouts) + " timed out");
+  line(out, "grows / trims", format_count(r.grows) + " / " + format_count(r.trims));
+  line(out, "fallbacks (ring)",
+       format_count(r.fallbacks) + " (" + format_bytes(r.fallback_bytes) + ")");
+  line(out, "direct (caller)",
+       format_count(r.direct) + " (" + format_bytes(r.direct_bytes) + ") sent by another route");
+  line(out, "upload delay",
+       "max " + format_duration(r.delay_max) + ", total " + format_duration(r.delay_total) + ", " +
+           format_count(r.delayed_uploads) + " uploads delayed (arrival -> placed)");
+  line(out, "upload latency",
+       "max " + format_duration(r.latency_max) + ", mean " +
+           format_duration(r.uploads == 0 ? Duration{0}
+                                          : r.latency_total / static_cast<int64_t>(r.uploads)) +
+           " (arrival -> GPU copy done)");
+  line(out, "frame pacing",
+       format_count(r.pacing_waits) + " waits, total " + format_duration(r.pacing_total) +
+           ", longest " + format_duration(r.pacing_longest));
+
+  out += "\ncauses          InFlight(GPU) Fragmentation            Cap          total\n";
+  out += cause_row("would-block", r.would_block_causes);
+  out += cause_row("wait", r.wait_causes);
+  out += cause_row("timeout", r.timeout_causes);
+  out += cause_row("split", r.split_causes);
+  out += cause_row("grow", r.grow_causes);
+  out += cause_row("fallback", r.fallback_causes);
+  out += cause_row("direct", r.direct_causes);
+
+  out += "\nchecks\n";
+  line(out, "invariant checker",
+       format_count(r.checks) + " reservations checked against the queue's true completion");
+  line(out, "byte checks",
+       format_count(r.stamps_checked) + " reservations verified after the GPU read them, " +
+           format_count(r.stamps_corrupted) + " corrupted");
+  if (!r.stat_mismatches.empty()) {
+    line(out, "stats mismatches", std::to_string(r.stat_mismatches.size()));
+    for (const std::string& m : r.stat_mismatches)
+      out += "    " + m + "\n";
+  }
+  if (r.violations.empty()) {
+    line(out, "invariant violations", "0");
+  } else {
+    line(out, "INVARIANT VIOLATIONS",
+         fmt("%zu (I1 %" PRIu64 ", I2 %" PRIu64 ", I3 %" PRIu64 ", I4 %" PRIu64 ", I5 %" PRIu64 ")",
+             r.violations.size(), r.violations_by_invariant[0], r.violations_by_invariant[1],
+             r.violations_by_invariant[2], r.violations_by_invariant[3],
+             r.violations_by_invariant[4]));
+    std::size_t shown = 0;
+    for (const Violation& v : r.violations) {
+      if (shown++ == 5) {
+        out += fmt("    ... and %zu more (see --json)\n", r.violations.size() - 5);
+        break;
+      }
+      out += "    " + v.message + "\n";
+    }
+  }
+  return out;
+}
+
+bool write_file(const std::string& path, const std::string& text, std::string* error) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    *error = "cannot write " + path;
+    return false;
+  }
+  out << text;
+  out.flush();
+  if (!out) {
+    *error = "writing " + path + " failed";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace staging::sim
