@@ -652,9 +652,10 @@ struct ByteRing::Impl {
         t = t2;
         break;
       }
-      // Timed out, or the source returned with no progress and no time passed (it broke its
-      // contract; never spin).
-      const bool stuck = freed == 0 && t2 <= t;
+      // Timed out; or the source returned with no progress and either no time passed (it broke
+      // its contract) or it answered below the target before the deadline (it knows waiting
+      // cannot reach it: CompletionSource::wait). Never spin.
+      const bool stuck = freed == 0 && (t2 <= t || (got < target && t2 < deadline));
       t = t2;
       if (t >= deadline || stuck) break;
       target = token_needed(fit_size, alignment);

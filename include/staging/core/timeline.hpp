@@ -30,6 +30,9 @@ class CompletionSource {
   [[nodiscard]] virtual TimelineValue completed() = 0;
   /// Blocks until completed() >= value or `timeout` has passed, whichever is first, and returns
   /// completed(). Must return within about `timeout` (never hang); a timeout of 0 polls.
+  /// May return sooner, with a value below `value`, when the source knows `value` cannot be
+  /// reached by waiting (it names work not submitted yet, e.g. a frame still being recorded on
+  /// the waiting thread); a waiter that sees no progress then gives up at once.
   virtual TimelineValue wait(TimelineValue value, Duration timeout) = 0;
 };
 

@@ -1,0 +1,61 @@
+// Texel blocks: how a VkFormat's data is laid out in a buffer for a buffer-to-image copy, and the
+// offset alignment such a copy needs (invariant I2). Pure functions, safe from any thread.
+//
+// Rules (Vulkan spec, "Copying Data Between Buffers and Images"):
+//   - bufferOffset is a multiple of the texel block size of the format (of the aspect copied);
+//     for depth/stencil formats it is a multiple of 4 instead.
+//   - block-compressed formats (BC, ETC2/EAC, ASTC) are copied in whole blocks: the image offset
+//     is a multiple of the block extent, and the buffer holds ceil(w/bw) x ceil(h/bh) blocks.
+//   - a depth/stencil image is copied one aspect at a time; the buffer holds that aspect only
+//     (D24 depth as 4 bytes, stencil as 1 byte).
+#pragma once
+
+#include <vulkan/vulkan_core.h>
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "staging/core/expected.hpp"
+
+namespace staging::vulkan {
+
+/// One texel block of a format's aspect, as laid out in a buffer.
+struct TexelBlock {
+  /// Bytes per block in the buffer (> 0).
+  uint32_t bytes = 0;
+  /// Block extent in texels (1x1x1 for uncompressed formats, e.g. 4x4x1 for BC).
+  uint32_t width = 1;
+  uint32_t height = 1;
+  uint32_t depth = 1;
+  /// The alignment bufferOffset needs: `bytes` for colour formats, 4 for depth/stencil.
+  uint32_t offset_alignment = 1;
+};
+
+/// Why a format/aspect pair cannot be staged.
+enum class FormatError : uint8_t {
+  /// VK_FORMAT_UNDEFINED, a multi-planar or packed 4:2:2 format, or one this table does not know.
+  Unsupported,
+  /// The aspect is not exactly one aspect the format has (e.g. COLOR of a depth format, or
+  /// DEPTH|STENCIL together: a copy moves one aspect at a time).
+  BadAspect,
+};
+
+[[nodiscard]] std::string_view to_string(FormatError error) noexcept;
+
+/// The texel block of `format`'s `aspect`. An aspect of 0 means "the only aspect": COLOR for
+/// colour formats, DEPTH or STENCIL for depth-only or stencil-only formats; combined
+/// depth/stencil formats need the aspect named.
+/// Covers every core 1.0 format that is not multi-planar (including BC, ETC2/EAC and ASTC LDR),
+/// ASTC HDR and the 4444 formats.
+[[nodiscard]] Expected<TexelBlock, FormatError> texel_block(VkFormat format,
+                                                            VkImageAspectFlags aspect = 0) noexcept;
+
+/// True for formats with a depth or stencil aspect.
+[[nodiscard]] bool is_depth_stencil(VkFormat format) noexcept;
+
+/// The aspect texel_block() uses when given 0: COLOR, DEPTH, STENCIL, or 0 when the format has
+/// both depth and stencil (the caller must choose) or is unsupported.
+[[nodiscard]] VkImageAspectFlags default_aspect(VkFormat format) noexcept;
+
+}  // namespace staging::vulkan

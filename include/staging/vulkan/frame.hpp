@@ -1,0 +1,244 @@
+// StagingFrame (seed 004's StagingFrame): one frame's uploads — bytes written into staging memory,
+// and the copy commands that move them to their destinations, recorded into the caller's own
+// command buffer at finish(). The ring never submits the caller's work.
+//
+//   StagingFrame frame = ring.begin(cmd, bytes).value();       // a slot (or the fallback route)
+//   frame.upload(vertex_buffer, 0, vertices);                  // copy from a pointer
+//   auto span = frame.reserve(uniform_buffer, 256, 64).value();// or write in place
+//   frame.upload(ImageRegion{...}, texels);                    // a texture region
+//   RetirementPoint done = frame.finish({stages, access}).value(); // copies + one barrier
+//   VkSemaphoreSubmitInfo signal = done.signal_info();         // add to your vkQueueSubmit2
+//
+// Everything placed in a frame is written into staging memory at once (or kept for
+// vkCmdUpdateBuffer), but nothing is recorded before finish(): a frame dropped unfinished costs
+// nothing on the GPU, and its slot (or its byte-ring reservations) is reused at once.
+#pragma once
+
+#include <vulkan/vulkan_core.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "staging/core/expected.hpp"
+#include "staging/core/staging_ring.hpp"
+
+namespace staging::vulkan {
+
+namespace detail {
+struct RingImpl;
+struct FrameState;
+}  // namespace detail
+
+/// A point on a timeline semaphore: once the semaphore's value is >= `value`, the GPU has
+/// finished every copy of the frame and the ring reclaims its staging memory (I3).
+struct RetirementPoint {
+  VkSemaphore semaphore = VK_NULL_HANDLE;
+  uint64_t value = 0;
+
+  /// The VkSemaphoreSubmitInfo that signals this point, for VkSubmitInfo2::pSignalSemaphoreInfos.
+  /// `stages` is the signal's first synchronization scope; the default (ALL_COMMANDS) waits for
+  /// every command of the batch, so it is right wherever the frame's copies were recorded.
+  [[nodiscard]] VkSemaphoreSubmitInfo signal_info(
+      VkPipelineStageFlags2 stages = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT) const noexcept;
+
+  friend bool operator==(const RetirementPoint&, const RetirementPoint&) = default;
+};
+
+/// Who uses the destinations around the frame's copies: finish() records one barrier from the
+/// copies to `stages`/`access` (the consumers), and — only when `prior_stages` is non-zero or an
+/// image needs a layout transition — one barrier before the copies, from `prior_stages`/
+/// `prior_access` (earlier commands that read or wrote the destinations: write-after-read and
+/// write-after-write hazards) to the copies.
+struct Visibility {
+  /// The stages and accesses that consume the uploaded data after the copies. The default is
+  /// coarse but always correct.
+  VkPipelineStageFlags2 stages = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+  VkAccessFlags2 access = VK_ACCESS_2_MEMORY_READ_BIT;
+  /// Earlier users of the destinations the copies must wait for; 0 when the destinations are
+  /// fresh or were last used by commands already ordered before this command buffer's copies.
+  VkPipelineStageFlags2 prior_stages = 0;
+  VkAccessFlags2 prior_access = 0;
+};
+
+/// A region of one mip level (and one or more array layers) of an image, and the layouts around
+/// the upload. The data for it is tightly packed: rows of ceil(width / block width) texel blocks,
+/// ceil(height / block height) rows per depth slice, `depth` slices per layer, then layers.
+struct ImageRegion {
+  VkImage image = VK_NULL_HANDLE;
+  VkFormat format = VK_FORMAT_UNDEFINED;
+  /// One aspect (0: the format's only aspect; combined depth/stencil formats must name DEPTH or
+  /// STENCIL, uploaded separately).
+  VkImageAspectFlags aspect = 0;
+  uint32_t mip_level = 0;
+  uint32_t base_layer = 0;
+  uint32_t layer_count = 1;
+  /// In texels; x/y/z multiples of the format's block extent.
+  VkOffset3D offset{0, 0, 0};
+  /// In texels; for block-compressed formats a multiple of the block extent unless the region
+  /// reaches the mip level's edge (the usual Vulkan rule, checked by the validation layer).
+  VkExtent3D extent{0, 0, 1};
+  /// The subresources' layout before the frame's copies. UNDEFINED discards their contents (right
+  /// for a texture being filled; wrong for a partial update of one already in use). A
+  /// depth/stencil image is transitioned with both aspects together.
+  VkImageLayout old_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+  /// The layout finish() leaves the subresources in.
+  VkImageLayout new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+};
+
+/// Where to write an image region reserved in place: the staging bytes and their layout (rows
+/// may be padded to the device's optimal row pitch, see RingConfig).
+struct ImageSpan {
+  std::span<std::byte> bytes;
+  /// Bytes from one row of blocks to the next, one depth slice to the next, one layer to the next.
+  uint64_t row_pitch = 0;
+  uint64_t slice_pitch = 0;
+  uint64_t layer_pitch = 0;
+  /// Bytes of texel data in each row (row_pitch minus padding), and rows per depth slice.
+  uint64_t row_bytes = 0;
+  uint32_t rows = 0;
+};
+
+/// Which memory a frame's uploads go through.
+enum class Route : uint8_t {
+  /// The ring's staging memory (a slot).
+  Ring,
+  /// The fallback route: vkCmdUpdateBuffer where legal, else one-off staging buffers.
+  Fallback,
+};
+
+/// Why an upload was refused. The frame is unchanged by a refused upload.
+enum class UploadError : uint8_t {
+  /// The frame was finished, moved from, or default-constructed.
+  Inactive,
+  /// The destination is VK_NULL_HANDLE.
+  NullDestination,
+  /// size 0, an image extent or layer count of 0.
+  ZeroSize,
+  /// An offset or size computation overflows 64 bits.
+  Overflow,
+  /// The image format is not known to texel_block() (multi-planar, undefined, ...).
+  UnsupportedFormat,
+  /// The aspect is not one aspect of the format.
+  BadAspect,
+  /// The image offset is not a multiple of the format's block extent.
+  Misaligned,
+  /// The data's size differs from the region's tightly packed size.
+  SizeMismatch,
+  /// The destination range overlaps one written earlier in this frame (copies batched into one
+  /// command must not overlap; upload the union once instead).
+  OverlapsEarlierUpload,
+  /// Another upload of this frame to the same mip level named different layouts.
+  ConflictingLayouts,
+  /// The ring could not place the upload and the fallback route is at its cap
+  /// (FallbackConfig::max_oneoff_bytes). Retry in a later frame.
+  FallbackCapReached,
+  /// A one-off staging buffer could not be allocated (Ring::last_alloc_error()).
+  AllocationFailed,
+  /// Strategy::Bytes with a policy other than Fallback: the byte ring refused the reservation
+  /// (Ring::last_reserve_error() says why: WouldBlock, Timeout naming the oldest pending frame,
+  /// CapExceeded, AllocationFailed). Retry later, or use the Fallback policy.
+  RingFull,
+};
+
+/// Why finish() did not record the frame. The frame stays open: fix the cause and finish again,
+/// or drop it.
+enum class FinishError : uint8_t {
+  /// The frame was finished, moved from, or default-constructed.
+  Inactive,
+  /// The external point's semaphore is VK_NULL_HANDLE.
+  NullSemaphore,
+  /// The external semaphore has already reached the point's value: the ring would reclaim the
+  /// memory before the GPU reads it. Pass a value your submission will signal.
+  PointAlreadyReached,
+  /// Reading the external semaphore failed (VK_ERROR_DEVICE_LOST).
+  DeviceLost,
+};
+
+[[nodiscard]] std::string_view to_string(Route route) noexcept;
+[[nodiscard]] std::string_view to_string(UploadError error) noexcept;
+[[nodiscard]] std::string_view to_string(FinishError error) noexcept;
+
+/// One frame's uploads, from Ring::begin() to finish(). Move-only.
+///
+/// Ownership: refers to the Ring that made it, which must outlive it. Destroying an unfinished
+/// frame drops its uploads: nothing was recorded, its slot (or its reservations) is reused at once
+/// and its one-off buffers are freed. Threading: not synchronised; used on the ring's thread (see
+/// Ring), one call at a time. Spans returned by reserve() stay valid until finish() or the frame's
+/// destruction; write them before finish() (finish flushes non-coherent memory).
+class StagingFrame {
+ public:
+  /// An inactive frame (every call answers Inactive).
+  StagingFrame() noexcept;
+  StagingFrame(StagingFrame&& other) noexcept;
+  StagingFrame& operator=(StagingFrame&& other) noexcept;
+  StagingFrame(const StagingFrame&) = delete;
+  StagingFrame& operator=(const StagingFrame&) = delete;
+  /// Drops an unfinished frame (see the class comment).
+  ~StagingFrame();
+
+  /// Copies `data` into staging memory now; at finish() it is copied to bytes [dst_offset,
+  /// dst_offset + data.size()) of `dst` (created with TRANSFER_DST usage). Any offset and size;
+  /// the staging offset is aligned to optimalBufferCopyOffsetAlignment. When the frame's slot is
+  /// full (or the byte ring refuses) the upload takes the fallback route (counted) under the
+  /// Fallback policy. Errors: Inactive, NullDestination, ZeroSize, Overflow,
+  /// OverlapsEarlierUpload, FallbackCapReached, AllocationFailed, RingFull.
+  Expected<void, UploadError> upload(VkBuffer dst, uint64_t dst_offset,
+                                     std::span<const std::byte> data);
+  /// upload() from a pointer and a size.
+  Expected<void, UploadError> upload(VkBuffer dst, uint64_t dst_offset, const void* data,
+                                     uint64_t size) {
+    return upload(dst, dst_offset, std::span(static_cast<const std::byte*>(data), size));
+  }
+  /// Reserves `size` bytes for `dst` at `dst_offset` and returns them to write in place; they are
+  /// copied at finish(). The span's contents are unspecified until written: write all of it.
+  /// Errors as upload().
+  Expected<std::span<std::byte>, UploadError> reserve(VkBuffer dst, uint64_t dst_offset,
+                                                      uint64_t size);
+
+  /// Copies `texels` (tightly packed, see ImageRegion) into staging memory now; at finish() it is
+  /// copied into `region` with vkCmdCopyBufferToImage, with the layout transitions the region
+  /// asks for. The staging offset is aligned to lcm(texel block size (4 for depth/stencil),
+  /// optimalBufferCopyOffsetAlignment). Errors: as upload(), plus UnsupportedFormat, BadAspect,
+  /// Misaligned, SizeMismatch, ConflictingLayouts.
+  Expected<void, UploadError> upload(const ImageRegion& region, std::span<const std::byte> texels);
+  /// Reserves staging memory for `region` and returns where to write its texel blocks in place
+  /// (rows may be padded: see ImageSpan). Errors as the image upload() (no SizeMismatch).
+  Expected<ImageSpan, UploadError> reserve(const ImageRegion& region);
+
+  /// Records the frame into its command buffer (which must be recording, outside a render pass):
+  /// the copies, batched into one command per source and destination, then one pipeline barrier
+  /// making them visible to `visibility`'s consumers (with the image layout transitions asked
+  /// for), preceded by one barrier only when prior users are declared or a layout must change
+  /// before the copies. Returns the retirement point the caller's submission must signal: by
+  /// default a new value of the ring's timeline semaphore (signal ring points in the order their
+  /// frames finished); `external` instead names a point on the caller's own timeline that its
+  /// submission signals. Consumes the frame on success. Errors: Inactive, NullSemaphore,
+  /// PointAlreadyReached, DeviceLost (the frame is then left open).
+  Expected<RetirementPoint, FinishError> finish(const Visibility& visibility = {},
+                                                std::optional<RetirementPoint> external = {});
+
+  /// True between begin() and finish() (or destruction, or being moved from).
+  [[nodiscard]] bool active() const noexcept { return state_ != nullptr; }
+  /// Which route the frame's uploads take (Ring unless begin() fell back).
+  [[nodiscard]] Route route() const noexcept;
+  /// Why the ring gave this frame no slot (set when route() is Fallback because of a refusal).
+  [[nodiscard]] std::optional<Refusal> refusal() const noexcept;
+  /// The frame's id (1, 2, ... per ring; the id staging observers see). 0 when inactive.
+  [[nodiscard]] uint64_t id() const noexcept;
+  /// Bytes this frame has placed in the ring's staging memory so far (alignment padding excluded).
+  [[nodiscard]] uint64_t staged_bytes() const noexcept;
+
+ private:
+  friend struct detail::RingImpl;
+  StagingFrame(detail::RingImpl* ring, std::unique_ptr<detail::FrameState> state) noexcept;
+  void drop() noexcept;
+
+  detail::RingImpl* ring_ = nullptr;
+  std::unique_ptr<detail::FrameState> state_;
+};
+
+}  // namespace staging::vulkan

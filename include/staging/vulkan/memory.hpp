@@ -1,0 +1,131 @@
+// Staging memory: persistently mapped, HOST_VISIBLE VkBuffers the CPU writes uploads into and
+// copy commands read from. Where that memory comes from is a hook (MemoryHook): the built-in
+// DefaultMemory allocates one VkDeviceMemory per buffer; an application with its own allocator
+// (VMA, an engine heap) implements the hook instead.
+//
+// Memory-type choice (choose_staging_memory_type, used by DefaultMemory), among the types the
+// buffer allows that are HOST_VISIBLE:
+//   1. HOST_COHERENT is preferred: no flush needed, and a forgotten flush cannot lose bytes;
+//   2. then not DEVICE_LOCAL (unless prefer_device_local): staging lives in system memory, which
+//      the copy engine reads at the bus's rate, and leaves the (often small) mappable VRAM to
+//      resources that need it;
+//   3. then not HOST_CACHED: the CPU only writes staging memory, and write-combined memory takes
+//      streaming writes without polluting the cache;
+//   4. then the lowest index (the driver lists its preferred types first).
+// Non-coherent memory works too: the ring flushes what a frame wrote before the copies are
+// submitted, over ranges rounded out to nonCoherentAtomSize (flush_range).
+#pragma once
+
+#include <vulkan/vulkan_core.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "staging/core/expected.hpp"
+#include "staging/core/staging_allocator.hpp"
+#include "staging/vulkan/dispatch.hpp"
+
+namespace staging::vulkan {
+
+/// One staging buffer: a VkBuffer usable as TRANSFER_SRC whose memory stays mapped for its whole
+/// life. Plain data, made and released by a MemoryHook.
+struct StagingMemory {
+  /// The buffer; copies read it from offset 0 to size.
+  VkBuffer buffer = VK_NULL_HANDLE;
+  /// The CPU address of the buffer's byte 0; writable for `size` bytes until released.
+  std::byte* mapped = nullptr;
+  /// The buffer's size in bytes.
+  uint64_t size = 0;
+  /// False when the memory is not HOST_COHERENT: the ring then calls MemoryHook::flush() for the
+  /// bytes it wrote before they are submitted.
+  bool coherent = true;
+  /// The memory type index, for diagnostics.
+  uint32_t memory_type = 0;
+  /// The hook's own handles (DefaultMemory: the VkDeviceMemory and its allocation size; a VMA
+  /// hook: the VmaAllocation). The ring never reads them.
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  uint64_t memory_size = 0;
+  void* user = nullptr;
+};
+
+/// Supplies staging buffers. Implement it to take staging memory from your own allocator.
+///
+/// Threading: called only from the thread that uses the Ring (see Ring). Must not throw.
+class MemoryHook {
+ public:
+  virtual ~MemoryHook() = default;
+  /// Makes a buffer of exactly `size` bytes (> 0) with usage TRANSFER_SRC, bound to HOST_VISIBLE
+  /// memory and mapped. Errors: OutOfMemory (device or host, or a budget), MapFailed, DeviceLost,
+  /// Other.
+  virtual Expected<StagingMemory, AllocError> allocate(uint64_t size) = 0;
+  /// Makes the CPU's writes to bytes [offset, offset + size) of `memory` visible to the device
+  /// (vkFlushMappedMemoryRanges, rounded out as flush_range() does). Called only for memory with
+  /// coherent == false, after the writes and before the submission that reads them.
+  virtual void flush(const StagingMemory& memory, uint64_t offset, uint64_t size) = 0;
+  /// Destroys the buffer and its memory. Called only once no submitted copy can read it (or the
+  /// device is lost).
+  virtual void release(const StagingMemory& memory) noexcept = 0;
+};
+
+/// What choose_staging_memory_type() prefers. The defaults are the documented choice.
+struct MemoryPreference {
+  /// Rank DEVICE_LOCAL | HOST_VISIBLE types first (resizable BAR / UMA: the CPU writes straight
+  /// into VRAM). Off by default.
+  bool prefer_device_local = false;
+  /// Rank non-coherent types first (a test hook that exercises the flush path). Off by default.
+  bool prefer_non_coherent = false;
+};
+
+/// The memory type index for staging buffers: the best HOST_VISIBLE type among `allowed_types`
+/// (a VkMemoryRequirements::memoryTypeBits mask) by the order in the file comment, or none when
+/// no allowed type is HOST_VISIBLE. Pure; safe from any thread.
+[[nodiscard]] std::optional<uint32_t> choose_staging_memory_type(
+    const VkPhysicalDeviceMemoryProperties& properties, uint32_t allowed_types,
+    const MemoryPreference& preference = {}) noexcept;
+
+/// A range of a mapped allocation to flush (VkMappedMemoryRange offset/size).
+struct FlushRange {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+/// Bytes [offset, offset + size) of an allocation of `allocation_size` bytes, rounded out for
+/// vkFlushMappedMemoryRanges: the start down and the end up to multiples of `atom`
+/// (nonCoherentAtomSize; 0 is treated as 1), the end clamped to the allocation's end (which the
+/// spec allows as a size that is not a multiple of the atom). Preconditions: offset + size <=
+/// allocation_size (no overflow). A size of 0 gives size 0.
+///   flush_range(100, 10, 64, 1000) == {64, 64}; flush_range(990, 10, 64, 1000) == {960, 40}.
+[[nodiscard]] FlushRange flush_range(uint64_t offset, uint64_t size, uint64_t atom,
+                                     uint64_t allocation_size) noexcept;
+
+/// The built-in MemoryHook: one VkBuffer and one dedicated VkDeviceMemory per staging buffer, of
+/// the type choose_staging_memory_type() picks, mapped once for the buffer's whole life.
+///
+/// Ownership: references the device and dispatch it was made with, which must outlive it (and
+/// every buffer it made). Threading: as MemoryHook.
+class DefaultMemory final : public MemoryHook {
+ public:
+  DefaultMemory(VkPhysicalDevice physical_device, VkDevice device, const Dispatch& dispatch,
+                MemoryPreference preference = {}) noexcept;
+
+  Expected<StagingMemory, AllocError> allocate(uint64_t size) override;
+  void flush(const StagingMemory& memory, uint64_t offset, uint64_t size) override;
+  void release(const StagingMemory& memory) noexcept override;
+
+  /// The VkResult of the last failed Vulkan call (VK_SUCCESS when none failed).
+  [[nodiscard]] VkResult last_error() const noexcept { return last_error_; }
+
+ private:
+  VkDevice device_;
+  Dispatch dispatch_;
+  MemoryPreference preference_;
+  VkPhysicalDeviceMemoryProperties properties_{};
+  uint64_t atom_ = 1;
+  VkResult last_error_ = VK_SUCCESS;
+};
+
+/// The AllocError a failed allocation, bind or map VkResult stands for.
+[[nodiscard]] AllocError to_alloc_error(VkResult result) noexcept;
+
+}  // namespace staging::vulkan

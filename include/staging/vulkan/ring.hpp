@@ -1,0 +1,308 @@
+// Ring: the Vulkan staging ring — one of the core's two strategies over persistently mapped
+// VkBuffers, retired by a timeline semaphore, with the fallback route for what the ring refuses:
+//   Strategy::Slots  seed 004's slot ring (staging::StagingRing): one slot per frame, sized by
+//                    begin()'s `needed`; begin() is where the ring refuses.
+//   Strategy::Bytes  seed 000's byte ring (staging::ByteRing): every upload is one reservation
+//                    in FIFO order with wraparound; its ExhaustionPolicy (Defer, Wait, Grow,
+//                    Fallback) decides per upload.
+// A thin adapter: which slot or bytes an upload gets, when memory is created, grown, replaced or
+// refused is the core's policy; this layer supplies memory, records copies and barriers, and
+// turns semaphore values into retirements. The frame API is the same for both.
+//
+// Retirement (invariant I3): a frame's staging memory is reclaimed once its RetirementPoint's
+// semaphore value is >= the point's value — read with vkGetSemaphoreCounterValue on every begin()
+// and poll(), never inferred from frame counts. A point that will never be signalled (the
+// command buffer was dropped or its submission failed) is reported with abandon(), or is
+// superseded once a later value on the same semaphore is signalled. A lost device
+// (VK_ERROR_DEVICE_LOST from the semaphore) fails every frame in flight: their slots become
+// Failed and are replaced by the next frames that need them.
+#pragma once
+
+#include <vulkan/vulkan_core.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "staging/core/byte_ring.hpp"
+#include "staging/core/expected.hpp"
+#include "staging/core/limits.hpp"
+#include "staging/core/staging_ring.hpp"
+#include "staging/core/staging_stats.hpp"
+#include "staging/core/timeline.hpp"
+#include "staging/vulkan/dispatch.hpp"
+#include "staging/vulkan/frame.hpp"
+#include "staging/vulkan/memory.hpp"
+#include "staging/vulkan/observer.hpp"
+
+namespace staging::vulkan {
+
+/// The device a Ring works on. The handles must outlive the ring.
+struct Device {
+  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+  /// Created with Vulkan 1.2+ timelineSemaphore and synchronization2 enabled.
+  VkDevice device = VK_NULL_HANDLE;
+  Dispatch dispatch;
+};
+
+/// Which core strategy a Ring runs.
+enum class Strategy : uint8_t {
+  /// Seed 004's slot ring: frames (RingConfig::slots).
+  Slots,
+  /// Seed 000's byte ring: uploads not tied to a frame size (RingConfig::bytes).
+  Bytes,
+};
+
+/// The fallback route (seed 004's "queue writes"): how a refused frame's bytes still arrive.
+struct FallbackConfig {
+  /// Use vkCmdUpdateBuffer for buffer uploads where it is legal (size <= 65536, offset and size
+  /// multiples of 4). The data travels inside the command buffer.
+  bool update_buffer = true;
+  /// Most bytes one frame sends through vkCmdUpdateBuffer; beyond it, one-off buffers.
+  uint64_t max_update_bytes_per_frame = uint64_t{256} << 10;
+  /// Most bytes held in one-off staging buffers at once, across all frames until their points
+  /// retire. An upload beyond it is refused (UploadError::FallbackCapReached). 0 disables
+  /// one-off buffers.
+  uint64_t max_oneoff_bytes = uint64_t{64} << 20;
+};
+
+/// How a Ring is made.
+struct RingConfig {
+  Strategy strategy = Strategy::Slots;
+  /// Strategy::Slots: slot count and slot sizes (seed 004's constants by default). Staging memory
+  /// held by the slots never exceeds slots.slots * slots.max_slot_bytes.
+  staging::RingConfig slots;
+  /// Strategy::Bytes: the byte ring's capacity (> 0, required), cap, and policy (Defer, Wait,
+  /// Grow or Fallback; Split is refused: a frame submits once, so its own chunks could never
+  /// retire to make room for its next ones). Its Wait waits on this ring's retirement points.
+  ByteRingConfig bytes;
+  /// What happens when the ring has no room.
+  ///   Slots: what begin() does when the ring gives no slot: Fallback (the frame takes the
+  ///   fallback route; the default), Defer (begin() answers the refusal at once), or Wait (wait
+  ///   up to wait_timeout for the oldest frame in flight, then answer Timeout naming it; a
+  ///   TooLarge or AllocationFailed refusal is answered at once).
+  ///   Bytes: what an upload does once the byte ring (under its own policy) refused it: Fallback
+  ///   takes the fallback route; Defer or Wait answer UploadError::RingFull
+  ///   (Ring::last_reserve_error() says why).
+  /// Split and Grow are not valid here.
+  ExhaustionPolicy policy = ExhaustionPolicy::Fallback;
+  /// The longest one begin() waits under ExhaustionPolicy::Wait (Strategy::Slots).
+  Duration wait_timeout = std::chrono::milliseconds(100);
+  FallbackConfig fallback;
+  /// Pad image rows in staging memory to optimalBufferCopyRowPitchAlignment (ImageSpan says the
+  /// pitch). Off: rows are tightly packed.
+  bool pad_image_rows = false;
+  /// Flush written ranges even when the memory is coherent (a test of the non-coherent path).
+  bool flush_always = false;
+  /// Where staging buffers come from; null: a built-in DefaultMemory. Must outlive the ring.
+  MemoryHook* memory = nullptr;
+  /// Sees every staging range written, every retirement point and every release; may be null.
+  /// Must outlive the ring. For invariant checkers (tests, debug builds).
+  StagingObserver* observer = nullptr;
+  /// Strategy::Bytes: the byte ring's timeline (ByteRing::Deps::observer) and an invariant
+  /// checker fed every reservation and completion (ByteRing::Deps::checker); may be null. Their
+  /// tokens are the frames' ids on the ring's frame sequence (see Ring). Must outlive the ring.
+  RingObserver* byte_observer = nullptr;
+  InvariantChecker* checker = nullptr;
+};
+
+/// Why a Ring could not be made.
+struct CreateError {
+  enum class Kind : uint8_t {
+    /// A Dispatch member is null (`function` names it).
+    MissingFunction,
+    /// The physical device reports an API version below 1.2.
+    ApiVersionTooOld,
+    /// RingConfig::slots is invalid (`slot_config` says why).
+    InvalidSlotConfig,
+    /// RingConfig::policy is Split or Grow, or (Strategy::Bytes) bytes.policy is Split.
+    PolicyNotSupported,
+    /// RingConfig::bytes is invalid or region 0 could not be made (`byte_ring` says why).
+    InvalidByteRing,
+    /// vkCreateSemaphore failed (`result`).
+    SemaphoreFailed,
+  };
+  Kind kind = Kind::MissingFunction;
+  std::string_view function;
+  ConfigError slot_config = ConfigError::NoSlots;
+  ByteRing::CreateError byte_ring = ByteRing::CreateError::ZeroCapacity;
+  VkResult result = VK_SUCCESS;
+};
+
+/// Why begin() gave no frame.
+struct BeginError {
+  enum class Kind : uint8_t {
+    /// The command buffer is VK_NULL_HANDLE.
+    NullCommandBuffer,
+    /// The ring refused (`refusal` says why) and the policy is Defer — or Wait with a refusal
+    /// that waiting cannot cure. Take the fallback route with begin_fallback(), or skip the frame.
+    Refused,
+    /// Wait: the whole timeout passed with every slot still in flight. `oldest` is the point
+    /// waited for (a stalled queue is named, never waited on forever).
+    Timeout,
+  };
+  Kind kind = Kind::Refused;
+  Refusal refusal = Refusal::AllInFlight;
+  std::optional<RetirementPoint> oldest;
+};
+
+/// Why wait() or wait_idle() returned without the point(s) reached.
+enum class WaitError : uint8_t {
+  Timeout,
+  DeviceLost,
+};
+
+[[nodiscard]] std::string_view to_string(CreateError::Kind kind) noexcept;
+[[nodiscard]] std::string_view to_string(BeginError::Kind kind) noexcept;
+[[nodiscard]] std::string_view to_string(WaitError error) noexcept;
+[[nodiscard]] std::string to_string(Strategy strategy);
+
+/// What a Ring has done. Plain data; a diagnostic, never a decision input.
+struct Stats {
+  /// The ring's strategy: which of `slots` and `bytes` is in use.
+  Strategy strategy = Strategy::Slots;
+  /// The core ring's counters: the slot ring's (frames, placements, slots created/grown/
+  /// replaced, refusals) or the byte ring's (reservations, wraps, waits, grows, fallbacks, ...).
+  StagingStats slots;
+  ByteRingStats bytes;
+  /// Frames begun (all routes), finished, and dropped unfinished.
+  uint64_t frames_begun = 0;
+  uint64_t frames_finished = 0;
+  uint64_t frames_dropped = 0;
+  /// Frames that took the fallback route (begin_fallback() or a refusal under Fallback).
+  uint64_t frames_fallback = 0;
+  /// begin() answers of Refused / Timeout; begin() calls that waited, and the time spent.
+  uint64_t begin_refused = 0;
+  uint64_t begin_timeouts = 0;
+  uint64_t waits = 0;
+  Duration wait_time{0};
+  /// Uploads (and their bytes) through the ring's staging memory.
+  uint64_t staged_uploads = 0;
+  uint64_t staged_bytes = 0;
+  /// Fallback route: uploads through vkCmdUpdateBuffer and through one-off staging buffers;
+  /// uploads of ring-route frames sent there because the ring had no room (a full slot, or a
+  /// byte-ring refusal); uploads refused at the cap. Byte strategy: uploads refused with
+  /// RingFull.
+  uint64_t update_buffer_uploads = 0;
+  uint64_t update_buffer_bytes = 0;
+  uint64_t oneoff_uploads = 0;
+  uint64_t oneoff_bytes = 0;
+  uint64_t ring_full_fallbacks = 0;
+  uint64_t fallback_cap_refusals = 0;
+  uint64_t ring_full_refusals = 0;
+  /// One-off staging bytes held now (until their points retire), and the most ever held.
+  uint64_t oneoff_live_bytes = 0;
+  uint64_t oneoff_peak_bytes = 0;
+  /// Retirement points reached, reported abandoned, and failed by a lost device; times the
+  /// device was found lost.
+  uint64_t points_retired = 0;
+  uint64_t points_abandoned = 0;
+  uint64_t points_failed = 0;
+  uint64_t device_lost = 0;
+  /// Commands recorded: copy commands (and their regions), vkCmdUpdateBuffer calls, barriers.
+  uint64_t copy_commands = 0;
+  uint64_t copy_regions = 0;
+  uint64_t update_commands = 0;
+  uint64_t barriers = 0;
+  /// Flushes of non-coherent (or flush_always) memory and the bytes asked for.
+  uint64_t flushes = 0;
+  uint64_t flushed_bytes = 0;
+};
+
+/// A readable multi-line table of every counter, for logs and examples. Allocates.
+[[nodiscard]] std::string format_stats(const Stats& stats);
+
+/// The staging ring of one device. See the file comment.
+///
+/// Byte strategy tokens: every frame gets the next number of the ring's frame sequence at
+/// begin() (its id), and its reservations carry that number as their token. The byte ring's
+/// CompletionSource reports the highest number below which every frame has been released (its
+/// point reached, or abandoned, failed or dropped) — so retirement still follows the semaphores,
+/// and frames may finish and retire in any order (a later one waits for an earlier one).
+///
+/// Ownership: owns its slots' staging buffers, its timeline semaphore and the one-off buffers of
+/// frames in flight. Frames must not outlive it. Destroying it frees all of that at once: first
+/// make sure the GPU has finished every point it returned (wait_idle(), vkDeviceWaitIdle, or
+/// having waited for your own submissions).
+/// Threading: not synchronised. The ring and its frames are used by one thread at a time (one
+/// ring per recording thread, or a lock around a shared one). The semaphore may be signalled by
+/// the GPU or any host thread at any time.
+class Ring {
+ public:
+  /// Makes a ring: checks the dispatch and the device's API version, creates the timeline
+  /// semaphore (initial value 0). No staging memory is allocated until the first frame.
+  static Expected<Ring, CreateError> create(const Device& device, const RingConfig& config = {});
+
+  Ring(Ring&&) noexcept;
+  Ring& operator=(Ring&&) noexcept;
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+  ~Ring();
+
+  /// Begins a frame that records into `cmd` and will place at most `needed` bytes (use
+  /// buffer_footprint()/image_footprint() to sum them; an underestimate is not an error — uploads
+  /// that no longer fit take the fallback route). Retires what the GPU has finished first. When
+  /// the ring gives no slot, the policy decides (see RingConfig::policy). Strategy::Bytes: never
+  /// refuses; `needed` is unused (each upload reserves its own bytes).
+  Expected<StagingFrame, BeginError> begin(VkCommandBuffer cmd, uint64_t needed);
+  /// Begins a frame on the fallback route (no slot): vkCmdUpdateBuffer where legal, else one-off
+  /// staging buffers, within FallbackConfig's caps. Never fails; a null `cmd` gives an inactive
+  /// frame.
+  StagingFrame begin_fallback(VkCommandBuffer cmd);
+
+  /// Retires every point whose semaphore has reached its value; returns how many. A lost device
+  /// fails every point in flight (counted in stats().device_lost).
+  uint64_t poll();
+  /// Waits until `point` is reached or `timeout` passes, then poll()s.
+  Expected<void, WaitError> wait(const RetirementPoint& point, Duration timeout);
+  /// Waits until every point in flight is reached (or `timeout` passes), then poll()s.
+  Expected<void, WaitError> wait_idle(Duration timeout);
+  /// Reports that the submission meant to signal `point` will never happen (command buffer
+  /// dropped, vkQueueSubmit2 failed): the frame's slot becomes Abandoned and is replaced on its
+  /// next pick, its one-off buffers are freed. Returns false when no frame in flight has that
+  /// point. Precondition: nothing submitted reads the frame's memory.
+  bool abandon(const RetirementPoint& point);
+
+  /// Worst-case bytes a buffer upload of `size` bytes takes in a slot (size plus alignment
+  /// padding), for begin()'s `needed`. Saturates at UINT64_MAX.
+  [[nodiscard]] uint64_t buffer_footprint(uint64_t size) const noexcept;
+  /// The same for an image region (its staging layout plus alignment padding).
+  [[nodiscard]] Expected<uint64_t, UploadError> image_footprint(const ImageRegion& region) const;
+  /// The tightly packed byte size of an image region's data (what upload() expects).
+  [[nodiscard]] Expected<uint64_t, UploadError> image_data_size(const ImageRegion& region) const;
+
+  /// The ring's own timeline semaphore (frames finished without an external point signal it).
+  [[nodiscard]] VkSemaphore semaphore() const noexcept;
+  /// The last value of the ring's semaphore handed out by finish() (0 before the first).
+  [[nodiscard]] uint64_t last_value() const noexcept;
+  /// The copy alignments in use (from the device's limits).
+  [[nodiscard]] const CopyLimits& limits() const noexcept;
+  /// Frames finished whose points have not been reached yet.
+  [[nodiscard]] uint64_t in_flight() const noexcept;
+  /// The memory type and coherence of the last staging buffer made (none before the first).
+  [[nodiscard]] std::optional<uint32_t> memory_type() const noexcept;
+  [[nodiscard]] bool memory_coherent() const noexcept;
+  /// The allocator error behind the last failed staging allocation, if any.
+  [[nodiscard]] std::optional<AllocError> last_alloc_error() const noexcept;
+  /// Strategy::Bytes: the byte ring's answer behind the last refused reservation, if any.
+  [[nodiscard]] const std::optional<ReserveError>& last_reserve_error() const noexcept;
+  [[nodiscard]] Strategy strategy() const noexcept;
+  /// Strategy::Bytes: the byte ring (free bytes, live reservations, ...); null for Slots.
+  [[nodiscard]] const ByteRing* byte_ring() const noexcept;
+  /// The core slot ring, for its slots' states and capacities (read-only). Strategy::Bytes: no
+  /// slots (slot_count() is 0).
+  [[nodiscard]] std::size_t slot_count() const noexcept;
+  [[nodiscard]] SlotState slot_state(std::size_t index) const;
+  [[nodiscard]] uint64_t slot_capacity(std::size_t index) const;
+  [[nodiscard]] const RingConfig& config() const noexcept;
+  [[nodiscard]] Stats stats() const noexcept;
+
+ private:
+  explicit Ring(std::unique_ptr<detail::RingImpl> impl) noexcept;
+  std::unique_ptr<detail::RingImpl> impl_;
+};
+
+}  // namespace staging::vulkan

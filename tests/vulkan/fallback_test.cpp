@@ -1,0 +1,165 @@
+// The fallback route (seed 004's "queue writes"): when the ring gives a frame no slot, or a slot
+// fills up, the same bytes still arrive — through vkCmdUpdateBuffer where it is legal (<= 65536
+// bytes, offset and size multiples of 4, within the per-frame budget), otherwise through one-off
+// staging buffers freed when their point retires — counted, and capped.
+#include <gtest/gtest.h>
+
+#include "harness.hpp"
+
+namespace staging::vulkan::test {
+namespace {
+
+constexpr uint64_t KiB = 1024;
+constexpr uint64_t MiB = 1024 * KiB;
+
+TEST_F(GpuTest, FallbackFramesUseUpdateBufferWhereLegalAndOneOffBuffersElsewhere) {
+  StagingChecker checker(*gpu);
+  RingConfig config;
+  config.fallback.max_oneoff_bytes = 256 * KiB;
+  config.observer = &checker;
+  Ring ring = Ring::create(gpu->ring_device(), config).value();
+  Harness h(*gpu, 1 * MiB, 3);
+
+  VkCommandBuffer cmd = h.commands();
+  StagingFrame frame = ring.begin_fallback(cmd);
+  EXPECT_EQ(frame.route(), Route::Fallback);
+  EXPECT_FALSE(frame.refusal());
+  ASSERT_TRUE(h.upload(frame, 64, 256));                 // legal: vkCmdUpdateBuffer
+  ASSERT_TRUE(h.upload(frame, 1024, 64, true));          // legal, written in place
+  ASSERT_TRUE(h.upload(frame, 2048, 255));               // size not a multiple of 4: one-off
+  ASSERT_TRUE(h.upload(frame, 4098, 100));               // offset not a multiple of 4: one-off
+  ASSERT_TRUE(h.upload(frame, 8192, 70000));             // larger than 65536: one-off
+  EXPECT_EQ(h.upload(frame, 100000, 200 * KiB).error(),  // 255 + 100 + 70000 + 200K > 256K
+            UploadError::FallbackCapReached);
+  ASSERT_TRUE(h.upload(frame, 100000, 65536));  // the largest legal update
+  Stats s = ring.stats();
+  EXPECT_EQ(s.update_buffer_uploads, 3u);
+  EXPECT_EQ(s.oneoff_uploads, 3u);
+  EXPECT_EQ(s.oneoff_live_bytes, 255u + 100u + 70000u);
+  EXPECT_EQ(s.fallback_cap_refusals, 1u);
+  EXPECT_EQ(s.staged_uploads, 0u);
+
+  const RetirementPoint point = frame.finish(kAfterCopies).value();
+  h.submit(cmd, point);
+  h.verify();
+  ring.poll();
+  s = ring.stats();
+  EXPECT_EQ(s.update_commands, 3u);
+  EXPECT_EQ(s.copy_commands, 3u);      // one per one-off buffer
+  EXPECT_EQ(s.oneoff_live_bytes, 0u);  // freed when the point retired
+  EXPECT_EQ(s.oneoff_peak_bytes, 255u + 100u + 70000u);
+  EXPECT_EQ(checker.violations, 0u);
+}
+
+TEST_F(GpuTest, TheUpdateBufferBudgetPerFrameSendsTheRestToOneOffBuffers) {
+  RingConfig config;
+  config.fallback.max_update_bytes_per_frame = 1 * KiB;
+  Ring ring = Ring::create(gpu->ring_device(), config).value();
+  Harness h(*gpu, 64 * KiB, 4);
+  VkCommandBuffer cmd = h.commands();
+  StagingFrame frame = ring.begin_fallback(cmd);
+  for (uint64_t i = 0; i < 4; ++i)
+    ASSERT_TRUE(h.upload(frame, i * 4096, 512));
+  EXPECT_EQ(ring.stats().update_buffer_uploads, 2u);
+  EXPECT_EQ(ring.stats().oneoff_uploads, 2u);
+  h.submit(cmd, frame.finish(kAfterCopies).value());
+  h.verify();
+}
+
+TEST_F(GpuTest, UpdateBufferCanBeSwitchedOff) {
+  RingConfig config;
+  config.fallback.update_buffer = false;
+  Ring ring = Ring::create(gpu->ring_device(), config).value();
+  Harness h(*gpu, 64 * KiB, 5);
+  VkCommandBuffer cmd = h.commands();
+  StagingFrame frame = ring.begin_fallback(cmd);
+  ASSERT_TRUE(h.upload(frame, 0, 512));
+  EXPECT_EQ(ring.stats().update_buffer_uploads, 0u);
+  EXPECT_EQ(ring.stats().oneoff_uploads, 1u);
+  h.submit(cmd, frame.finish(kAfterCopies).value());
+  h.verify();
+}
+
+// A frame larger than max_slot_bytes: refused with TooLarge. Under Fallback the frame takes the
+// fallback route; under Defer begin() answers the refusal.
+TEST_F(GpuTest, AFrameLargerThanAnySlotTakesTheFallbackRouteOrIsRefused) {
+  RingConfig config;
+  config.slots.max_slot_bytes = 1 * MiB;
+  Ring fallback = Ring::create(gpu->ring_device(), config).value();
+  config.policy = ExhaustionPolicy::Defer;
+  Ring defer = Ring::create(gpu->ring_device(), config).value();
+  Harness h(*gpu, 2 * MiB, 6);
+
+  VkCommandBuffer cmd = h.commands();
+  const Expected<StagingFrame, BeginError> refused = defer.begin(cmd, 2 * MiB);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, BeginError::Kind::Refused);
+  EXPECT_EQ(refused.error().refusal, Refusal::TooLarge);
+  EXPECT_EQ(defer.stats().begin_refused, 1u);
+
+  StagingFrame frame = fallback.begin(cmd, 2 * MiB).value();
+  EXPECT_EQ(frame.route(), Route::Fallback);
+  EXPECT_EQ(frame.refusal(), Refusal::TooLarge);
+  ASSERT_TRUE(h.upload(frame, 3, 1536 * KiB));
+  h.submit(cmd, frame.finish(kAfterCopies).value());
+  h.verify();
+  EXPECT_EQ(fallback.stats().frames_fallback, 1u);
+  EXPECT_EQ(fallback.stats().slots.refusals_too_large, 1u);
+}
+
+// A frame that underestimated its size: the uploads that no longer fit its slot take the
+// fallback route; the frame stays on the ring for the rest.
+TEST_F(GpuTest, UploadsThatOverflowTheirSlotTakeTheFallbackRoute) {
+  StagingChecker checker(*gpu);
+  RingConfig config;
+  config.observer = &checker;
+  Ring ring = Ring::create(gpu->ring_device(), config).value();
+  Harness h(*gpu, 256 * KiB, 7);
+  VkCommandBuffer cmd = h.commands();
+  StagingFrame frame = ring.begin(cmd, 100).value();  // a slot of MIN_SLOT_BYTES (64 KiB)
+  EXPECT_EQ(ring.slot_capacity(0), MIN_SLOT_BYTES);
+  ASSERT_TRUE(h.upload(frame, 0, 60 * KiB));
+  ASSERT_TRUE(h.upload(frame, 64 * KiB, 60 * KiB + 1));  // does not fit: one-off
+  ASSERT_TRUE(h.upload(frame, 128 * KiB, 3000));         // fits behind the first
+  EXPECT_EQ(frame.route(), Route::Ring);
+  const Stats s = ring.stats();
+  EXPECT_EQ(s.ring_full_fallbacks, 1u);
+  EXPECT_EQ(s.oneoff_uploads, 1u);
+  EXPECT_EQ(s.staged_uploads, 2u);
+  h.submit(cmd, frame.finish(kAfterCopies).value());
+  h.verify();
+  EXPECT_EQ(checker.violations, 0u);
+}
+
+// Images take the fallback route through one-off buffers (vkCmdUpdateBuffer cannot write images).
+TEST_F(GpuTest, ImagesOnTheFallbackRouteUseOneOffBuffers) {
+  Ring ring = Ring::create(gpu->ring_device()).value();
+  TestImage image = gpu->make_image(VK_FORMAT_R8G8B8A8_UNORM, {16, 8, 1}, 1, 1);
+  TestBuffer back = gpu->make_buffer(16 * 8 * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, true);
+  std::mt19937_64 rng(8);
+  const std::vector<std::byte> texels = random_bytes(rng, 16 * 8 * 4);
+  VkCommandBuffer cmd = gpu->begin_commands();
+  StagingFrame frame = ring.begin_fallback(cmd);
+  ASSERT_TRUE(frame.upload(ImageRegion{.image = image.image,
+                                       .format = VK_FORMAT_R8G8B8A8_UNORM,
+                                       .extent = {16, 8, 1},
+                                       .new_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL},
+                           texels));
+  EXPECT_EQ(ring.stats().oneoff_uploads, 1u);
+  const RetirementPoint point =
+      frame
+          .finish({.stages = VK_PIPELINE_STAGE_2_COPY_BIT, .access = VK_ACCESS_2_TRANSFER_READ_BIT})
+          .value();
+  const uint64_t offsets[] = {0};
+  gpu->record_image_readback(cmd, image, VK_IMAGE_ASPECT_COLOR_BIT, back.buffer, offsets);
+  const VkSemaphoreSubmitInfo signal = point.signal_info();
+  gpu->submit(cmd, {}, {&signal, 1});
+  gpu->wait(point.semaphore, point.value);
+  EXPECT_EQ(first_difference(texels, {back.mapped, texels.size()}), -1);
+  gpu->free_commands(cmd);
+  gpu->destroy(image);
+  gpu->destroy(back);
+}
+
+}  // namespace
+}  // namespace staging::vulkan::test
