@@ -25,8 +25,9 @@ int run_vulkan(const CommonOptions& common, Report& report) {
   const vk::VulkanOptions& o = vulkan_options();
   for (const std::string& s : o.scenarios) {
     if (s != "frame-small" && s != "stream-large" && s != "textures") {
-      std::fprintf(stderr, "staging-bench: unknown --scenario '%s' (frame-small, stream-large, "
-                           "textures)\n",
+      std::fprintf(stderr,
+                   "staging-bench: unknown --scenario '%s' (frame-small, stream-large, "
+                   "textures)\n",
                    s.c_str());
       return 1;
     }
@@ -42,11 +43,10 @@ int run_vulkan(const CommonOptions& common, Report& report) {
   report.context("driver", vk->driver());
   report.context("validation", vk->validation() ? "on (with synchronization validation)" : "off");
   report.context("cpus", std::thread::hardware_concurrency());
-  report.context("queues",
-                 "graphics family " + std::to_string(vk->graphics().family) +
-                     (vk->transfer()
-                          ? ", transfer-only family " + std::to_string(vk->transfer()->family)
-                          : std::string(", no transfer-only family")));
+  report.context("queues", "graphics family " + std::to_string(vk->graphics().family) +
+                               (vk->transfer() ? ", transfer-only family " +
+                                                     std::to_string(vk->transfer()->family)
+                                               : std::string(", no transfer-only family")));
   report.context("optimalBufferCopyOffsetAlignment", limits.optimalBufferCopyOffsetAlignment);
   report.context("nonCoherentAtomSize", limits.nonCoherentAtomSize);
   nlohmann::json types = nlohmann::json::array();
@@ -100,7 +100,7 @@ Backend make_vulkan_backend() {
     g->add_option("--queues", o.queues, "stream-large: graphics, transfer")->delimiter(',');
     g->add_option("--memory", o.memory,
                   "stream-large: system (HOST_VISIBLE|HOST_COHERENT), device "
-                  "(DEVICE_LOCAL|HOST_VISIBLE)")
+                  "(DEVICE_LOCAL|HOST_VISIBLE), cached (HOST_VISIBLE|HOST_CACHED)")
         ->delimiter(',');
     g->add_option("--strategies", o.strategies, "stream-large: bytes, slots")->delimiter(',');
     g->add_flag("!--no-fill-rows", o.fill_rows, "stream-large: skip the CPU-only fill rows");

@@ -160,7 +160,8 @@ bool Context::init(const Options& options, std::string& why) {
     return false;
   }
   vkGetPhysicalDeviceMemoryProperties(physical_, &memory_properties_);
-  VkPhysicalDeviceDriverProperties driver{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceDriverProperties driver{.sType =
+                                              VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   VkPhysicalDeviceProperties2 props2{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
                                      .pNext = &driver};
   vkGetPhysicalDeviceProperties2(physical_, &props2);
@@ -207,11 +208,11 @@ bool Context::init(const Options& options, std::string& why) {
   VkPhysicalDeviceFeatures2 f2{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
                                .pNext = &v12};
   f2.features.textureCompressionBC = bc_ ? VK_TRUE : VK_FALSE;
-  const VkDeviceCreateInfo device_info{.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                                       .pNext = &f2,
-                                       .queueCreateInfoCount =
-                                           static_cast<uint32_t>(queue_infos.size()),
-                                       .pQueueCreateInfos = queue_infos.data()};
+  const VkDeviceCreateInfo device_info{
+      .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+      .pNext = &f2,
+      .queueCreateInfoCount = static_cast<uint32_t>(queue_infos.size()),
+      .pQueueCreateInfos = queue_infos.data()};
   if (vkCreateDevice(physical_, &device_info, nullptr, &device_) != VK_SUCCESS) {
     device_ = VK_NULL_HANDLE;
     why = "vkCreateDevice failed";
@@ -291,8 +292,8 @@ std::optional<uint32_t> Context::staging_type(bool prefer_device_local) const {
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(device_, probe, &req);
   vkDestroyBuffer(device_, probe, nullptr);
-  return staging::vulkan::choose_staging_memory_type(
-      memory_properties_, req.memoryTypeBits, {.prefer_device_local = prefer_device_local});
+  return staging::vulkan::choose_staging_memory_type(memory_properties_, req.memoryTypeBits,
+                                                     {.prefer_device_local = prefer_device_local});
 }
 
 std::string Context::type_flags(uint32_t index) const {
@@ -313,7 +314,8 @@ std::string Context::type_flags(uint32_t index) const {
 
 uint32_t Context::find_type(uint32_t bits, Memory memory) const {
   if (memory == Memory::Staging) {
-    return staging::vulkan::choose_staging_memory_type(memory_properties_, bits).value_or(UINT32_MAX);
+    return staging::vulkan::choose_staging_memory_type(memory_properties_, bits)
+        .value_or(UINT32_MAX);
   }
   const auto first = [&](VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid) -> uint32_t {
     for (uint32_t i = 0; i < memory_properties_.memoryTypeCount; ++i) {
@@ -453,15 +455,14 @@ void Context::submit(const Queue& queue, VkCommandBuffer cmd, const VkSemaphoreS
 }
 
 void Context::full_barrier(VkCommandBuffer cmd) {
-  const VkMemoryBarrier2 all{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                             .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                             .srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT,
-                             .dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                             .dstAccessMask =
-                                 VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT};
-  const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                             .memoryBarrierCount = 1,
-                             .pMemoryBarriers = &all};
+  const VkMemoryBarrier2 all{
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
+      .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+      .srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT,
+      .dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+      .dstAccessMask = VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT};
+  const VkDependencyInfo dep{
+      .sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO, .memoryBarrierCount = 1, .pMemoryBarriers = &all};
   vkCmdPipelineBarrier2(cmd, &dep);
 }
 

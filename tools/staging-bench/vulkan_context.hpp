@@ -98,7 +98,9 @@ class Context {
 
   /// The universal queue (always) and the transfer-only one (null when the device has none).
   [[nodiscard]] Queue& graphics() { return graphics_; }
-  [[nodiscard]] Queue* transfer() { return transfer_.queue != VK_NULL_HANDLE ? &transfer_ : nullptr; }
+  [[nodiscard]] Queue* transfer() {
+    return transfer_.queue != VK_NULL_HANDLE ? &transfer_ : nullptr;
+  }
   /// The queue families in use (for VK_SHARING_MODE_CONCURRENT).
   [[nodiscard]] const std::vector<uint32_t>& families() const { return families_; }
 

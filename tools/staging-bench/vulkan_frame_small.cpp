@@ -79,9 +79,8 @@ void memory_barrier(VkCommandBuffer cmd, VkPipelineStageFlags2 src, VkAccessFlag
                            .srcAccessMask = src_access,
                            .dstStageMask = dst,
                            .dstAccessMask = dst_access};
-  const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                             .memoryBarrierCount = 1,
-                             .pMemoryBarriers = &b};
+  const VkDependencyInfo dep{
+      .sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO, .memoryBarrierCount = 1, .pMemoryBarriers = &b};
   vkCmdPipelineBarrier2(cmd, &dep);
 }
 
@@ -156,8 +155,8 @@ class SmallBench {
       workloads.push_back(*w);
     }
     report_.context("frame_small_frames_in_flight", slots_.size());
-    report_.context("frame_small_queue", "graphics (family " +
-                                             std::to_string(vk_.graphics().family) + ")");
+    report_.context("frame_small_queue",
+                    "graphics (family " + std::to_string(vk_.graphics().family) + ")");
     for (const Workload& w : workloads) {
       if (int rc = workload(w); rc != 0) return rc;
     }
@@ -313,9 +312,8 @@ class SmallBench {
     return !first_difference(readback_.mapped, source_.data(), bytes, 1).has_value();
   }
 
-  void add_row(const Workload& w, const std::string& route, const LoopResult& r,
-               double memcpy_ns, bool checked, const std::string& extra_key = "",
-               double extra = 0) {
+  void add_row(const Workload& w, const std::string& route, const LoopResult& r, double memcpy_ns,
+               bool checked, const std::string& extra_key = "", double extra = 0) {
     const uint64_t bytes = uint64_t{w.count} * w.size;
     const double frame_s = median(r.cpu_s);
     const double per_upload_ns = frame_s / w.count * 1e9;
@@ -345,8 +343,8 @@ class SmallBench {
                                   row.fields["fps"].get<double>()};
     report_.add(std::move(row));
     if (!checked) {
-      std::fprintf(stderr, "staging-bench: frame-small %s %s: read back differs\n",
-                   w.label.c_str(), route.c_str());
+      std::fprintf(stderr, "staging-bench: frame-small %s %s: read back differs\n", w.label.c_str(),
+                   route.c_str());
       ++failures_;
     }
   }
@@ -379,8 +377,8 @@ class SmallBench {
         return std::nullopt;
       }
       for (uint32_t i = 0; i < w.count; ++i) {
-        auto up = frame->upload(dst_.buffer, uint64_t{i} * w.size, source_.data() + i * w.size,
-                                w.size);
+        auto up =
+            frame->upload(dst_.buffer, uint64_t{i} * w.size, source_.data() + i * w.size, w.size);
         if (!up) [[unlikely]] {
           error = "upload: " + std::string(to_string(up.error()));
           return std::nullopt;
@@ -445,8 +443,8 @@ class SmallBench {
       slot.oneoffs.clear();
     };
     // A few frames only: each upload costs about a millisecond on real drivers.
-    LoopResult r = run_frames(1, std::max(2u, common_.min_reps), 50, common_.min_seconds, record,
-                              retire);
+    LoopResult r =
+        run_frames(1, std::max(2u, common_.min_reps), 50, common_.min_seconds, record, retire);
     if (r.failed || failed) {
       std::fprintf(stderr, "staging-bench: frame-small %s oneoff failed (allocation)\n",
                    w.label.c_str());
@@ -494,8 +492,7 @@ class SmallBench {
         if (ring == results_.end()) continue;
         const double ratio = oneoff->second.cpu_ns / ring->second.cpu_ns;
         const double ring_other = std::max(1.0, ring->second.cpu_ns - ring->second.memcpy_ns);
-        const double oneoff_other =
-            std::max(0.0, oneoff->second.cpu_ns - oneoff->second.memcpy_ns);
+        const double oneoff_other = std::max(0.0, oneoff->second.cpu_ns - oneoff->second.memcpy_ns);
         std::snprintf(buf, sizeof buf,
                       "%.0fx: %s %.0f ns per upload (memcpy %.0f ns of it) vs one-off buffer "
                       "%.1f us; without the memcpy %.0fx",
@@ -513,8 +510,9 @@ class SmallBench {
       created += r.created;
       if (r.created) where += " " + key.first + "/" + key.second;
     }
-    std::snprintf(buf, sizeof buf, "%" PRIu64 " vkCreateBuffer/vkAllocateMemory calls by the ring%s",
-                  created, where.empty() ? " after warm-up" : where.c_str());
+    std::snprintf(buf, sizeof buf,
+                  "%" PRIu64 " vkCreateBuffer/vkAllocateMemory calls by the ring%s", created,
+                  where.empty() ? " after warm-up" : where.c_str());
     report_.target("frame-small ring creates no buffer or memory object in steady state",
                    created == 0, buf);
   }

@@ -33,8 +33,9 @@ struct VulkanOptions {
   uint64_t chunk_mib = 8;
   /// graphics (the universal queue family) and/or transfer (a transfer-only family).
   std::vector<std::string> queues{"graphics"};
-  /// system (HOST_VISIBLE|HOST_COHERENT, what DefaultMemory picks) and/or device
-  /// (DEVICE_LOCAL|HOST_VISIBLE, where the device has it).
+  /// system (HOST_VISIBLE|HOST_COHERENT, what DefaultMemory picks), device
+  /// (DEVICE_LOCAL|HOST_VISIBLE) and/or cached (HOST_VISIBLE|HOST_CACHED system memory), where
+  /// the device has them.
   std::vector<std::string> memory{"system", "device"};
   /// bytes (the byte ring) and/or slots (the slot ring).
   std::vector<std::string> strategies{"bytes"};

@@ -114,12 +114,81 @@ class FillPool {
 
 enum class Mode : uint8_t { Pointer, InPlace };
 
+// A MemoryHook on one given memory type: for "cached" (HOST_VISIBLE|HOST_CACHED system memory),
+// which DefaultMemory's preference order never picks. One dedicated allocation per buffer, mapped
+// for its life, as DefaultMemory does.
+class TypedMemory final : public MemoryHook {
+ public:
+  TypedMemory(Context& vk, uint32_t type) : vk_(vk), type_(type) {}
+
+  Expected<StagingMemory, AllocError> allocate(uint64_t size) override {
+    StagingMemory m;
+    m.size = size;
+    m.memory_type = type_;
+    const VkBufferCreateInfo info{.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                                  .size = size,
+                                  .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                                  .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    if (VkResult r = vkCreateBuffer(vk_.device(), &info, nullptr, &m.buffer); r != VK_SUCCESS)
+      return unexpected(to_alloc_error(r));
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(vk_.device(), m.buffer, &req);
+    const VkMemoryAllocateInfo alloc{.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                     .allocationSize = req.size,
+                                     .memoryTypeIndex = type_};
+    VkResult r = (req.memoryTypeBits & (1u << type_)) != 0
+                     ? vkAllocateMemory(vk_.device(), &alloc, nullptr, &m.memory)
+                     : VK_ERROR_FEATURE_NOT_PRESENT;
+    void* p = nullptr;
+    if (r == VK_SUCCESS) r = vkBindBufferMemory(vk_.device(), m.buffer, m.memory, 0);
+    if (r == VK_SUCCESS) r = vkMapMemory(vk_.device(), m.memory, 0, VK_WHOLE_SIZE, 0, &p);
+    if (r != VK_SUCCESS) {
+      release(m);
+      return unexpected(to_alloc_error(r));
+    }
+    m.mapped = static_cast<std::byte*>(p);
+    m.memory_size = req.size;
+    m.coherent = (vk_.memory_properties().memoryTypes[type_].propertyFlags &
+                  VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
+    return m;
+  }
+
+  void flush(const StagingMemory& m, uint64_t offset, uint64_t size) override {
+    const FlushRange f =
+        flush_range(offset, size, vk_.properties().limits.nonCoherentAtomSize, m.memory_size);
+    const VkMappedMemoryRange range{.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
+                                    .memory = m.memory,
+                                    .offset = f.offset,
+                                    .size = f.size};
+    vkFlushMappedMemoryRanges(vk_.device(), 1, &range);
+  }
+
+  void release(const StagingMemory& m) noexcept override {
+    if (m.buffer != VK_NULL_HANDLE) vkDestroyBuffer(vk_.device(), m.buffer, nullptr);
+    if (m.memory != VK_NULL_HANDLE) vkFreeMemory(vk_.device(), m.memory, nullptr);
+  }
+
+ private:
+  Context& vk_;
+  uint32_t type_;
+};
+
 // The memory a ring (and the fill rows) use.
 struct MemoryChoice {
-  std::string name;  // system, device
+  std::string name;  // system, device, cached
   bool prefer_device_local = false;
   uint32_t type = 0;
 };
+
+// The staging memory hook of a choice: the library's DefaultMemory for system and device (what a
+// user gets), TypedMemory for cached.
+std::unique_ptr<MemoryHook> make_hook(Context& vk, const MemoryChoice& m) {
+  if (m.name == "cached") return std::make_unique<TypedMemory>(vk, m.type);
+  const staging::vulkan::Device d = vk.staging_device();
+  return std::make_unique<DefaultMemory>(
+      d.physical_device, d.device, d.dispatch,
+      MemoryPreference{.prefer_device_local = m.prefer_device_local});
+}
 
 // A frame being filled.
 struct OpenFrame {
@@ -208,8 +277,9 @@ class StreamBench {
     }
     // Pre-touched random data: every page exists before anything is timed.
     fill_random_parallel(source_, total_, 11, std::max(4u, std::thread::hardware_concurrency()));
-    dst_ = vk_.make_buffer(total_, VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
-                           Memory::DeviceLocal);
+    dst_ =
+        vk_.make_buffer(total_, VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                        Memory::DeviceLocal);
     if (o_.check) {
       readback_ = vk_.make_buffer(total_, VK_BUFFER_USAGE_TRANSFER_DST_BIT, Memory::Readback);
     }
@@ -237,10 +307,10 @@ class StreamBench {
                     "semaphore value is reached; gpu: bytes / union of per-frame [TOP_OF_PIPE, "
                     "BOTTOM_OF_PIPE] timestamp intervals; medians after one warm-up");
     report_.context("timestamp_period_ns", vk_.timestamp_period());
-    report_.context("timestamp_valid_bits",
-                    nlohmann::json{{"graphics", vk_.graphics().timestamp_bits},
-                                   {"transfer", vk_.transfer() ? vk_.transfer()->timestamp_bits
-                                                               : 0u}});
+    report_.context(
+        "timestamp_valid_bits",
+        nlohmann::json{{"graphics", vk_.graphics().timestamp_bits},
+                       {"transfer", vk_.transfer() ? vk_.transfer()->timestamp_bits : 0u}});
     if (queries_ == VK_NULL_HANDLE) {
       report_.note("stream-large: no hostQueryReset: GPU timestamps not measured");
     }
@@ -261,11 +331,32 @@ class StreamBench {
         const VkMemoryPropertyFlags f =
             device ? vk_.memory_properties().memoryTypes[*device].propertyFlags : 0;
         if (!device || !(f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) || *device == *system) {
-          report_.note("stream-large: no DEVICE_LOCAL|HOST_VISIBLE type apart from the system "
-                       "one; 'device' memory skipped");
+          report_.note(
+              "stream-large: no DEVICE_LOCAL|HOST_VISIBLE type apart from the system "
+              "one; 'device' memory skipped");
           continue;
         }
         out.push_back({"device", true, *device});
+      } else if (m == "cached") {
+        // HOST_VISIBLE|HOST_CACHED system memory (write-back: the CPU's stores go through its
+        // caches; the GPU's reads snoop them).
+        std::optional<uint32_t> cached;
+        const VkPhysicalDeviceMemoryProperties& p = vk_.memory_properties();
+        for (uint32_t i = 0; i < p.memoryTypeCount && !cached; ++i) {
+          const VkMemoryPropertyFlags f = p.memoryTypes[i].propertyFlags;
+          if ((f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
+              (f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) &&
+              !(f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) && i != *system) {
+            cached = i;
+          }
+        }
+        if (!cached) {
+          report_.note(
+              "stream-large: no HOST_CACHED system memory type apart from the system "
+              "one; 'cached' memory skipped");
+          continue;
+        }
+        out.push_back({"cached", false, *cached});
       } else {
         std::fprintf(stderr, "staging-bench: unknown --memory entry '%s'\n", m.c_str());
         return 1;
@@ -393,20 +484,19 @@ class StreamBench {
 
   // CPU only: N threads filling mapped staging memory of this type (ring-sized, cycled).
   int fill_rows(const MemoryChoice& m) {
-    const staging::vulkan::Device d = vk_.staging_device();
-    DefaultMemory memory(d.physical_device, d.device, d.dispatch,
-                         {.prefer_device_local = m.prefer_device_local});
-    auto buffer = memory.allocate(ring_);
+    const std::unique_ptr<MemoryHook> memory = make_hook(vk_, m);
+    auto buffer = memory->allocate(ring_);
     if (!buffer) {
-      std::fprintf(stderr, "staging-bench: cannot allocate %" PRIu64 " bytes of %s memory\n",
-                   ring_, m.name.c_str());
+      std::fprintf(stderr, "staging-bench: cannot allocate %" PRIu64 " bytes of %s memory\n", ring_,
+                   m.name.c_str());
       return 1;
     }
     // Slices land at offsets modulo the window: keep the window a multiple of the slices.
     for (unsigned threads : common_.threads) {
       FillPool pool(std::max(1u, threads));
       const uint64_t window = ring_ / slice_bytes(pool.threads()) * slice_bytes(pool.threads());
-      Row row = measure(common_, "fill", total_, [&] { return fill_with(pool, buffer->mapped, window); });
+      Row row =
+          measure(common_, "fill", total_, [&] { return fill_with(pool, buffer->mapped, window); });
       row.fields["memory"] = m.name;
       row.fields["threads"] = pool.threads();
       row.fields["what"] = "CPU only: memcpy pageable -> mapped staging, no GPU";
@@ -414,7 +504,7 @@ class StreamBench {
       fill_gbps_[{m.name, pool.threads()}] = row.gbps;
       report_.add(std::move(row));
     }
-    memory.release(*buffer);
+    memory->release(*buffer);
     return 0;
   }
 
@@ -438,11 +528,9 @@ class StreamBench {
       return 1;
     }
     config.policy = ExhaustionPolicy::Defer;
-    const staging::vulkan::Device d = vk_.staging_device();
-    DefaultMemory memory(d.physical_device, d.device, d.dispatch,
-                         {.prefer_device_local = m.prefer_device_local});
-    config.memory = &memory;
-    auto made = Ring::create(d, config);
+    const std::unique_ptr<MemoryHook> memory = make_hook(vk_, m);
+    config.memory = memory.get();
+    auto made = Ring::create(vk_.staging_device(), config);
     if (!made) {
       std::fprintf(stderr, "staging-bench: Ring::create: %s\n",
                    std::string(to_string(made.error().kind)).c_str());
@@ -482,9 +570,8 @@ class StreamBench {
         rc = 1;
         break;
       }
-      const bool ok = verify(queue, [&] {
-        return !rep(ring, queue, ts_bits, p.mode, pool.get(), ahead).failed;
-      });
+      const bool ok = verify(
+          queue, [&] { return !rep(ring, queue, ts_bits, p.mode, pool.get(), ahead).failed; });
       if (!gpu_s.empty()) {
         gpu_s.erase(gpu_s.begin());
         span_s.erase(span_s.begin());
@@ -524,7 +611,8 @@ class StreamBench {
     fallbacks_ += s.oneoff_uploads + s.update_buffer_uploads;
     char buf[256];
     std::snprintf(buf, sizeof buf,
-                  "stream-large ring (%s, %s, %s): %" PRIu64 " frames, staging held %.1f MiB, "
+                  "stream-large ring (%s, %s, %s): %" PRIu64
+                  " frames, staging held %.1f MiB, "
                   "fallbacks %" PRIu64 ", ring-full answers %" PRIu64,
                   queue.name.c_str(), m.name.c_str(), strategy_name.c_str(), s.frames_finished,
                   static_cast<double>(held) / MiB, s.oneoff_uploads + s.update_buffer_uploads,
@@ -616,8 +704,8 @@ class StreamBench {
           }
           jobs.clear();
           for (uint64_t s = 0; s < n; s += slice) {
-            jobs.push_back({span->data() + s, source_ + off + s, std::min(slice, n - s),
-                            &of->remaining});
+            jobs.push_back(
+                {span->data() + s, source_ + off + s, std::min(slice, n - s), &of->remaining});
           }
           of->remaining.store(static_cast<uint32_t>(jobs.size()), std::memory_order_relaxed);
           pool->push(jobs);
@@ -733,11 +821,16 @@ class StreamBench {
                       best->threads, where.c_str());
       } else {
         const auto fill = fill_gbps_.find({first.memory, best->threads});
+        char bound[96] = "the CPU-only fill rate was not measured (--no-fill-rows)";
+        if (fill != fill_gbps_.end()) {
+          std::snprintf(bound, sizeof bound, "those threads fill %.1f GB/s without the GPU",
+                        fill->second);
+        }
         std::snprintf(buf, sizeof buf,
                       "best %.2f x ceiling (%.1f of %.1f GB/s) with %u fill threads, short of "
-                      "0.8 by %.2f; those threads fill %.1f GB/s without the GPU; %s",
-                      best->ratio, best->gbps, ceiling, best->threads, 0.8 - best->ratio,
-                      fill != fill_gbps_.end() ? fill->second : 0.0, where.c_str());
+                      "0.8 by %.2f; %s; %s",
+                      best->ratio, best->gbps, ceiling, best->threads, 0.8 - best->ratio, bound,
+                      where.c_str());
       }
       report_.target("stream-large end to end with in-place writes >= 0.8 x ceiling",
                      fewest != nullptr, buf);

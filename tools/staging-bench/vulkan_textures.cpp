@@ -123,11 +123,11 @@ class TextureBench {
     Buffer readback = vk_.make_buffer(bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, Memory::Readback);
     if (readback.mapped == nullptr) return 1;
 
-    const Visibility visibility{
-        .stages = VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
-        .access = VK_ACCESS_2_SHADER_SAMPLED_READ_BIT,
-        .prior_stages = VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
-        .prior_access = VK_ACCESS_2_TRANSFER_WRITE_BIT};
+    const Visibility visibility{.stages = VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
+                                .access = VK_ACCESS_2_SHADER_SAMPLED_READ_BIT,
+                                .prior_stages = VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT |
+                                                VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                                .prior_access = VK_ACCESS_2_TRANSFER_WRITE_BIT};
     const uint32_t ts_bits = queries_ != VK_NULL_HANDLE ? vk_.graphics().timestamp_bits : 0;
     std::vector<RetirementPoint> points(kFramesInFlight);
     std::vector<Interval> intervals;
@@ -223,8 +223,8 @@ class TextureBench {
     }
     // The check: new data, one frame, every level read back.
     fill_random(data.data(), bytes, 22);
-    bool equal = frame_on(n++, false) && drain() && readback_levels(image, f, regions, offsets,
-                                                                     readback);
+    bool equal =
+        frame_on(n++, false) && drain() && readback_levels(image, f, regions, offsets, readback);
     equal = equal && std::memcmp(readback.mapped, data.data(), bytes) == 0;
 
     const GpuTimes gpu = union_of(intervals, vk_.timestamp_period());
@@ -267,18 +267,17 @@ class TextureBench {
                        const std::vector<uint64_t>& offsets, const Buffer& readback) {
     const auto mips = static_cast<uint32_t>(regions.size());
     return vk_.run_once(vk_.graphics(), [&](VkCommandBuffer cmd) {
-      VkImageMemoryBarrier2 to_src{
-          .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
-          .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-          .srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT,
-          .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-          .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT,
-          .oldLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-          .newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-          .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-          .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-          .image = image.image,
-          .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, mips, 0, 1}};
+      VkImageMemoryBarrier2 to_src{.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
+                                   .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                   .srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT,
+                                   .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
+                                   .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT,
+                                   .oldLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                                   .newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                   .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                   .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                   .image = image.image,
+                                   .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, mips, 0, 1}};
       VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
                            .imageMemoryBarrierCount = 1,
                            .pImageMemoryBarriers = &to_src};
