@@ -92,6 +92,9 @@ Backend make_vulkan_backend() {
     g->add_option("--small-routes", o.small_routes,
                   "frame-small: ring-slots, ring-bytes, oneoff, update")
         ->delimiter(',');
+    g->add_option("--small-memory", o.small_memory,
+                  "frame-small: staging memory of the ring routes: system, cached")
+        ->delimiter(',');
     g->add_option("--frames-in-flight", o.frames_in_flight, "frame-small: frames in flight");
     g->add_option("--stream-mib", o.stream_mib, "stream-large: bytes streamed, MiB");
     g->add_option("--stream-ring-mib", o.ring_mib, "stream-large: the ring, MiB");

@@ -296,6 +296,18 @@ std::optional<uint32_t> Context::staging_type(bool prefer_device_local) const {
                                                      {.prefer_device_local = prefer_device_local});
 }
 
+std::optional<uint32_t> Context::cached_type() const {
+  const std::optional<uint32_t> system = staging_type(false);
+  for (uint32_t i = 0; i < memory_properties_.memoryTypeCount; ++i) {
+    const VkMemoryPropertyFlags f = memory_properties_.memoryTypes[i].propertyFlags;
+    if ((f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) && (f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) &&
+        !(f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) && i != system) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
 std::string Context::type_flags(uint32_t index) const {
   if (index >= memory_properties_.memoryTypeCount) return "?";
   const VkMemoryPropertyFlags f = memory_properties_.memoryTypes[index].propertyFlags;
@@ -506,6 +518,58 @@ VkQueryPool Context::make_query_pool(uint32_t count) {
   if (vkCreateQueryPool(device_, &info, nullptr, &pool) != VK_SUCCESS) return VK_NULL_HANDLE;
   query_pools_.push_back(pool);
   return pool;
+}
+
+TypedMemory::TypedMemory(Context& vk, uint32_t type)
+    : vk_(vk), dispatch_(vk.staging_device().dispatch), type_(type) {}
+
+Expected<staging::vulkan::StagingMemory, AllocError> TypedMemory::allocate(uint64_t size) {
+  staging::vulkan::StagingMemory m;
+  m.size = size;
+  m.memory_type = type_;
+  const VkBufferCreateInfo info{.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                                .size = size,
+                                .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                                .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  if (VkResult r = dispatch_.vkCreateBuffer(vk_.device(), &info, nullptr, &m.buffer);
+      r != VK_SUCCESS) {
+    return unexpected(staging::vulkan::to_alloc_error(r));
+  }
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(vk_.device(), m.buffer, &req);
+  const VkMemoryAllocateInfo alloc{.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                   .allocationSize = req.size,
+                                   .memoryTypeIndex = type_};
+  VkResult r = (req.memoryTypeBits & (1u << type_)) != 0
+                   ? dispatch_.vkAllocateMemory(vk_.device(), &alloc, nullptr, &m.memory)
+                   : VK_ERROR_FEATURE_NOT_PRESENT;
+  void* p = nullptr;
+  if (r == VK_SUCCESS) r = vkBindBufferMemory(vk_.device(), m.buffer, m.memory, 0);
+  if (r == VK_SUCCESS) r = vkMapMemory(vk_.device(), m.memory, 0, VK_WHOLE_SIZE, 0, &p);
+  if (r != VK_SUCCESS) {
+    release(m);
+    return unexpected(staging::vulkan::to_alloc_error(r));
+  }
+  m.mapped = static_cast<std::byte*>(p);
+  m.memory_size = req.size;
+  m.coherent = (vk_.memory_properties().memoryTypes[type_].propertyFlags &
+                VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
+  return m;
+}
+
+void TypedMemory::flush(const staging::vulkan::StagingMemory& m, uint64_t offset, uint64_t size) {
+  const staging::vulkan::FlushRange f = staging::vulkan::flush_range(
+      offset, size, vk_.properties().limits.nonCoherentAtomSize, m.memory_size);
+  const VkMappedMemoryRange range{.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
+                                  .memory = m.memory,
+                                  .offset = f.offset,
+                                  .size = f.size};
+  vkFlushMappedMemoryRanges(vk_.device(), 1, &range);
+}
+
+void TypedMemory::release(const staging::vulkan::StagingMemory& m) noexcept {
+  if (m.buffer != VK_NULL_HANDLE) vkDestroyBuffer(vk_.device(), m.buffer, nullptr);
+  if (m.memory != VK_NULL_HANDLE) vkFreeMemory(vk_.device(), m.memory, nullptr);
 }
 
 }  // namespace staging::bench::vk

@@ -112,6 +112,10 @@ class Context {
   /// The memory type choose_staging_memory_type() gives a TRANSFER_SRC buffer (none: no
   /// HOST_VISIBLE type), with or without prefer_device_local.
   [[nodiscard]] std::optional<uint32_t> staging_type(bool prefer_device_local) const;
+  /// A HOST_VISIBLE | HOST_CACHED system-memory type other than staging_type(false) (write-back:
+  /// the CPU's stores go through its caches, the GPU's reads snoop them); none when the device
+  /// has no such type apart from the default staging one.
+  [[nodiscard]] std::optional<uint32_t> cached_type() const;
   /// "HOST_VISIBLE|HOST_COHERENT" for a memory type index.
   [[nodiscard]] std::string type_flags(uint32_t index) const;
 
@@ -163,6 +167,22 @@ class Context {
   bool bc_ = false;
   staging::vulkan::Dispatch dispatch_;
   std::vector<VkQueryPool> query_pools_;
+};
+
+/// A MemoryHook on one given memory type (for HOST_CACHED staging, which DefaultMemory's
+/// preference order never picks): one dedicated allocation per buffer, mapped for its life, as
+/// DefaultMemory does, through the Context's counting dispatch.
+class TypedMemory final : public staging::vulkan::MemoryHook {
+ public:
+  TypedMemory(Context& vk, uint32_t type);
+  Expected<staging::vulkan::StagingMemory, AllocError> allocate(uint64_t size) override;
+  void flush(const staging::vulkan::StagingMemory& memory, uint64_t offset, uint64_t size) override;
+  void release(const staging::vulkan::StagingMemory& memory) noexcept override;
+
+ private:
+  Context& vk_;
+  staging::vulkan::Dispatch dispatch_;
+  uint32_t type_;
 };
 
 }  // namespace staging::bench::vk

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 
 #include "vulkan_scenarios.hpp"
 
@@ -102,6 +103,12 @@ struct Slot {
   std::vector<StagingMemory> oneoffs;
 };
 
+// The staging memory of a ring route.
+struct MemoryChoice {
+  std::string name;              // system, cached
+  std::optional<uint32_t> type;  // none: the ring's own DefaultMemory
+};
+
 struct LoopResult {
   std::vector<double> cpu_s;  // per measured frame: recording (+ freeing, oneoff)
   double free_s = 0;          // oneoff: freeing time, measured frames
@@ -157,6 +164,23 @@ class SmallBench {
     report_.context("frame_small_frames_in_flight", slots_.size());
     report_.context("frame_small_queue",
                     "graphics (family " + std::to_string(vk_.graphics().family) + ")");
+    for (const std::string& m : o_.small_memory) {
+      if (m == "system") {
+        memories_.push_back({"system", std::nullopt});
+      } else if (m == "cached") {
+        if (const auto t = vk_.cached_type()) {
+          memories_.push_back({"cached", t});
+          report_.context("frame_small_cached_memory", vk_.type_flags(*t));
+        } else {
+          report_.note(
+              "frame-small: no HOST_CACHED system memory type apart from the default "
+              "staging one; 'cached' skipped");
+        }
+      } else {
+        std::fprintf(stderr, "staging-bench: unknown --small-memory entry '%s'\n", m.c_str());
+        return 1;
+      }
+    }
     for (const Workload& w : workloads) {
       if (int rc = workload(w); rc != 0) return rc;
     }
@@ -185,13 +209,30 @@ class SmallBench {
     }
     source_.resize(bytes);
     fill_random(source_.data(), bytes, ++seed_);
-    const double memcpy_ns = memcpy_reference(w);
+    const double memcpy_ns = memcpy_reference(w, scratch_.mapped, scratch_.size);
+    std::map<std::string, double> memcpy_by_memory;
+    for (const MemoryChoice& m : memories_) {
+      if (!m.type) {
+        memcpy_by_memory[m.name] = memcpy_ns;
+        continue;
+      }
+      TypedMemory hook(vk_, *m.type);
+      auto scratch = hook.allocate(bytes * 2);
+      if (!scratch) {
+        std::fprintf(stderr, "staging-bench: cannot allocate %s staging memory\n", m.name.c_str());
+        return 1;
+      }
+      memcpy_by_memory[m.name] = memcpy_reference(w, scratch->mapped, scratch->size);
+      hook.release(*scratch);
+    }
     for (const std::string& route : o_.small_routes) {
       int rc = 0;
-      if (route == "ring-slots") {
-        rc = route_ring(w, Strategy::Slots, memcpy_ns);
-      } else if (route == "ring-bytes") {
-        rc = route_ring(w, Strategy::Bytes, memcpy_ns);
+      if (route == "ring-slots" || route == "ring-bytes") {
+        for (const MemoryChoice& m : memories_) {
+          rc = route_ring(w, route == "ring-slots" ? Strategy::Slots : Strategy::Bytes, m,
+                          memcpy_by_memory[m.name]);
+          if (rc != 0) break;
+        }
       } else if (route == "oneoff") {
         rc = route_oneoff(w);
       } else if (route == "update") {
@@ -208,12 +249,12 @@ class SmallBench {
   // The memcpy share: the frame's uploads memcpy'd into mapped staging memory (the type the ring
   // uses) at the ring's aligned offsets, frame after frame; ns per upload, median over frames
   // (after one untimed frame that touches every page).
-  double memcpy_reference(const Workload& w) {
+  double memcpy_reference(const Workload& w, std::byte* scratch, uint64_t capacity) {
     const uint64_t stride = (w.size + 255) & ~uint64_t{255};
-    const uint64_t per_frame = std::min<uint64_t>(w.count, scratch_.size / stride);
+    const uint64_t per_frame = std::min<uint64_t>(w.count, capacity / stride);
     const auto frame = [&] {
       for (uint64_t i = 0; i < per_frame; ++i)
-        std::memcpy(scratch_.mapped + i * stride, source_.data() + i * w.size, w.size);
+        std::memcpy(scratch + i * stride, source_.data() + i * w.size, w.size);
     };
     frame();
     std::vector<double> per_upload;
@@ -341,6 +382,7 @@ class SmallBench {
     row.fields["check"] = checked ? "ok" : "MISMATCH";
     results_[{w.label, route}] = {per_upload_ns, memcpy_ns, r.created.buffers + r.created.memories,
                                   row.fields["fps"].get<double>()};
+    if (std::find(labels_.begin(), labels_.end(), route) == labels_.end()) labels_.push_back(route);
     report_.add(std::move(row));
     if (!checked) {
       std::fprintf(stderr, "staging-bench: frame-small %s %s: read back differs\n", w.label.c_str(),
@@ -349,10 +391,16 @@ class SmallBench {
     }
   }
 
-  int route_ring(const Workload& w, Strategy strategy, double memcpy_ns) {
+  int route_ring(const Workload& w, Strategy strategy, const MemoryChoice& memory,
+                 double memcpy_ns) {
     staging::vulkan::RingConfig config;
     config.strategy = strategy;
     config.policy = ExhaustionPolicy::Defer;
+    std::unique_ptr<TypedMemory> hook;
+    if (memory.type) {
+      hook = std::make_unique<TypedMemory>(vk_, *memory.type);
+      config.memory = hook.get();
+    }
     // Byte ring: room for every frame in flight twice over (never the limit here).
     uint64_t frame_bytes = 0;
     if (strategy == Strategy::Bytes) {
@@ -368,7 +416,9 @@ class SmallBench {
     }
     Ring ring = std::move(*made);
     frame_bytes = w.count * ring.buffer_footprint(w.size);
-    const std::string route = strategy == Strategy::Slots ? "ring-slots" : "ring-bytes";
+    const std::string route =
+        std::string(strategy == Strategy::Slots ? "ring-slots" : "ring-bytes") +
+        (memory.type ? "/" + memory.name : "");
     std::string error;
     const RecordFn record = [&](Slot& slot) -> std::optional<RetirementPoint> {
       auto frame = ring.begin(slot.cmd, frame_bytes);
@@ -407,8 +457,7 @@ class SmallBench {
       ++failures_;
     }
     add_row(w, route, r, memcpy_ns, ok);
-    if (!ring.memory_type()) return 0;
-    memory_type_ = vk_.type_flags(*ring.memory_type());
+    if (ring.memory_type() && !memory.type) memory_type_ = vk_.type_flags(*ring.memory_type());
     return 0;
   }
 
@@ -487,8 +536,10 @@ class SmallBench {
     for (const Workload& w : workloads) {
       const auto oneoff = results_.find({w.label, "oneoff"});
       if (oneoff == results_.end()) continue;
-      for (const char* route : {"ring-slots", "ring-bytes"}) {
-        const auto ring = results_.find({w.label, route});
+      for (const std::string& label : labels_) {
+        if (label.rfind("ring", 0) != 0) continue;
+        const char* route = label.c_str();
+        const auto ring = results_.find({w.label, label});
         if (ring == results_.end()) continue;
         const double ratio = oneoff->second.cpu_ns / ring->second.cpu_ns;
         const double ring_other = std::max(1.0, ring->second.cpu_ns - ring->second.memcpy_ns);
@@ -498,7 +549,7 @@ class SmallBench {
                       "%.1f us; without the memcpy %.0fx",
                       ratio, route, ring->second.cpu_ns, ring->second.memcpy_ns,
                       oneoff->second.cpu_ns / 1e3, oneoff_other / ring_other);
-        report_.target("frame-small " + w.label + " " + route +
+        report_.target("frame-small " + w.label + " " + label +
                            " CPU per upload >= 1000x lower than a staging buffer per upload",
                        ratio >= 1000, buf);
       }
@@ -523,7 +574,7 @@ class SmallBench {
                   memory_type_.c_str());
     report_.note(line);
     std::string head = "  workload    ";
-    for (const std::string& route : o_.small_routes) {
+    for (const std::string& route : labels_) {
       std::snprintf(line, sizeof line, " %22s", route.c_str());
       head += line;
     }
@@ -531,7 +582,7 @@ class SmallBench {
     for (const Workload& w : workloads) {
       std::snprintf(line, sizeof line, "  %-12s", w.label.c_str());
       std::string s = line;
-      for (const std::string& route : o_.small_routes) {
+      for (const std::string& route : labels_) {
         const auto r = results_.find({w.label, route});
         if (r == results_.end()) {
           std::snprintf(line, sizeof line, " %22s", "-");
@@ -562,6 +613,8 @@ class SmallBench {
   std::vector<std::byte> source_;
   uint64_t seed_ = 7;
   std::map<std::pair<std::string, std::string>, Result> results_;
+  std::vector<std::string> labels_;  // routes measured, in order
+  std::vector<MemoryChoice> memories_;
   std::string memory_type_ = "?";
   int failures_ = 0;
 };

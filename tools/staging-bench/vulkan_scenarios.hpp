@@ -25,6 +25,11 @@ struct VulkanOptions {
   std::vector<std::string> small_workloads{"6x65536", "64x4096", "1000x256"};
   /// ring-slots, ring-bytes, oneoff (a staging buffer per upload), update (vkCmdUpdateBuffer).
   std::vector<std::string> small_routes{"ring-slots", "ring-bytes", "oneoff", "update"};
+  /// Staging memory of the ring routes: system (what DefaultMemory picks: HOST_VISIBLE|
+  /// HOST_COHERENT, write-combined where offered) and/or cached (HOST_VISIBLE|HOST_CACHED, where
+  /// the device has such a type apart from the system one); rows of the latter are labelled
+  /// "<route>/cached".
+  std::vector<std::string> small_memory{"system", "cached"};
   unsigned frames_in_flight = 3;
 
   // stream-large

@@ -114,65 +114,6 @@ class FillPool {
 
 enum class Mode : uint8_t { Pointer, InPlace };
 
-// A MemoryHook on one given memory type: for "cached" (HOST_VISIBLE|HOST_CACHED system memory),
-// which DefaultMemory's preference order never picks. One dedicated allocation per buffer, mapped
-// for its life, as DefaultMemory does.
-class TypedMemory final : public MemoryHook {
- public:
-  TypedMemory(Context& vk, uint32_t type) : vk_(vk), type_(type) {}
-
-  Expected<StagingMemory, AllocError> allocate(uint64_t size) override {
-    StagingMemory m;
-    m.size = size;
-    m.memory_type = type_;
-    const VkBufferCreateInfo info{.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                                  .size = size,
-                                  .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
-                                  .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
-    if (VkResult r = vkCreateBuffer(vk_.device(), &info, nullptr, &m.buffer); r != VK_SUCCESS)
-      return unexpected(to_alloc_error(r));
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(vk_.device(), m.buffer, &req);
-    const VkMemoryAllocateInfo alloc{.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                     .allocationSize = req.size,
-                                     .memoryTypeIndex = type_};
-    VkResult r = (req.memoryTypeBits & (1u << type_)) != 0
-                     ? vkAllocateMemory(vk_.device(), &alloc, nullptr, &m.memory)
-                     : VK_ERROR_FEATURE_NOT_PRESENT;
-    void* p = nullptr;
-    if (r == VK_SUCCESS) r = vkBindBufferMemory(vk_.device(), m.buffer, m.memory, 0);
-    if (r == VK_SUCCESS) r = vkMapMemory(vk_.device(), m.memory, 0, VK_WHOLE_SIZE, 0, &p);
-    if (r != VK_SUCCESS) {
-      release(m);
-      return unexpected(to_alloc_error(r));
-    }
-    m.mapped = static_cast<std::byte*>(p);
-    m.memory_size = req.size;
-    m.coherent = (vk_.memory_properties().memoryTypes[type_].propertyFlags &
-                  VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
-    return m;
-  }
-
-  void flush(const StagingMemory& m, uint64_t offset, uint64_t size) override {
-    const FlushRange f =
-        flush_range(offset, size, vk_.properties().limits.nonCoherentAtomSize, m.memory_size);
-    const VkMappedMemoryRange range{.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
-                                    .memory = m.memory,
-                                    .offset = f.offset,
-                                    .size = f.size};
-    vkFlushMappedMemoryRanges(vk_.device(), 1, &range);
-  }
-
-  void release(const StagingMemory& m) noexcept override {
-    if (m.buffer != VK_NULL_HANDLE) vkDestroyBuffer(vk_.device(), m.buffer, nullptr);
-    if (m.memory != VK_NULL_HANDLE) vkFreeMemory(vk_.device(), m.memory, nullptr);
-  }
-
- private:
-  Context& vk_;
-  uint32_t type_;
-};
-
 // The memory a ring (and the fill rows) use.
 struct MemoryChoice {
   std::string name;  // system, device, cached
@@ -338,18 +279,7 @@ class StreamBench {
         }
         out.push_back({"device", true, *device});
       } else if (m == "cached") {
-        // HOST_VISIBLE|HOST_CACHED system memory (write-back: the CPU's stores go through its
-        // caches; the GPU's reads snoop them).
-        std::optional<uint32_t> cached;
-        const VkPhysicalDeviceMemoryProperties& p = vk_.memory_properties();
-        for (uint32_t i = 0; i < p.memoryTypeCount && !cached; ++i) {
-          const VkMemoryPropertyFlags f = p.memoryTypes[i].propertyFlags;
-          if ((f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
-              (f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) &&
-              !(f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) && i != *system) {
-            cached = i;
-          }
-        }
+        const std::optional<uint32_t> cached = vk_.cached_type();
         if (!cached) {
           report_.note(
               "stream-large: no HOST_CACHED system memory type apart from the system "
