@@ -247,6 +247,8 @@ Context::~Context() {
     vkDeviceWaitIdle(device_);
     for (VkQueryPool p : query_pools_)
       vkDestroyQueryPool(device_, p, nullptr);
+    for (VkSemaphore s : semaphores_)
+      vkDestroySemaphore(device_, s, nullptr);
     vkDestroyFence(device_, fence_, nullptr);
     vkDestroyCommandPool(device_, graphics_.pool, nullptr);
     if (transfer_.pool != VK_NULL_HANDLE) vkDestroyCommandPool(device_, transfer_.pool, nullptr);
@@ -453,12 +455,15 @@ void Context::begin(VkCommandBuffer cmd) {
   vkBeginCommandBuffer(cmd, &begin);
 }
 
-void Context::submit(const Queue& queue, VkCommandBuffer cmd, const VkSemaphoreSubmitInfo* signal) {
+void Context::submit(const Queue& queue, VkCommandBuffer cmd, const VkSemaphoreSubmitInfo* signal,
+                     const VkSemaphoreSubmitInfo* wait) {
   vkEndCommandBuffer(cmd);
   const VkCommandBufferSubmitInfo cmd_info{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
                                            .commandBuffer = cmd};
   const bool signals = signal != nullptr && signal->semaphore != VK_NULL_HANDLE;
   const VkSubmitInfo2 submit{.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+                             .waitSemaphoreInfoCount = wait != nullptr ? 1u : 0u,
+                             .pWaitSemaphoreInfos = wait,
                              .commandBufferInfoCount = 1,
                              .pCommandBufferInfos = &cmd_info,
                              .signalSemaphoreInfoCount = signals ? 1u : 0u,
@@ -507,6 +512,23 @@ bool Context::run_once(const Queue& queue, const std::function<void(VkCommandBuf
             vkWaitForFences(device_, 1, &fence_, VK_TRUE, uint64_t{60} * 1000000000) == VK_SUCCESS;
   if (ok) free_commands(queue, cmd);  // (a command buffer still pending is leaked, not freed)
   return ok;
+}
+
+VkSemaphore Context::make_timeline() {
+  const VkSemaphoreTypeCreateInfo type{.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                       .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+  const VkSemaphoreCreateInfo info{.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
+                                   .pNext = &type};
+  VkSemaphore s = VK_NULL_HANDLE;
+  if (vkCreateSemaphore(device_, &info, nullptr, &s) != VK_SUCCESS) return VK_NULL_HANDLE;
+  semaphores_.push_back(s);
+  return s;
+}
+
+void Context::signal(VkSemaphore semaphore, uint64_t value) {
+  const VkSemaphoreSignalInfo info{
+      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = semaphore, .value = value};
+  vkSignalSemaphore(device_, &info);
 }
 
 VkQueryPool Context::make_query_pool(uint32_t count) {

@@ -135,8 +135,14 @@ class Context {
   void free_commands(const Queue& queue, VkCommandBuffer cmd);
   /// vkBeginCommandBuffer (one-time submit).
   static void begin(VkCommandBuffer cmd);
-  /// Ends `cmd` and submits it to `queue`, signalling `signal` (if its semaphore is set).
-  void submit(const Queue& queue, VkCommandBuffer cmd, const VkSemaphoreSubmitInfo* signal);
+  /// Ends `cmd` and submits it to `queue`, signalling `signal` (if its semaphore is set), after
+  /// waiting for `wait` (if given).
+  void submit(const Queue& queue, VkCommandBuffer cmd, const VkSemaphoreSubmitInfo* signal,
+              const VkSemaphoreSubmitInfo* wait = nullptr);
+  /// A timeline semaphore (initial value 0), destroyed with the Context.
+  VkSemaphore make_timeline();
+  /// Signals `semaphore` to `value` from the host.
+  void signal(VkSemaphore semaphore, uint64_t value);
   /// Records a barrier from every earlier command to every later one (all memory accesses).
   static void full_barrier(VkCommandBuffer cmd);
   /// Records `body` into a fresh command buffer between two full barriers, submits it and waits
@@ -167,6 +173,7 @@ class Context {
   bool bc_ = false;
   staging::vulkan::Dispatch dispatch_;
   std::vector<VkQueryPool> query_pools_;
+  std::vector<VkSemaphore> semaphores_;
 };
 
 /// A MemoryHook on one given memory type (for HOST_CACHED staging, which DefaultMemory's

@@ -147,6 +147,7 @@ class SmallBench {
     const VkSemaphoreCreateInfo info{.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
                                      .pNext = &type};
     vkCreateSemaphore(vk_.device(), &info, nullptr, &semaphore_);
+    gate_ = vk_.make_timeline();
     slots_.resize(std::max(1u, o_.frames_in_flight));
     for (Slot& s : slots_)
       s.cmd = vk_.allocate_commands(vk_.graphics());
@@ -269,12 +270,27 @@ class SmallBench {
   }
 
   // Runs `warmup` frames, then measured frames until min_seconds and min_reps frames (at most
-  // max_frames), `frames_in_flight` in flight; drains at the end.
+  // max_frames), `frames_in_flight` in flight; drains at the end. When the warm-up has at least
+  // frames_in_flight frames, the first frames_in_flight of them wait on the GPU for a gate the
+  // host opens once they are all submitted: the ring sees its most frames in flight during the
+  // warm-up (a slot ring makes its slots lazily, as concurrency needs them) and the measured
+  // frames are its steady state.
   LoopResult run_frames(unsigned warmup, uint64_t min_frames, uint64_t max_frames,
                         double min_seconds, const RecordFn& record, const RetireFn& retire) {
     LoopResult r;
     ObjectCounts at_start{};
     Clock::time_point measure_start;
+    const bool hold = warmup >= slots_.size();
+    const uint64_t gate = hold ? ++gate_value_ : 0;
+    bool gate_open = !hold;
+    const VkSemaphoreSubmitInfo gate_wait{.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                          .semaphore = gate_,
+                                          .value = gate,
+                                          .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+    const auto open_gate = [&] {
+      if (!gate_open) vk_.signal(gate_, gate);
+      gate_open = true;
+    };
     const auto wait_slot = [&](Slot& s) -> bool {
       if (s.point.semaphore == VK_NULL_HANDLE) return true;
       const VkSemaphoreWaitInfo wait{.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
@@ -301,6 +317,7 @@ class SmallBench {
           break;
         }
       }
+      if (n == slots_.size()) open_gate();
       Slot& slot = slots_[n % slots_.size()];
       if (!wait_slot(slot)) {
         r.failed = true;
@@ -320,7 +337,7 @@ class SmallBench {
         break;
       }
       const VkSemaphoreSubmitInfo signal = point->signal_info();
-      vk_.submit(vk_.graphics(), slot.cmd, &signal);
+      vk_.submit(vk_.graphics(), slot.cmd, &signal, gate_open ? nullptr : &gate_wait);
       slot.point = *point;
       if (measured) {
         r.cpu_s.push_back(cpu + free_s);
@@ -328,6 +345,7 @@ class SmallBench {
         ++r.frames;
       }
     }
+    open_gate();
     for (Slot& s : slots_) {
       if (!wait_slot(s)) r.failed = true;
       retire(s);
@@ -609,6 +627,8 @@ class SmallBench {
   std::vector<Slot> slots_;
   VkSemaphore semaphore_ = VK_NULL_HANDLE;
   uint64_t value_ = 0;
+  VkSemaphore gate_ = VK_NULL_HANDLE;  // holds the warm-up's first frames (run_frames)
+  uint64_t gate_value_ = 0;
   Buffer dst_, readback_, scratch_;
   std::vector<std::byte> source_;
   uint64_t seed_ = 7;

@@ -133,9 +133,22 @@ class TextureBench {
     std::vector<Interval> intervals;
     std::vector<double> cpu_s;
     std::string error;
+    // The first kFramesInFlight warm-up frames wait on the GPU for a gate the host opens once
+    // they are all submitted: the ring makes all its slots during the warm-up.
+    VkSemaphore gate = vk_.make_timeline();
+    bool gate_open = false;
+    const VkSemaphoreSubmitInfo gate_wait{.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                          .semaphore = gate,
+                                          .value = 1,
+                                          .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+    const auto open_gate = [&] {
+      if (!gate_open) vk_.signal(gate, 1);
+      gate_open = true;
+    };
     // One frame on slot `n % kFramesInFlight`; returns false on failure.
     const auto frame_on = [&](uint64_t n, bool measured) -> bool {
       const std::size_t slot = n % kFramesInFlight;
+      if (n >= kFramesInFlight) open_gate();
       if (points[slot].semaphore != VK_NULL_HANDLE) {
         if (!ring.wait(points[slot], std::chrono::seconds(30))) {
           error = "a frame did not finish in 30 s";
@@ -180,13 +193,14 @@ class TextureBench {
         vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, queries_, q + 1);
       }
       const VkSemaphoreSubmitInfo signal = point->signal_info();
-      vk_.submit(vk_.graphics(), cmd, &signal);
+      vk_.submit(vk_.graphics(), cmd, &signal, gate_open ? nullptr : &gate_wait);
       points[slot] = *point;
       measured_slot_[slot] = measured;
       if (measured) cpu_s.push_back(cpu);
       return true;
     };
     const auto drain = [&] {
+      open_gate();
       for (std::size_t slot = 0; slot < kFramesInFlight; ++slot) {
         if (points[slot].semaphore == VK_NULL_HANDLE) continue;
         if (!ring.wait(points[slot], std::chrono::seconds(30))) return false;
