@@ -2,6 +2,8 @@
 // `frames_in_flight` frames in flight, through four routes:
 //   ring-slots  staging::vulkan::Ring, Strategy::Slots (the default): begin, upload() each, finish
 //   ring-bytes  the same with Strategy::Bytes (each upload one byte-ring reservation)
+//               (both also on HOST_CACHED staging memory where the device has such a type apart
+//               from the default one: rows "ring-slots/cached", "ring-bytes/cached")
 //   oneoff      what wgpu's Queue::write_buffer does: per upload a staging buffer (DefaultMemory:
 //               vkCreateBuffer + vkAllocateMemory + bind + vkMapMemory), memcpy, vkCmdCopyBuffer;
 //               freed (unmap, vkFreeMemory, vkDestroyBuffer) once the frame has retired
@@ -16,7 +18,8 @@
 // (measured apart, in bulk); oneoff times its own memcpy into each fresh buffer (first-touch page
 // faults included). Frames per second: frames / wall time of the measured frames, GPU included.
 // Objects created: vkCreateBuffer / vkAllocateMemory calls through the ring's dispatch table
-// during the measured frames (after warm-up). After the measured frames, one more frame with new
+// during the measured frames (after a warm-up that holds its first frames on a GPU gate, so that
+// the ring reaches its full frames in flight). After the measured frames, one more frame with new
 // data is read back and compared byte for byte.
 #include <algorithm>
 #include <cinttypes>
