@@ -6,7 +6,7 @@
 // A backend adds its own options to the command line, runs its measurements, and adds rows to the
 // Report, which prints them as they come and writes them to --json FILE at the end.
 //
-// To add a backend (e.g. vulkan): write bench_vulkan.cpp defining make_vulkan_backend(), declare
+// To add a backend: write bench_vulkan.cpp defining make_vulkan_backend(), declare
 // it below under STAGING_BENCH_HAVE_VULKAN, add it to main.cpp's table, and add the file and the
 // definition in CMakeLists.txt when TARGET staging::vulkan exists.
 #pragma once
@@ -92,6 +92,9 @@ Row measure(const CommonOptions& options, const std::string& section, uint64_t b
 
 #if defined(STAGING_BENCH_HAVE_CUDA)
 Backend make_cuda_backend();
+#endif
+#if defined(STAGING_BENCH_HAVE_VULKAN)
+Backend make_vulkan_backend();
 #endif
 
 }  // namespace staging::bench

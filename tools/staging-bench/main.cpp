@@ -12,6 +12,9 @@ std::vector<staging::bench::Backend> backends() {
 #if defined(STAGING_BENCH_HAVE_CUDA)
   all.push_back(staging::bench::make_cuda_backend());
 #endif
+#if defined(STAGING_BENCH_HAVE_VULKAN)
+  all.push_back(staging::bench::make_vulkan_backend());
+#endif
   return all;
 }
 

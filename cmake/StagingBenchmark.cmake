@@ -1,0 +1,20 @@
+# staging_link_benchmark(<target>): links Google Benchmark into a benchmark executable.
+#
+# Debian ships Google Benchmark only as a shared library (libbenchmark.so.1debian; libbenchmark-dev
+# has no libbenchmark.a), and machines without the package — the H200 runs Ubuntu 24.04 with only
+# the CUDA and driver libraries — lack it. So the library is copied next to the executable
+# (build/bin/) under its soname and found there through the executable's RUNPATH $ORIGIN: build/bin
+# carries everything its benchmarks need. A static Google Benchmark (another distribution, a
+# source build) is linked as it is.
+function(staging_link_benchmark target)
+  find_package(benchmark REQUIRED)
+  target_link_libraries(${target} PRIVATE benchmark::benchmark)
+  get_target_property(type benchmark::benchmark TYPE)
+  if(type STREQUAL "SHARED_LIBRARY")
+    set_property(TARGET ${target} APPEND PROPERTY BUILD_RPATH "\$ORIGIN")
+    add_custom_command(TARGET ${target} POST_BUILD
+      COMMAND ${CMAKE_COMMAND} -E copy_if_different $<TARGET_FILE:benchmark::benchmark>
+        $<TARGET_FILE_DIR:${target}>/$<TARGET_SONAME_FILE_NAME:benchmark::benchmark>
+      VERBATIM)
+  endif()
+endfunction()

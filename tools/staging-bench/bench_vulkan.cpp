@@ -1,0 +1,118 @@
+// staging-bench --backend vulkan: staging::vulkan on a real device (the H200; lavapipe for
+// correctness). Scenarios (--scenario, default all; see each file's comment):
+//   frame-small   vulkan_frame_small.cpp   CPU cost per upload: ring vs a staging buffer per upload
+//                                          vs vkCmdUpdateBuffer; objects created in steady state
+//   stream-large  vulkan_stream_large.cpp  1 GiB through a <= 64 MiB ring: GPU copy throughput
+//                                          and end to end, against one large copy (the ceiling)
+//   textures      vulkan_textures.cpp      mip chains (RGBA8, BC7, BC1) through the frame API
+// The device set-up (queues, timestamps, the counting dispatch) is vulkan_context.cpp.
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
+#include "bench.hpp"
+#include "vulkan_scenarios.hpp"
+
+namespace staging::bench {
+namespace {
+
+vk::VulkanOptions& vulkan_options() {
+  static vk::VulkanOptions o;
+  return o;
+}
+
+int run_vulkan(const CommonOptions& common, Report& report) {
+  const vk::VulkanOptions& o = vulkan_options();
+  for (const std::string& s : o.scenarios) {
+    if (s != "frame-small" && s != "stream-large" && s != "textures") {
+      std::fprintf(stderr,
+                   "staging-bench: unknown --scenario '%s' (frame-small, stream-large, "
+                   "textures)\n",
+                   s.c_str());
+      return 1;
+    }
+  }
+  std::string why;
+  auto vk = vk::Context::create({.validate = o.validate, .device_filter = o.device}, why);
+  if (!vk) {
+    std::fprintf(stderr, "staging-bench: no usable Vulkan device: %s\n", why.c_str());
+    return 2;
+  }
+  const VkPhysicalDeviceLimits& limits = vk->properties().limits;
+  report.context("device", vk->describe());
+  report.context("driver", vk->driver());
+  report.context("validation", vk->validation() ? "on (with synchronization validation)" : "off");
+  report.context("cpus", std::thread::hardware_concurrency());
+  report.context("queues", "graphics family " + std::to_string(vk->graphics().family) +
+                               (vk->transfer() ? ", transfer-only family " +
+                                                     std::to_string(vk->transfer()->family)
+                                               : std::string(", no transfer-only family")));
+  report.context("optimalBufferCopyOffsetAlignment", limits.optimalBufferCopyOffsetAlignment);
+  report.context("nonCoherentAtomSize", limits.nonCoherentAtomSize);
+  nlohmann::json types = nlohmann::json::array();
+  for (uint32_t i = 0; i < vk->memory_properties().memoryTypeCount; ++i)
+    types.push_back(vk->type_flags(i));
+  report.context("memory_types", types);
+  if (const auto t = vk->staging_type(false)) report.context("staging_memory", vk->type_flags(*t));
+
+  int failures = 0;
+  const auto wanted = [&](const char* s) {
+    return std::find(o.scenarios.begin(), o.scenarios.end(), s) != o.scenarios.end();
+  };
+  if (wanted("frame-small")) failures += vk::run_frame_small(*vk, common, o, report);
+  if (wanted("stream-large")) failures += vk::run_stream_large(*vk, common, o, report);
+  if (wanted("textures")) failures += vk::run_textures(*vk, common, o, report);
+  if (vk->validation()) {
+    const int messages = vk->validation_messages();
+    report.target("validation: no message", messages == 0,
+                  std::to_string(messages) + " validation messages (printed above)");
+    if (messages != 0) ++failures;
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+Backend make_vulkan_backend() {
+  Backend b;
+  b.name = "vulkan";
+  b.description = "staging::vulkan: frames of small uploads, 1 GiB streams, textures";
+  b.add_options = [](CLI::App& app) {
+    vk::VulkanOptions& o = vulkan_options();
+    auto* g = app.add_option_group("vulkan", "options of --backend vulkan");
+    g->add_option("--scenario", o.scenarios, "frame-small, stream-large, textures (default all)")
+        ->delimiter(',');
+    g->add_option("--vk-device", o.device, "part of the Vulkan device name to use");
+    g->add_flag("--validate", o.validate,
+                "enable VK_LAYER_KHRONOS_validation with synchronization validation; any "
+                "message fails the run (correctness runs, not for timing)");
+    g->add_option("--small-workloads", o.small_workloads,
+                  "frame-small: COUNTxBYTES uploads per frame")
+        ->delimiter(',');
+    g->add_option("--small-routes", o.small_routes,
+                  "frame-small: ring-slots, ring-bytes, oneoff, update")
+        ->delimiter(',');
+    g->add_option("--small-memory", o.small_memory,
+                  "frame-small: staging memory of the ring routes: system, cached")
+        ->delimiter(',');
+    g->add_option("--frames-in-flight", o.frames_in_flight, "frame-small: frames in flight");
+    g->add_option("--stream-mib", o.stream_mib, "stream-large: bytes streamed, MiB");
+    g->add_option("--stream-ring-mib", o.ring_mib, "stream-large: the ring, MiB");
+    g->add_option("--stream-chunk-mib", o.chunk_mib,
+                  "stream-large: bytes per frame (one copy each), MiB");
+    g->add_option("--queues", o.queues, "stream-large: graphics, transfer")->delimiter(',');
+    g->add_option("--memory", o.memory,
+                  "stream-large: system (HOST_VISIBLE|HOST_COHERENT), device "
+                  "(DEVICE_LOCAL|HOST_VISIBLE), cached (HOST_VISIBLE|HOST_CACHED)")
+        ->delimiter(',');
+    g->add_option("--strategies", o.strategies, "stream-large: bytes, slots")->delimiter(',');
+    g->add_flag("!--no-fill-rows", o.fill_rows, "stream-large: skip the CPU-only fill rows");
+    g->add_flag("!--no-check", o.check, "skip the readback checks");
+    g->add_option("--texture-size", o.texture_size, "textures: width and height, texels");
+    g->add_option("--formats", o.formats, "textures: rgba8, bc7, bc1")->delimiter(',');
+  };
+  b.run = [](const CommonOptions& common, Report& report) { return run_vulkan(common, report); };
+  return b;
+}
+
+}  // namespace staging::bench

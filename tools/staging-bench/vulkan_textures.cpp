@@ -1,0 +1,337 @@
+// textures: a full mip chain of a `texture_size` square texture per frame, through the frame API
+// (StagingFrame::upload(ImageRegion) per level, one Ring of the slot strategy, 2 frames in
+// flight, the graphics queue), for RGBA8 and block-compressed formats (BC7, BC1).
+//
+// Each frame uploads every level from UNDEFINED to SHADER_READ_ONLY_OPTIMAL for the fragment
+// shader (declaring the earlier frames' copies and fragment reads as prior users). Reported per
+// format: end-to-end MB/s (bytes / wall time of the measured frames, GPU included), the CPU time
+// per frame from before begin() to after finish() (and the MB/s that CPU time alone allows), and
+// the GPU's copy MB/s (timestamps around each frame's copies, union of the intervals). After the
+// measured frames, one more frame with new data is uploaded and every level is read back
+// (vkCmdCopyImageToBuffer) and compared byte for byte.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "vulkan_scenarios.hpp"
+
+namespace staging::bench::vk {
+namespace {
+
+using namespace staging::vulkan;
+
+struct FormatChoice {
+  std::string name;
+  VkFormat format;
+};
+
+std::optional<FormatChoice> parse_format(const std::string& s) {
+  if (s == "rgba8") return FormatChoice{s, VK_FORMAT_R8G8B8A8_UNORM};
+  if (s == "bc7") return FormatChoice{s, VK_FORMAT_BC7_UNORM_BLOCK};
+  if (s == "bc1") return FormatChoice{s, VK_FORMAT_BC1_RGBA_UNORM_BLOCK};
+  return std::nullopt;
+}
+
+bool is_bc(VkFormat f) {
+  return f >= VK_FORMAT_BC1_RGB_UNORM_BLOCK && f <= VK_FORMAT_BC7_SRGB_BLOCK;
+}
+
+constexpr uint32_t kFramesInFlight = 2;
+
+class TextureBench {
+ public:
+  TextureBench(Context& vk, const CommonOptions& common, const VulkanOptions& options,
+               Report& report)
+      : vk_(vk), common_(common), o_(options), report_(report) {}
+
+  ~TextureBench() {
+    vkDeviceWaitIdle(vk_.device());
+    for (VkCommandBuffer c : cmds_)
+      vk_.free_commands(vk_.graphics(), c);
+  }
+  TextureBench(const TextureBench&) = delete;
+  TextureBench& operator=(const TextureBench&) = delete;
+
+  int run() {
+    if (o_.texture_size == 0) {
+      std::fprintf(stderr, "staging-bench: --texture-size must be > 0\n");
+      return 1;
+    }
+    for (uint32_t i = 0; i < kFramesInFlight; ++i)
+      cmds_.push_back(vk_.allocate_commands(vk_.graphics()));
+    if (vk_.host_query_reset() && vk_.graphics().timestamp_bits != 0) {
+      queries_ = vk_.make_query_pool(2 * kFramesInFlight);
+    }
+    report_.context("texture_size", o_.texture_size);
+    for (const std::string& name : o_.formats) {
+      const auto f = parse_format(name);
+      if (!f) {
+        std::fprintf(stderr, "staging-bench: unknown --formats entry '%s' (rgba8, bc7, bc1)\n",
+                     name.c_str());
+        return 1;
+      }
+      if ((is_bc(f->format) && !vk_.bc_supported()) || !vk_.image_format_ok(f->format)) {
+        report_.note("textures: " + name + " is not supported for copies here; skipped");
+        continue;
+      }
+      if (int rc = format_rows(*f); rc != 0) return rc;
+    }
+    return failures_;
+  }
+
+ private:
+  int format_rows(const FormatChoice& f) {
+    const uint32_t size = o_.texture_size;
+    uint32_t mips = 1;
+    while ((size >> mips) != 0)
+      ++mips;
+    Image image = vk_.make_image(f.format, size, size, mips);
+    if (image.image == VK_NULL_HANDLE) {
+      std::fprintf(stderr, "staging-bench: cannot make a %ux%u %s image\n", size, size,
+                   f.name.c_str());
+      return 1;
+    }
+    // The ring: slots large enough for a whole chain.
+    staging::vulkan::RingConfig config;
+    config.policy = ExhaustionPolicy::Defer;
+    auto made = Ring::create(vk_.staging_device(), config);
+    if (!made) return 1;
+    Ring probe = std::move(*made);
+    std::vector<ImageRegion> regions;
+    std::vector<uint64_t> offsets;  // of each level in the chain's data
+    uint64_t bytes = 0, needed = 0;
+    for (uint32_t m = 0; m < mips; ++m) {
+      const uint32_t w = std::max(1u, size >> m);
+      regions.push_back({.image = image.image,
+                         .format = f.format,
+                         .mip_level = m,
+                         .extent = {w, w, 1},
+                         .old_layout = VK_IMAGE_LAYOUT_UNDEFINED,
+                         .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL});
+      offsets.push_back(bytes);
+      bytes += probe.image_data_size(regions.back()).value();
+      needed += probe.image_footprint(regions.back()).value();
+    }
+    config.slots.max_slot_bytes = std::max<uint64_t>(config.slots.max_slot_bytes,
+                                                     uint64_t{1} << (64 - __builtin_clzll(needed)));
+    made = Ring::create(vk_.staging_device(), config);
+    if (!made) return 1;
+    Ring ring = std::move(*made);
+    std::vector<std::byte> data(bytes);
+    fill_random(data.data(), bytes, 21);
+    Buffer readback = vk_.make_buffer(bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, Memory::Readback);
+    if (readback.mapped == nullptr) return 1;
+
+    const Visibility visibility{.stages = VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
+                                .access = VK_ACCESS_2_SHADER_SAMPLED_READ_BIT,
+                                .prior_stages = VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT |
+                                                VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                                .prior_access = VK_ACCESS_2_TRANSFER_WRITE_BIT};
+    const uint32_t ts_bits = queries_ != VK_NULL_HANDLE ? vk_.graphics().timestamp_bits : 0;
+    std::vector<RetirementPoint> points(kFramesInFlight);
+    std::vector<Interval> intervals;
+    std::vector<double> cpu_s;
+    std::string error;
+    // The first kFramesInFlight warm-up frames wait on the GPU for a gate the host opens once
+    // they are all submitted: the ring makes all its slots during the warm-up.
+    VkSemaphore gate = vk_.make_timeline();
+    bool gate_open = false;
+    const VkSemaphoreSubmitInfo gate_wait{.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                          .semaphore = gate,
+                                          .value = 1,
+                                          .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+    const auto open_gate = [&] {
+      if (!gate_open) vk_.signal(gate, 1);
+      gate_open = true;
+    };
+    // One frame on slot `n % kFramesInFlight`; returns false on failure.
+    const auto frame_on = [&](uint64_t n, bool measured) -> bool {
+      const std::size_t slot = n % kFramesInFlight;
+      if (n >= kFramesInFlight) open_gate();
+      if (points[slot].semaphore != VK_NULL_HANDLE) {
+        if (!ring.wait(points[slot], std::chrono::seconds(30))) {
+          error = "a frame did not finish in 30 s";
+          return false;
+        }
+        if (ts_bits) {
+          if (auto t = read_intervals(vk_, queries_, static_cast<uint32_t>(slot), 1, ts_bits);
+              t && measured_slot_[slot]) {
+            intervals.insert(intervals.end(), t->begin(), t->end());
+          }
+          vkResetQueryPool(vk_.device(), queries_, static_cast<uint32_t>(2 * slot), 2);
+        }
+        points[slot] = {};
+      } else if (ts_bits) {
+        vkResetQueryPool(vk_.device(), queries_, static_cast<uint32_t>(2 * slot), 2);
+      }
+      VkCommandBuffer cmd = cmds_[slot];
+      Context::begin(cmd);
+      const auto t0 = Clock::now();
+      auto frame = ring.begin(cmd, needed);
+      if (!frame) {
+        error = "begin: " + std::string(to_string(frame.error().kind));
+        return false;
+      }
+      for (uint32_t m = 0; m < mips; ++m) {
+        const uint64_t level_bytes = (m + 1 < mips ? offsets[m + 1] : bytes) - offsets[m];
+        auto up = frame->upload(regions[m], std::span(data.data() + offsets[m], level_bytes));
+        if (!up) {
+          error = "upload: " + std::string(to_string(up.error()));
+          return false;
+        }
+      }
+      const auto q = static_cast<uint32_t>(2 * slot);
+      if (ts_bits) vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_, q);
+      auto point = frame->finish(visibility);
+      const double cpu = seconds_since(t0);
+      if (!point) {
+        error = "finish: " + std::string(to_string(point.error()));
+        return false;
+      }
+      if (ts_bits) {
+        vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, queries_, q + 1);
+      }
+      const VkSemaphoreSubmitInfo signal = point->signal_info();
+      vk_.submit(vk_.graphics(), cmd, &signal, gate_open ? nullptr : &gate_wait);
+      points[slot] = *point;
+      measured_slot_[slot] = measured;
+      if (measured) cpu_s.push_back(cpu);
+      return true;
+    };
+    const auto drain = [&] {
+      open_gate();
+      for (std::size_t slot = 0; slot < kFramesInFlight; ++slot) {
+        if (points[slot].semaphore == VK_NULL_HANDLE) continue;
+        if (!ring.wait(points[slot], std::chrono::seconds(30))) return false;
+        if (ts_bits && measured_slot_[slot]) {
+          if (auto t = read_intervals(vk_, queries_, static_cast<uint32_t>(slot), 1, ts_bits))
+            intervals.insert(intervals.end(), t->begin(), t->end());
+        }
+        points[slot] = {};
+      }
+      return true;
+    };
+
+    bool ok = true;
+    uint64_t n = 0;
+    for (; n < kFramesInFlight + 1 && ok; ++n)  // warm-up: the slots' buffers are made
+      ok = frame_on(n, false);
+    const ObjectCounts before = Context::counts();
+    const auto t0 = Clock::now();
+    uint64_t frames = 0;
+    while (ok && frames < common_.max_reps &&
+           (frames < common_.min_reps || seconds_since(t0) < common_.min_seconds)) {
+      ok = frame_on(n++, true);
+      ++frames;
+    }
+    ok = ok && drain();
+    const double wall = seconds_since(t0);
+    const ObjectCounts after = Context::counts();
+    if (!ok) {
+      std::fprintf(stderr, "staging-bench: textures %s: %s\n", f.name.c_str(), error.c_str());
+      vkDeviceWaitIdle(vk_.device());
+      vk_.destroy(readback);
+      vk_.destroy(image);
+      return 1;
+    }
+    // The check: new data, one frame, every level read back.
+    fill_random(data.data(), bytes, 22);
+    bool equal =
+        frame_on(n++, false) && drain() && readback_levels(image, f, regions, offsets, readback);
+    equal = equal && std::memcmp(readback.mapped, data.data(), bytes) == 0;
+
+    const GpuTimes gpu = union_of(intervals, vk_.timestamp_period());
+    const double cpu_med = median(cpu_s);
+    Row row;
+    row.section = "textures";
+    row.bytes = bytes;
+    row.reps = static_cast<unsigned>(frames);
+    row.gbps = static_cast<double>(bytes) * static_cast<double>(frames) / wall / 1e9;
+    const double best = cpu_s.empty() ? 0 : *std::min_element(cpu_s.begin(), cpu_s.end());
+    row.gbps_best = row.gbps;
+    row.fields["format"] = f.name;
+    row.fields["size"] = std::to_string(size) + "x" + std::to_string(size);
+    row.fields["mips"] = mips;
+    row.fields["mbps"] = row.gbps * 1e3;
+    row.fields["cpu_us"] = cpu_med * 1e6;
+    row.fields["cpu_us_best"] = best * 1e6;
+    row.fields["cpu_mbps"] = cpu_med > 0 ? static_cast<double>(bytes) / cpu_med / 1e6 : 0.0;
+    row.fields["gpu_mbps"] =
+        gpu.busy_s > 0 ? static_cast<double>(bytes) * static_cast<double>(frames) / gpu.busy_s / 1e6
+                       : 0.0;
+    row.fields["objects_created"] =
+        (after.buffers - before.buffers) + (after.memories - before.memories);
+    row.fields["check"] = equal ? "ok (every level)" : "MISMATCH";
+    report_.add(std::move(row));
+    if (!equal) {
+      std::fprintf(stderr, "staging-bench: textures %s: read back differs\n", f.name.c_str());
+      ++failures_;
+    }
+    vkDeviceWaitIdle(vk_.device());
+    vk_.destroy(readback);
+    vk_.destroy(image);
+    return 0;
+  }
+
+  // Copies every level (left in SHADER_READ_ONLY_OPTIMAL by the frame) into `readback`, tightly
+  // packed at `offsets`, and returns the image to SHADER_READ_ONLY_OPTIMAL.
+  bool readback_levels(const Image& image, const FormatChoice&,
+                       const std::vector<ImageRegion>& regions,
+                       const std::vector<uint64_t>& offsets, const Buffer& readback) {
+    const auto mips = static_cast<uint32_t>(regions.size());
+    return vk_.run_once(vk_.graphics(), [&](VkCommandBuffer cmd) {
+      VkImageMemoryBarrier2 to_src{.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
+                                   .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                   .srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT,
+                                   .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
+                                   .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT,
+                                   .oldLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                                   .newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                                   .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                   .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                   .image = image.image,
+                                   .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, mips, 0, 1}};
+      VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+                           .imageMemoryBarrierCount = 1,
+                           .pImageMemoryBarriers = &to_src};
+      vkCmdPipelineBarrier2(cmd, &dep);
+      std::vector<VkBufferImageCopy> copies;
+      for (uint32_t m = 0; m < mips; ++m) {
+        copies.push_back({.bufferOffset = offsets[m],
+                          .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, m, 0, 1},
+                          .imageExtent = regions[m].extent});
+      }
+      vkCmdCopyImageToBuffer(cmd, image.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                             readback.buffer, mips, copies.data());
+      VkImageMemoryBarrier2 back = to_src;
+      back.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
+      back.srcAccessMask = 0;
+      back.dstStageMask = VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT;
+      back.dstAccessMask = 0;
+      back.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
+      back.newLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+      dep.pImageMemoryBarriers = &back;
+      vkCmdPipelineBarrier2(cmd, &dep);
+    });
+  }
+
+  Context& vk_;
+  const CommonOptions& common_;
+  const VulkanOptions& o_;
+  Report& report_;
+  std::vector<VkCommandBuffer> cmds_;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  bool measured_slot_[kFramesInFlight] = {};
+  int failures_ = 0;
+};
+
+}  // namespace
+
+int run_textures(Context& vk, const CommonOptions& common, const VulkanOptions& options,
+                 Report& report) {
+  TextureBench bench(vk, common, options, report);
+  return bench.run();
+}
+
+}  // namespace staging::bench::vk
