@@ -69,10 +69,14 @@ class FakeSlotAllocator final : public StagingAllocator<FakeBuffer> {
  public:
   /// Creates a buffer, unless a failure was armed (fail_next) or `capacity` exceeds the budget.
   Expected<FakeBuffer, AllocError> create(uint64_t capacity) override {
-    if (fail_next_ > 0 || (budget_ && log_->live_bytes + capacity > *budget_)) {
-      if (fail_next_ > 0) --fail_next_;
+    if (fail_next_ > 0) {
+      --fail_next_;
       ++log_->failed;
       return unexpected(error_);
+    }
+    if (budget_ && log_->live_bytes + capacity > *budget_) {
+      ++log_->failed;
+      return unexpected(AllocError::OutOfMemory);
     }
     ++log_->created;
     log_->capacities.push_back(capacity);
@@ -87,10 +91,7 @@ class FakeSlotAllocator final : public StagingAllocator<FakeBuffer> {
     error_ = error;
   }
   /// Creations that would take live bytes above `bytes` fail with OutOfMemory (none: no limit).
-  void set_budget(std::optional<uint64_t> bytes) {
-    budget_ = bytes;
-    error_ = AllocError::OutOfMemory;
-  }
+  void set_budget(std::optional<uint64_t> bytes) { budget_ = bytes; }
   [[nodiscard]] const FakeAllocatorLog& log() const noexcept { return *log_; }
 
  private:
