@@ -1,6 +1,6 @@
 // The fakes the byte-ring tests and staging-sim stand on: FakeClock, FakeQueue (delay models,
-// in-order completion, waits in virtual time, stall/release) and FakeRegionAllocator (real host
-// memory, guards, failure injection).
+// in-order completion, waits in virtual time, stall/release), FakeRegionAllocator (real host
+// memory, guards, failure injection) and FakeSlotAllocator's failure injection.
 #include "staging/testing/fake_queue.hpp"
 
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "staging/testing/fake_region_allocator.hpp"
+#include "staging/testing/fake_slot_allocator.hpp"
 
 namespace staging::testing {
 namespace {
@@ -186,6 +187,20 @@ TEST(FakeRegionAllocator, FailuresCanBeInjected) {
   EXPECT_EQ(a.create_region(2, 5).error(), AllocError::OutOfMemory);
   EXPECT_EQ(a.log().failed, 4u);
   EXPECT_EQ(a.log().sizes, (std::vector<uint64_t>{8, 8}));
+}
+
+// fail_next(n, error) and set_budget() are independent: armed failures keep the error they were
+// armed with whatever the budget, and budget refusals are OutOfMemory whatever was armed.
+TEST(FakeSlotAllocator, ArmedFailuresAndTheBudgetKeepTheirOwnErrors) {
+  FakeSlotAllocator a;
+  a.fail_next(1, AllocError::DeviceLost);
+  a.set_budget(100);  // must not change the armed failure's error
+  EXPECT_EQ(a.create(8).error(), AllocError::DeviceLost);
+  a.fail_next(0, AllocError::MapFailed);  // disarmed, but the last error given is MapFailed
+  EXPECT_EQ(a.create(101).error(), AllocError::OutOfMemory);  // over the budget
+  EXPECT_TRUE(a.create(100));
+  EXPECT_EQ(a.log().failed, 2u);
+  EXPECT_EQ(a.log().capacities, (std::vector<uint64_t>{100}));
 }
 
 }  // namespace

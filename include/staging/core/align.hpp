@@ -51,7 +51,7 @@ namespace staging {
   return p;
 }
 
-/// The greatest common divisor; gcd(0, b) == b.
+/// The greatest common divisor; gcd(0, b) == b, gcd(a, 0) == a, gcd(0, 0) == 0.
 [[nodiscard]] constexpr uint64_t gcd(uint64_t a, uint64_t b) noexcept {
   while (b != 0) {
     const uint64_t t = a % b;

@@ -46,17 +46,22 @@ enum class ExhaustionPolicy : uint8_t {
   /// Answer WouldBlock at once, with what is needed and what is free. Never blocks.
   Defer,
   /// Wait for the oldest pending reservations to retire (CompletionSource::wait), up to the
-  /// timeout; then Timeout, naming the oldest pending token. Never hangs.
+  /// timeout; then Timeout, naming the oldest pending token — sooner when the source answers
+  /// that the token cannot be reached by waiting. Never hangs. Without a CompletionSource: as
+  /// Defer.
   Wait,
   /// Place as much as fits (a chunk, a multiple of the request's granularity), waiting as Wait
   /// does when nothing fits; the caller reserves the rest with further calls. A payload of any
-  /// size streams through, even one larger than the whole ring.
+  /// size streams through, even one larger than the whole ring. Without a CompletionSource it
+  /// places what fits now and otherwise answers WouldBlock.
   Split,
   /// Add ring capacity (a new region) up to the cap; idle extra regions are trimmed after
-  /// trim_after. Beyond the cap: as Defer.
+  /// trim_after. Beyond the cap: WouldBlock with cause Cap (as Defer), or CapExceeded when the
+  /// request is larger than region 0 and than the room the cap leaves beside it.
   Grow,
   /// Place the reservation in a one-off dedicated region, counted and capped (fallback_cap and
-  /// the total cap). Beyond the caps: as Defer.
+  /// the total cap). Beyond the caps: WouldBlock with cause Cap (as Defer), or CapExceeded when
+  /// the request is larger than the fallback cap and than every ring region.
   Fallback,
 };
 
@@ -71,7 +76,9 @@ enum class BlockCause : uint8_t {
   Cap,
 };
 
-/// One placement in the ring. Plain data; the ring keeps its own record.
+/// One placement in the ring. Plain data; the ring keeps its own record (changing this copy
+/// changes nothing). The bytes [offset, offset + size) of `region` are the caller's until the
+/// ring reclaims them (token retired, or cancel()).
 struct Reservation {
   /// Unique per ring, increasing in FIFO order (1, 2, ...).
   uint64_t id = 0;
@@ -100,15 +107,20 @@ struct ReserveRequest {
   /// Offset alignment (0 is treated as 1; any value, not only powers of two).
   uint64_t alignment = 1;
   /// The completion value after which the GPU no longer reads the bytes (e.g. the timeline
-  /// value the caller's submission will signal).
+  /// value the caller's submission will signal). Tokens need not increase from one request to
+  /// the next, but bytes are reclaimed in FIFO order: a reservation is reclaimed only once every
+  /// older one is. A token <= the completed value already seen is reclaimed at the next
+  /// retire() or poll().
   TimelineValue token = 0;
   /// The caller's tag.
   uint64_t owner = 0;
   /// Overrides the ring's policy for this call.
   std::optional<ExhaustionPolicy> policy;
-  /// Overrides the ring's wait timeout for this call (Wait, Split).
+  /// Overrides the ring's wait timeout for this call (Wait, Split); a negative one is 0.
   std::optional<Duration> timeout;
-  /// Split: chunk sizes are multiples of this (e.g. a texture row pitch); 0 is treated as 1.
+  /// Split: chunks smaller than the request are multiples of this (e.g. a texture row pitch);
+  /// 0 is treated as 1. A request larger than every ring region with a granularity larger than
+  /// every ring region is CapExceeded (no chunk can be placed).
   uint64_t granularity = 1;
 };
 
@@ -116,13 +128,19 @@ struct ReserveRequest {
 enum class ReserveErrorKind : uint8_t {
   /// size == 0.
   ZeroSize,
-  /// An offset or size computation would overflow 64 bits.
+  /// size + alignment - 1 exceeds 2^64 - 1 (no placement of it could be computed).
   Overflow,
-  /// Not enough space now (Defer, or Grow/Fallback beyond their caps). Nothing waited.
+  /// Not enough space now (Defer; Grow/Fallback beyond their caps; Wait/Split without a
+  /// CompletionSource). Nothing waited.
   WouldBlock,
-  /// Wait/Split waited for the whole timeout; `oldest_pending` names the token waited for.
+  /// Wait/Split waited for the timeout (or less, when the CompletionSource answered that the
+  /// token cannot be reached by waiting) and the bytes did not free up; `waited_for` names the
+  /// token waited for last, `oldest_pending` the oldest one not retired.
   Timeout,
-  /// The request can never fit: larger than the ring under Defer/Wait, or than the cap.
+  /// The request can never be met under the policy in force: Defer/Wait: larger than every ring
+  /// region; Split: that, with a granularity larger than every ring region too; Grow: larger
+  /// than region 0 and than the room the cap leaves beside it; Fallback: larger than the
+  /// fallback cap and than every ring region.
   CapExceeded,
   /// Creating a Grow or Fallback region failed (alloc_error says why).
   AllocationFailed,
@@ -130,24 +148,34 @@ enum class ReserveErrorKind : uint8_t {
 
 /// A refused reservation, with what the caller needs to decide what to do next.
 struct ReserveError {
+  /// What went wrong.
   ReserveErrorKind kind = ReserveErrorKind::WouldBlock;
-  /// Why the bytes were not there (for WouldBlock, Timeout, CapExceeded).
+  /// Why the bytes were not there (WouldBlock, Timeout, CapExceeded; AllocationFailed: why a
+  /// region was being added). Cap for ZeroSize and Overflow, where it means nothing.
   BlockCause cause = BlockCause::InFlight;
-  /// Bytes the request needed, alignment padding and a wrap's skipped tail included.
+  /// Bytes the request needed in region 0, alignment padding and a wrap's skipped tail
+  /// included (Timeout under Split: what its smallest acceptable chunk needed). ZeroSize and
+  /// Overflow: the requested size. AllocationFailed: the bytes of the region that could not be
+  /// created.
   uint64_t needed = 0;
-  /// Free bytes in the ring now, in total and in the largest contiguous run.
+  /// Free bytes in the ring regions (region 0 and grown ones, not fallback regions) now.
   uint64_t free_total = 0;
+  /// The largest run a reservation could take in one ring region now (a wrap's skip counted).
   uint64_t free_contiguous = 0;
-  /// The token of the oldest reservation not yet retired (Timeout: the one waited for).
+  /// The token of the oldest reservation not yet reclaimed, if any: the first that must
+  /// complete before any ring bytes free up.
   std::optional<TimelineValue> oldest_pending;
   /// AllocationFailed: the allocator's error.
   std::optional<AllocError> alloc_error;
   /// Timeout: the token the ring waited for last (the one whose completion would have freed
-  /// enough bytes; >= oldest_pending), and how long it waited in the ring's clock.
+  /// enough bytes; >= oldest_pending).
   std::optional<TimelineValue> waited_for;
+  /// Timeout: how long the reservation waited, in the ring's clock (about the timeout, or less
+  /// when the wait gave up early; a source that returns late makes it a little longer).
   Duration waited{0};
 };
 
+/// The value's name, e.g. "Fragmentation". Never null; "?" for values outside the enum.
 [[nodiscard]] std::string_view to_string(ExhaustionPolicy policy) noexcept;
 [[nodiscard]] std::string_view to_string(BlockCause cause) noexcept;
 [[nodiscard]] std::string_view to_string(ReserveErrorKind kind) noexcept;
@@ -161,8 +189,9 @@ struct ReserveError {
 class RegionAllocator {
  public:
   virtual ~RegionAllocator() = default;
-  /// Creates region `region` of exactly `bytes` bytes, CPU-writable and usable as a copy source.
-  /// `region` is not live when this is called. May fail; must not throw.
+  /// Creates region `region` of exactly `bytes` bytes (> 0, within the ring's cap), CPU-writable
+  /// and usable as a copy source. `region` is not live when this is called. May fail (the ring
+  /// answers AllocationFailed, or create() does); must not throw.
   virtual Expected<void, AllocError> create_region(uint32_t region, uint64_t bytes) = 0;
   /// Releases region `region`. Called only when no live reservation is in it (every copy that
   /// read it has completed, or it was cancelled), and for every live region when the ring is
@@ -177,14 +206,16 @@ struct ByteRingConfig {
   /// Hard cap on the bytes of all regions together (ring + growth + fallback); 0 means equal to
   /// capacity. Must be >= capacity. No policy ever exceeds it (I5).
   uint64_t cap = 0;
-  /// The policy when a reservation does not fit.
+  /// The policy when a reservation does not fit. Wait and Split need Deps::completion.
   ExhaustionPolicy policy = ExhaustionPolicy::Defer;
-  /// Longest a Wait or Split reservation waits in total before answering Timeout.
+  /// Longest a Wait or Split reservation waits in total before answering Timeout (negative: 0,
+  /// which polls once).
   Duration wait_timeout = std::chrono::milliseconds(100);
   /// Grow: bytes of each added region (at least the request, at most the room left under the
   /// cap); 0 means capacity.
   uint64_t grow_step = 0;
-  /// Grow: an added region with no live reservation for this long is released.
+  /// Grow: an added region with no live reservation for this long is released (at the next
+  /// retire(), poll() or trim_idle(); sooner when a larger Grow needs its bytes under the cap).
   Duration trim_after = std::chrono::seconds(1);
   /// Fallback: most bytes held in dedicated fallback regions at once (within cap); 0 means
   /// cap - capacity. Must be <= cap; a value above cap - capacity is clamped to it (the ring
@@ -203,7 +234,8 @@ struct ByteRingConfig {
 #endif
 };
 
-/// What a ByteRing has done. Plain data; a diagnostic, never a decision input.
+/// What a ByteRing has done. Plain data, read through ByteRing::stats() (a reference: read it
+/// under the ring's lock or on its thread); a diagnostic, never a decision input.
 struct ByteRingStats {
   uint64_t reservations = 0;               ///< successful reservations (chunks count one each)
   uint64_t bytes_reserved = 0;             ///< payload bytes of them
@@ -214,26 +246,26 @@ struct ByteRingStats {
   uint64_t would_blocks = 0;               ///< WouldBlock answers
   uint64_t would_blocks_by_cause[3] = {};  ///< indexed by BlockCause
   uint64_t waits = 0;                      ///< times a reservation waited on the queue
-  uint64_t waits_by_cause[3] = {};
-  Duration wait_total{0};    ///< total time spent waiting
-  Duration wait_longest{0};  ///< longest single reservation's wait
-  uint64_t timeouts = 0;     ///< Timeout answers
-  uint64_t splits = 0;       ///< reservations placed smaller than requested (chunks)
-  uint64_t splits_by_cause[3] = {};
-  uint64_t grows = 0;      ///< regions added by Grow
-  uint64_t trims = 0;      ///< grown regions released after sitting idle
-  uint64_t fallbacks = 0;  ///< dedicated Fallback regions created
-  uint64_t fallbacks_by_cause[3] = {};
-  uint64_t fallback_bytes = 0;   ///< their total bytes
-  uint64_t cap_refusals = 0;     ///< CapExceeded answers
-  uint64_t peak_held_bytes = 0;  ///< highest bytes of all regions together
-  uint64_t held_bytes = 0;       ///< bytes of all regions now (<= cap)
-  uint64_t in_flight_bytes = 0;  ///< reserved and not yet retired now (skips included)
+  uint64_t waits_by_cause[3] = {};         ///< indexed by BlockCause
+  Duration wait_total{0};                  ///< total time spent waiting
+  Duration wait_longest{0};                ///< longest single reservation's wait
+  uint64_t timeouts = 0;                   ///< Timeout answers
+  uint64_t splits = 0;                     ///< reservations placed smaller than requested (chunks)
+  uint64_t splits_by_cause[3] = {};        ///< indexed by BlockCause
+  uint64_t grows = 0;                      ///< regions added by Grow
+  uint64_t trims = 0;                      ///< grown regions released after sitting idle
+  uint64_t fallbacks = 0;                  ///< dedicated Fallback regions created
+  uint64_t fallbacks_by_cause[3] = {};     ///< indexed by BlockCause
+  uint64_t fallback_bytes = 0;             ///< their total bytes
+  uint64_t cap_refusals = 0;               ///< CapExceeded answers
+  uint64_t peak_held_bytes = 0;            ///< highest bytes of all regions together
+  uint64_t held_bytes = 0;                 ///< bytes of all regions now (<= cap)
+  uint64_t in_flight_bytes = 0;            ///< reserved and not yet retired now (skips included)
   // Added with the implementation (issue 3):
   uint64_t invalid_requests = 0;      ///< ZeroSize and Overflow answers
   uint64_t allocation_failures = 0;   ///< AllocationFailed answers (Grow, Fallback)
   uint64_t wait_calls = 0;            ///< CompletionSource::wait calls (a wait may make several)
-  uint64_t polls = 0;                 ///< CompletionSource::completed polls after a miss
+  uint64_t polls = 0;                 ///< poll()s read from the source (callers' and on a miss)
   uint64_t fallback_held_bytes = 0;   ///< bytes in fallback regions now (<= fallback cap)
   uint64_t peak_fallback_bytes = 0;   ///< highest fallback_held_bytes
   uint64_t peak_in_flight_bytes = 0;  ///< highest in_flight_bytes
@@ -246,7 +278,10 @@ struct ByteRingStats {
 /// observer, which must outlive it. Destroying it destroys every region (the owner first makes
 /// sure nothing still reads them, e.g. by waiting for the newest token).
 /// Threading: not synchronised; one thread (or one mutex holder) at a time. A backend that
-/// serves several threads wraps it in a lock.
+/// serves several threads wraps it in a lock. The observer, checker, allocator and completion
+/// source are called synchronously from inside the ring's calls, on the calling thread.
+/// Movable (the state is boxed: references to config() and stats() stay valid across a move);
+/// a moved-from ring may only be destroyed or assigned to.
 class ByteRing {
  public:
   /// What a ring works with. The pointees must outlive the ring.
@@ -260,17 +295,25 @@ class ByteRing {
     /// check_invariants is set, and runs none otherwise.
     InvariantChecker* checker = nullptr;
   };
+  /// Why create() made no ring (checked in this order).
   enum class CreateError : uint8_t {
+    /// ByteRingConfig::capacity is 0.
     ZeroCapacity,
+    /// The cap (after 0 means capacity) is below capacity.
     CapBelowCapacity,
+    /// ByteRingConfig::fallback_cap is above the cap.
     FallbackCapAboveCap,
+    /// Deps::allocator is null.
     MissingAllocator,
+    /// The policy is Wait or Split and Deps::completion is null.
     MissingCompletionSource,
+    /// The allocator could not create region 0.
     AllocationFailed,
   };
   /// Makes a ring and creates region 0. Errors: an invalid config, a missing allocator (or a
   /// missing completion source when the policy is Wait or Split), or region 0's allocation.
   static Expected<ByteRing, CreateError> create(const ByteRingConfig& config, Deps deps);
+  /// The error's name, e.g. "ZeroCapacity". Never null; "?" for values outside the enum.
   [[nodiscard]] static std::string_view to_string(CreateError error) noexcept;
 
   /// A moved-from ring may only be destroyed or assigned to.
@@ -278,6 +321,7 @@ class ByteRing {
   ByteRing& operator=(ByteRing&&) noexcept;
   ByteRing(const ByteRing&) = delete;
   ByteRing& operator=(const ByteRing&) = delete;
+  /// Destroys every live region through the allocator, live reservations or not (see Ownership).
   ~ByteRing();
 
   /// Places a reservation per the request and the policy. On success the bytes
@@ -285,49 +329,61 @@ class ByteRing {
   /// Under Split the returned size may be smaller than asked: reserve the rest with more calls.
   ///
   /// In order: ZeroSize (size 0); Overflow (size + alignment - 1 exceeds 2^64 - 1); a placement
-  /// in region 0, then in grown regions (no allocation, no clock read, no virtual call on this
-  /// path); else one non-blocking poll of the CompletionSource and a second try; else the policy.
-  /// Defer and Wait answer CapExceeded (cause Cap) for a size no ring region can ever hold.
-  /// Wait or Split without a CompletionSource never waits (they answer as Defer would). Every
-  /// refusal carries its cause, what was needed and what is free (docs/byte-ring.md).
+  /// in region 0, then in grown regions (no clock read and no virtual call on this path unless
+  /// an observer or checker is given; no allocation once the ring's FIFO has grown to its
+  /// working set); else one non-blocking poll of the CompletionSource and a second try; else the
+  /// policy. Defer and Wait answer CapExceeded (cause Cap) for a size no ring region can hold.
+  /// Wait or Split without a CompletionSource never waits: Wait answers as Defer would, Split
+  /// places what fits now or answers WouldBlock. Every refusal carries its cause, what was
+  /// needed and what is free (docs/byte-ring.md).
   Expected<Reservation, ReserveError> reserve(const ReserveRequest& request);
 
   /// Gives a reservation back that no copy will ever read (never submitted). Its bytes are
   /// reclaimed in FIFO order as if retired — at once when it is the newest live reservation (the
-  /// head rolls back, e.g. a copy that failed to record) or the oldest. Unknown or already
-  /// reclaimed ids are ignored.
+  /// head rolls back, e.g. a copy that failed to record) or the oldest. Unknown, already
+  /// cancelled and already reclaimed ids are ignored. A cancelled reservation's bytes must not
+  /// be read by any copy (the ring may hand them out again at once).
   void cancel(uint64_t reservation_id) noexcept;
 
   /// Reclaims, in FIFO order, every reservation whose token <= `completed` (stopping at the first
-  /// that is not), then trims idle grown regions. Returns the bytes reclaimed. A `completed`
-  /// lower than one seen before is treated as the higher one (the timeline never goes back).
+  /// that is not; cancelled ones are reclaimed when reached), then trims idle grown regions.
+  /// Returns the bytes reclaimed (their charges: padding, skipped tails and fallback regions
+  /// included; trimmed regions not counted). A `completed` lower than one seen before is treated
+  /// as the higher one (the timeline never goes back).
   uint64_t retire(TimelineValue completed);
-  /// retire(completion->completed()); 0 when the ring has no CompletionSource.
+  /// retire(completion->completed()), counted in stats().polls; 0 when the ring has no
+  /// CompletionSource.
   uint64_t poll();
 
-  /// Bytes of region 0.
+  /// Bytes of region 0 (ByteRingConfig::capacity).
   [[nodiscard]] uint64_t capacity() const noexcept;
-  /// Free bytes in region 0, in total and as the largest contiguous run a reservation could take
-  /// right now (a wrap's skip accounted for).
+  /// Free bytes in region 0, in total (grown and fallback regions not counted).
   [[nodiscard]] uint64_t free_bytes() const noexcept;
+  /// The largest contiguous run of region 0 a reservation could take right now (a wrap's skip
+  /// accounted for; alignment padding not).
   [[nodiscard]] uint64_t largest_free() const noexcept;
-  /// Number of live (not yet reclaimed) reservations, in all regions.
+  /// Number of live (not yet reclaimed) reservations, in all regions; a cancelled one counts
+  /// until its bytes are reclaimed.
   [[nodiscard]] uint64_t live() const noexcept;
   /// The token of the oldest live reservation, if any.
   [[nodiscard]] std::optional<TimelineValue> oldest_pending() const noexcept;
+  /// The configuration as given to create() (0s not resolved: see cap(), fallback_cap()).
   [[nodiscard]] const ByteRingConfig& config() const noexcept;
+  /// What the ring has done so far; a reference that the ring's calls update.
   [[nodiscard]] const ByteRingStats& stats() const noexcept;
 
   // Added with the implementation (issue 3):
-  /// Releases grown regions that have been idle for trim_after (retire() does this too).
-  /// Returns the bytes released.
+  /// Releases grown regions that have been idle for trim_after (retire() does this too). Reads
+  /// the clock. Returns the bytes released.
   uint64_t trim_idle();
   /// Bytes of all regions now (ring + grown + fallback; == stats().held_bytes, <= the cap).
   [[nodiscard]] uint64_t held_bytes() const noexcept;
-  /// The highest completed value the ring has seen.
+  /// The highest completed value the ring has seen (0 before the first retire() or poll()).
   [[nodiscard]] TimelineValue completed() const noexcept;
-  /// The effective cap and fallback cap (0s in the config resolved).
+  /// The effective cap: ByteRingConfig::cap, or capacity when that is 0.
   [[nodiscard]] uint64_t cap() const noexcept;
+  /// The effective fallback cap: ByteRingConfig::fallback_cap clamped to cap() - capacity(), or
+  /// cap() - capacity() when it is 0.
   [[nodiscard]] uint64_t fallback_cap() const noexcept;
 
  private:

@@ -20,7 +20,7 @@ namespace staging {
 /// Wraps an error so that it can be returned where an Expected<T, E> is expected.
 template <class E>
 struct Unexpected {
-  E error;
+  E error;  ///< the error an Expected<T, E> constructed from this will hold
 };
 
 /// Makes an Unexpected<E> from an error value: `return unexpected(PlaceError::DoesNotFit);`.
@@ -33,8 +33,8 @@ template <class E>
 template <class T, class E>
 class [[nodiscard]] Expected {
  public:
-  using value_type = T;
-  using error_type = E;
+  using value_type = T;  ///< T, as std::expected names it
+  using error_type = E;  ///< E, as std::expected names it
 
   /// Success holding `value`.
   constexpr Expected(T value) : storage_(std::in_place_index<0>, std::move(value)) {}
@@ -44,9 +44,10 @@ class [[nodiscard]] Expected {
 
   /// True when a value is held.
   [[nodiscard]] constexpr bool has_value() const noexcept { return storage_.index() == 0; }
+  /// has_value().
   constexpr explicit operator bool() const noexcept { return has_value(); }
 
-  /// The value. Precondition: has_value(); aborts otherwise.
+  /// The value (the && overload moves it out). Precondition: has_value(); aborts otherwise.
   constexpr T& value() & {
     STAGING_ASSERT(has_value(), "Expected::value() called on an error");
     return *std::get_if<0>(&storage_);
@@ -65,13 +66,15 @@ class [[nodiscard]] Expected {
     return *std::get_if<1>(&storage_);
   }
 
+  /// value(), with the same precondition (aborts on an error; unlike std::expected, never UB).
   constexpr T& operator*() & { return value(); }
   constexpr const T& operator*() const& { return value(); }
   constexpr T&& operator*() && { return std::move(*this).value(); }
+  /// &value(), with the same precondition.
   constexpr T* operator->() { return &value(); }
   constexpr const T* operator->() const { return &value(); }
 
-  /// The value, or `fallback` when an error is held.
+  /// A copy of the value, or `fallback` converted to T when an error is held.
   template <class U>
   constexpr T value_or(U&& fallback) const& {
     return has_value() ? value() : static_cast<T>(std::forward<U>(fallback));
@@ -93,12 +96,12 @@ class [[nodiscard]] Expected {
   std::variant<T, E> storage_;
 };
 
-/// Success carrying no value, or an E.
+/// Success carrying no value, or an E. E must be default-constructible (it is stored either way).
 template <class E>
 class [[nodiscard]] Expected<void, E> {
  public:
-  using value_type = void;
-  using error_type = E;
+  using value_type = void;  ///< void: success carries nothing
+  using error_type = E;     ///< E, as std::expected names it
 
   /// Success.
   constexpr Expected() noexcept = default;
@@ -106,11 +109,13 @@ class [[nodiscard]] Expected<void, E> {
   template <class G>
   constexpr Expected(Unexpected<G> u) : error_(E(std::move(u.error))), ok_(false) {}
 
+  /// True on success.
   [[nodiscard]] constexpr bool has_value() const noexcept { return ok_; }
+  /// has_value().
   constexpr explicit operator bool() const noexcept { return ok_; }
-  /// Precondition: has_value(); aborts otherwise.
+  /// Checks success. Precondition: has_value(); aborts otherwise.
   constexpr void value() const { STAGING_ASSERT(ok_, "Expected::value() called on an error"); }
-  /// Precondition: !has_value(); aborts otherwise.
+  /// The error. Precondition: !has_value(); aborts otherwise.
   constexpr const E& error() const& {
     STAGING_ASSERT(!ok_, "Expected::error() called on a value");
     return error_;

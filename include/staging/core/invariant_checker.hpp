@@ -42,26 +42,36 @@ namespace staging {
 
 /// The invariants the checker proves (DESIGN.md, docs/safety.md).
 enum class Invariant : uint8_t {
+  /// I1: no reservation overlaps bytes the GPU may still read; no region is destroyed under one.
   I1_NoOverlap,
+  /// I2: offset % alignment == 0, size > 0, offset + size does not overflow.
   I2_AlignedNoOverflow,
+  /// I3: bytes are reclaimed only once their token has completed (or they were cancelled).
   I3_ReclaimAfterCompletion,
+  /// I4: a reservation lies inside an existing region (and a live region is not re-created).
   I4_InBounds,
+  /// I5: the bytes of all regions stay <= the cap.
   I5_UnderCap,
 };
 
-/// "I1", "I2", ... Never null.
+/// "I1", "I2", ... Never null; "?" for values outside the enum.
 [[nodiscard]] std::string_view to_string(Invariant invariant) noexcept;
 
 /// One violation: which invariant, and a message naming the reservation(s) involved, e.g.
 /// "I1 violated: reservation #12 (region 0, bytes [64, 128), align 16, token 7, owner 3) overlaps
 /// live reservation #9 (region 0, bytes [100, 200), align 1, token 5, owner 1); completed 4".
 struct Violation {
+  /// The invariant broken.
   Invariant invariant = Invariant::I1_NoOverlap;
+  /// "I1 violated: ..." as printed in Abort mode.
   std::string message;
 };
 
+/// The checker. See the file comment for the model, the modes, the cost and the threading.
+/// Ownership: a plain value (copyable); owns its model and messages, references nothing.
 class InvariantChecker {
  public:
+  /// What a violation does.
   enum class Mode : uint8_t {
     /// Print the message to stderr and abort.
     Abort,
@@ -79,15 +89,18 @@ class InvariantChecker {
   /// reported as I4 (its old intervals would dangle) and replaces it.
   void on_region_created(uint32_t region, uint64_t bytes);
   /// A region's memory is released. Checks I1: no live interval is in it (the GPU would read freed
-  /// memory). Its intervals are dropped.
+  /// memory). Its intervals are dropped. An unknown region is ignored.
   void on_region_destroyed(uint32_t region);
   /// Drops a region and its intervals without any check (the owner guarantees the GPU is done,
-  /// e.g. a ring destroyed after waiting for its newest token).
+  /// e.g. a ring destroyed after waiting for its newest token). An unknown region is ignored.
   void forget_region(uint32_t region) noexcept;
 
   /// A reservation was handed out. Checks I2, I4 and I1 against every live interval; then the
-  /// reservation is live until on_completed(>= token) or on_cancel. A violating reservation is
-  /// still recorded as live (the caller will write it, the GPU will read it).
+  /// reservation is live until on_completed(>= token) or on_cancel — unless its token has
+  /// already completed (token <= completed(): never live). A reservation that overlaps or ends
+  /// past its region is still recorded as live (the caller will write it, the GPU will read
+  /// it); one whose end overflows or whose region does not exist is not (there is no interval
+  /// to record). An id already live is reported (I1) and replaced.
   void on_reserve(const Reservation& reservation);
   /// The queue reports `completed` (a lower value than one seen before is ignored). Every live
   /// interval with token <= completed is no longer read by the GPU.
@@ -103,7 +116,9 @@ class InvariantChecker {
   /// Reports a violation found elsewhere (e.g. by a backend's own check) in the checker's mode.
   void report(Invariant invariant, std::string message);
 
+  /// The mode given at construction.
   [[nodiscard]] Mode mode() const noexcept { return mode_; }
+  /// The cap checked by I5 (UINT64_MAX: none).
   [[nodiscard]] uint64_t cap() const noexcept { return cap_; }
   /// Bytes of all regions known to exist now.
   [[nodiscard]] uint64_t held_bytes() const noexcept { return held_; }
@@ -115,10 +130,11 @@ class InvariantChecker {
   [[nodiscard]] uint64_t checks() const noexcept { return checks_; }
   /// Record mode: every violation so far, oldest first.
   [[nodiscard]] const std::vector<Violation>& violations() const noexcept { return violations_; }
-  /// Record mode: violations of one invariant.
+  /// Record mode: the number of violations of one invariant (0 in Abort mode: none survives).
   [[nodiscard]] uint64_t count(Invariant invariant) const noexcept;
 
-  /// "reservation #12 (region 0, bytes [64, 128), align 16, token 7, owner 3)".
+  /// "reservation #12 (region 0, bytes [64, 128), align 16, token 7, owner 3)" (plus "skipped N"
+  /// and "fallback" when they apply). Allocates.
   [[nodiscard]] static std::string describe(const Reservation& reservation);
 
  private:

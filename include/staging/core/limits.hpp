@@ -34,11 +34,12 @@ inline constexpr uint64_t TEXTURE_COPY_ALIGNMENT = 512;
 
 /// Copy-alignment rules of one device, filled by a backend from the API and the device's limits.
 /// Every placement the library makes for a copy is aligned by these values.
-/// Plain data; the defaults are seed 004's constants.
+/// Plain data; the defaults are seed 004's constants. Every field is >= 1 (a backend fills them
+/// with max(1, the device's value)).
 struct CopyLimits {
-  /// Source-offset alignment of buffer-to-buffer copies (> 0).
+  /// Source-offset alignment of buffer-to-buffer copies (>= 1).
   uint64_t buffer_copy_alignment = BUFFER_COPY_ALIGNMENT;
-  /// Source-offset alignment of buffer-to-texture copies before the texel-block rule (> 0).
+  /// Source-offset alignment of buffer-to-texture copies before the texel-block rule (>= 1).
   uint64_t texture_copy_alignment = TEXTURE_COPY_ALIGNMENT;
   /// Row-pitch alignment of buffer-to-texture copies (WebGPU 256, D3D12 256, Vulkan 1 + optimal).
   uint64_t texture_row_pitch_alignment = 1;
@@ -49,19 +50,22 @@ struct CopyLimits {
 
 /// The alignment a buffer-to-texture copy's source offset must have for a format whose texel
 /// block is `block_bytes` bytes (4 for depth/stencil formats): lcm(texture_copy_alignment,
-/// block_bytes), or none when that overflows.
+/// block_bytes), or none when that overflows. A `block_bytes` of 0 is treated as 1 (lcm()).
+/// Pure; safe from any thread.
 [[nodiscard]] std::optional<uint64_t> texture_offset_alignment(const CopyLimits& limits,
                                                                uint64_t block_bytes) noexcept;
 
 /// The capacity a slot is created or grown at to hold `needed` bytes: the next power of two,
-/// never below MIN_SLOT_BYTES; none when that exceeds MAX_SLOT_BYTES.
+/// never below MIN_SLOT_BYTES; none when that exceeds MAX_SLOT_BYTES. Pure; safe from any thread.
 ///   slot_capacity(0) == MIN_SLOT_BYTES, slot_capacity(MIN_SLOT_BYTES + 1) == 2 * MIN_SLOT_BYTES,
 ///   slot_capacity(MAX_SLOT_BYTES) == MAX_SLOT_BYTES, slot_capacity(MAX_SLOT_BYTES + 1) == none.
 [[nodiscard]] std::optional<uint64_t> slot_capacity(uint64_t needed) noexcept;
 
 /// slot_capacity() with a ring's own bounds: the next power of two of `needed`, never below
-/// `min_bytes`; none when the result exceeds `max_bytes`. Preconditions (checked by
-/// RingConfig validation, not here): min_bytes is a power of two and min_bytes <= max_bytes.
+/// `min_bytes`; none when the result exceeds `max_bytes`. So when max_bytes is not a power of
+/// two, the largest capacity is the largest power of two <= max_bytes (or min_bytes), and a
+/// `needed` between that and max_bytes gets none. Preconditions (checked by RingConfig
+/// validation, not here): min_bytes is a power of two and min_bytes <= max_bytes.
 [[nodiscard]] std::optional<uint64_t> slot_capacity(uint64_t needed, uint64_t min_bytes,
                                                     uint64_t max_bytes) noexcept;
 

@@ -21,7 +21,9 @@ class StagingRing;
 class SlotLease;
 
 /// One slot's state and generation, shared (through std::shared_ptr) by the ring, the slot's
-/// current lease and its FenceToken. Created and owned by StagingRing; others only read it.
+/// current lease and its FenceToken. Created by StagingRing; changed only by the ring, the
+/// slot's SlotLease (Recording -> Ready when dropped) and its FenceToken (InFlight -> Ready,
+/// Abandoned or Failed). Everyone else may only read it. Not copyable or movable.
 ///
 /// Threading: every member is safe from any thread (one atomic word, acquire/release ordering:
 /// a signal() that makes the slot Ready happens-before the ring's next write into the slot).
@@ -33,7 +35,8 @@ class SlotFence {
 
   /// The slot's state now. May change concurrently by a signal from another thread.
   [[nodiscard]] SlotState state() const noexcept { return unpack_state(word_.load(acquire)); }
-  /// The generation of the frame that last took the slot (0 before the first frame).
+  /// The generation of the frame that last took the slot (0 before the first frame). 56 bits:
+  /// it wraps after 2^56 frames of one slot (never, in practice).
   [[nodiscard]] uint64_t generation() const noexcept { return word_.load(acquire) >> 8; }
 
  private:
@@ -69,7 +72,8 @@ class SlotFence {
 ///
 /// Threading: the token object itself is not synchronised (one thread uses a given token at a
 /// time), but it may be fired from any thread, concurrently with the ring's own calls.
-/// Lifetime: may outlive the ring (it shares the SlotFence); firing it then has no effect.
+/// Lifetime: may outlive the ring (it shares the SlotFence); firing it then changes only the
+/// orphaned fence (the call may still return true) and affects no ring.
 class FenceToken {
  public:
   /// An empty token: pending() is false and every firing call returns false.
@@ -82,8 +86,9 @@ class FenceToken {
   /// Abandons the slot if the token is still pending.
   ~FenceToken();
 
-  /// The GPU has finished reading the slot: InFlight → Ready. Returns false (and changes
-  /// nothing) when the token is empty, already fired, or stale.
+  /// The GPU has finished reading the slot: InFlight → Ready. Returns false (and changes no
+  /// slot) when the token is empty, already fired, or stale (the slot is no longer InFlight for
+  /// this token's generation). Either way the token is spent: pending() is false afterwards.
   bool signal() noexcept;
   /// The frame's work will never run (command buffer dropped, never submitted): InFlight →
   /// Abandoned. The buffer is replaced on the next pick. Returns false as signal() does.

@@ -15,7 +15,8 @@
 
 namespace staging {
 
-/// Why a placement was refused. The lease is unchanged by a refused placement.
+/// Why a placement was refused. A refused placement leaves the cursor where it was; only
+/// refused() counts it (except Inactive).
 enum class PlaceError : uint8_t {
   /// size was 0: no copy API accepts an empty region, so an empty placement is a caller bug.
   ZeroSize,
@@ -38,6 +39,8 @@ enum class PlaceError : uint8_t {
 /// Threading: not synchronised; one thread uses a lease at a time. The lease may be used on a
 /// different thread than the ring's (e.g. a worker filling a frame), as long as calls to it and
 /// to the ring about it do not overlap.
+/// Lifetime: may outlive its ring (it shares only the SlotFence); dropping it then affects no
+/// ring.
 class SlotLease {
  public:
   /// An inactive lease (every place() answers Inactive).
@@ -59,15 +62,18 @@ class SlotLease {
   [[nodiscard]] bool active() const noexcept { return fence_ != nullptr; }
   /// The slot index; meaningless when inactive.
   [[nodiscard]] std::size_t slot() const noexcept { return slot_; }
-  /// The slot buffer's capacity in bytes.
+  /// The slot buffer's capacity in bytes (>= the `needed` given to begin()); meaningless when
+  /// inactive.
   [[nodiscard]] uint64_t capacity() const noexcept { return capacity_; }
   /// The bump cursor: the end of the last placement (including its alignment padding).
   [[nodiscard]] uint64_t cursor() const noexcept { return cursor_; }
   /// capacity() - cursor(): the most an unaligned placement can still take.
   [[nodiscard]] uint64_t remaining() const noexcept { return capacity_ - cursor_; }
-  /// Number of placements made and refused, and bytes placed (without padding).
+  /// Number of placements made.
   [[nodiscard]] uint64_t placements() const noexcept { return placements_; }
+  /// Number of placements refused (ZeroSize, Overflow, DoesNotFit; not Inactive).
   [[nodiscard]] uint64_t refused() const noexcept { return refused_; }
+  /// Bytes placed, without alignment padding.
   [[nodiscard]] uint64_t bytes_placed() const noexcept { return bytes_placed_; }
   /// The frame generation this lease holds the slot for.
   [[nodiscard]] uint64_t generation() const noexcept { return generation_; }

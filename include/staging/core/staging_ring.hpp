@@ -37,13 +37,16 @@
 
 namespace staging {
 
-/// How a StagingRing is sized. Defaults are seed 004's constants.
+/// How a StagingRing is sized. Defaults are seed 004's constants. Plain data; validate() checks
+/// it.
 struct RingConfig {
   /// Number of slots (>= 1): frames in flight plus the one being recorded.
   std::size_t slots = STAGING_SLOTS;
   /// Smallest slot buffer (a power of two, >= 1).
   uint64_t min_slot_bytes = MIN_SLOT_BYTES;
-  /// Largest slot buffer (>= min_slot_bytes); larger frames are refused with TooLarge.
+  /// Largest slot buffer (>= min_slot_bytes). Slots are powers of two, so the largest slot is
+  /// the largest power of two <= max_slot_bytes (or min_slot_bytes when that is larger); a frame
+  /// needing more than that is refused with TooLarge, even when it needs <= max_slot_bytes.
   uint64_t max_slot_bytes = MAX_SLOT_BYTES;
 };
 
@@ -59,7 +62,8 @@ enum class ConfigError : uint8_t {
 
 /// Why begin() gave no slot. The caller takes its fallback route for the frame.
 enum class Refusal : uint8_t {
-  /// The frame needs more than max_slot_bytes.
+  /// The frame needs more than the largest slot: slot_capacity(needed, min_slot_bytes,
+  /// max_slot_bytes) is none (see RingConfig::max_slot_bytes).
   TooLarge,
   /// Every slot is Recording or InFlight, even after one poll.
   AllInFlight,
@@ -77,11 +81,13 @@ enum class FinishError : uint8_t {
   ForeignLease,
 };
 
+/// The value's name, e.g. "AllInFlight". Never null; "?" for values outside the enum.
 [[nodiscard]] std::string_view to_string(ConfigError error) noexcept;
 [[nodiscard]] std::string_view to_string(Refusal refusal) noexcept;
 [[nodiscard]] std::string_view to_string(FinishError error) noexcept;
 
-/// Checks a RingConfig; returns it unchanged when usable.
+/// Checks a RingConfig; returns it unchanged when usable. Errors, in this order: NoSlots,
+/// MinNotPowerOfTwo, MaxBelowMin. Pure; safe from any thread.
 [[nodiscard]] Expected<RingConfig, ConfigError> validate(const RingConfig& config) noexcept;
 
 /// The slots, their capacities and fences: one frame's staging memory at a time, reused once the
@@ -91,8 +97,13 @@ enum class FinishError : uint8_t {
 /// Destroying the ring destroys every buffer — the owner must first make sure no slot is still
 /// read by the GPU (backends wait for their in-flight points). Outstanding FenceTokens and
 /// SlotLeases stay safe to use and destroy (they share only the SlotFence).
+/// Memory: between calls the slots hold at most slot_count() × the largest slot. While begin()
+/// grows or replaces a slot it creates the new buffer before releasing the old one (so that a
+/// failed growth keeps the old), so for that moment one more buffer is held
+/// (stats().peak_bytes_allocated counts it).
 /// Threading: begin(), finish(), and every query are called from one thread at a time (the
-/// ring's owner); FenceTokens may be fired from any thread concurrently with them.
+/// ring's owner); FenceTokens may be fired, and SlotLeases dropped, from any thread concurrently
+/// with them. Movable; a moved-from ring may only be destroyed or assigned to.
 template <class Buffer>
 class StagingRing {
  public:
@@ -119,7 +130,8 @@ class StagingRing {
   /// Gives a frame that will place at most `needed` bytes (alignment padding included) a slot:
   /// the slot becomes Recording and the returned lease's capacity is >= needed. See the file
   /// comment for which slot. Errors (Refusal): TooLarge, AllInFlight, AllocationFailed; each is
-  /// counted in stats(). `needed` may be 0 (a slot of min_slot_bytes).
+  /// counted in stats(). `needed` may be 0: any Ready slot fits (the smallest is taken), and a
+  /// new slot is made at min_slot_bytes.
   Expected<SlotLease, Refusal> begin(uint64_t needed) {
     const std::optional<uint64_t> capacity =
         slot_capacity(needed, config_.min_slot_bytes, config_.max_slot_bytes);
@@ -159,7 +171,8 @@ class StagingRing {
     return token;
   }
 
-  /// The buffer of the slot `lease` holds. Precondition: the lease is active and from this ring.
+  /// The buffer of the slot `lease` holds. Precondition: the lease is active and from this ring;
+  /// aborts otherwise. The reference is valid until the lease is finished or dropped.
   [[nodiscard]] Buffer& buffer(const SlotLease& lease) {
     STAGING_ASSERT(
         lease.active() && lease.slot_ < slots_.size() && lease.fence_ == slots_[lease.slot_].fence,
@@ -167,7 +180,8 @@ class StagingRing {
     return *slots_[lease.slot_].buffer;
   }
   /// The buffer of slot `index`, or null when the slot has none (Empty, or Failed after a
-  /// failed creation). Precondition: index < slot_count().
+  /// failed creation). Precondition: index < slot_count(); aborts otherwise. The pointer is valid
+  /// until the next begin() (which may grow or replace the buffer).
   [[nodiscard]] const Buffer* buffer(std::size_t index) const {
     STAGING_ASSERT(index < slots_.size(), "slot index out of range");
     return slots_[index].buffer ? &*slots_[index].buffer : nullptr;
@@ -175,12 +189,14 @@ class StagingRing {
 
   /// Number of slots (RingConfig::slots).
   [[nodiscard]] std::size_t slot_count() const noexcept { return slots_.size(); }
-  /// Slot `index`'s state now. Precondition: index < slot_count().
+  /// Slot `index`'s state now (a concurrent FenceToken may change it right after). Precondition:
+  /// index < slot_count(); aborts otherwise.
   [[nodiscard]] SlotState state(std::size_t index) const {
     STAGING_ASSERT(index < slots_.size(), "slot index out of range");
     return slots_[index].fence->state();
   }
-  /// Slot `index`'s buffer capacity in bytes (0 when it has no buffer).
+  /// Slot `index`'s buffer capacity in bytes (0 when it has no buffer). Precondition:
+  /// index < slot_count(); aborts otherwise.
   [[nodiscard]] uint64_t capacity(std::size_t index) const {
     STAGING_ASSERT(index < slots_.size(), "slot index out of range");
     return slots_[index].capacity;
@@ -189,7 +205,8 @@ class StagingRing {
   [[nodiscard]] const RingConfig& config() const noexcept { return config_; }
   /// What the ring has done so far. A diagnostic, never a decision input.
   [[nodiscard]] const StagingStats& stats() const noexcept { return stats_; }
-  /// The allocator's error behind the last AllocationFailed refusal, if any.
+  /// The allocator's error behind the last AllocationFailed refusal, if any (kept until the next
+  /// one; a later success does not clear it).
   [[nodiscard]] std::optional<AllocError> last_alloc_error() const noexcept {
     return last_alloc_error_;
   }

@@ -29,7 +29,8 @@ class CompletionSource {
   /// The highest value known to be completed, without waiting. Never decreases.
   [[nodiscard]] virtual TimelineValue completed() = 0;
   /// Blocks until completed() >= value or `timeout` has passed, whichever is first, and returns
-  /// completed(). Must return within about `timeout` (never hang); a timeout of 0 polls.
+  /// completed(). Must return within about `timeout` (never hang); a timeout of 0 (or a
+  /// negative one) polls.
   /// May return sooner, with a value below `value`, when the source knows `value` cannot be
   /// reached by waiting (it names work not submitted yet, e.g. a frame still being recorded on
   /// the waiting thread); a waiter that sees no progress then gives up at once.
@@ -48,11 +49,12 @@ class Clock {
 /// std::chrono::steady_clock as a Clock. Stateless; safe from any thread.
 class SteadyClock final : public Clock {
  public:
+  /// std::chrono::steady_clock::now() since its epoch. Never decreases.
   [[nodiscard]] Duration now() override {
     return std::chrono::duration_cast<Duration>(
         std::chrono::steady_clock::now().time_since_epoch());
   }
-  /// A process-wide instance, for rings given no clock.
+  /// A process-wide instance, for rings given no clock. Lives until the process exits.
   static SteadyClock& instance() noexcept {
     static SteadyClock clock;
     return clock;

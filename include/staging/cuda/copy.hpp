@@ -16,7 +16,9 @@ namespace staging::cuda {
 /// Copies `bytes` from `src` to `dst` (the ranges must not overlap; any alignment) by `method`.
 /// Streaming stores are fenced before return (sfence): the bytes are visible to any thread (and
 /// DMA engine) that synchronises with this one afterwards — e.g. a commit() made after joining.
-/// Use it for bytes that this CPU will not read again soon (the GPU reads them).
+/// Use it for bytes that this CPU will not read again soon (the GPU reads them). Copies under
+/// 512 bytes use memcpy whatever the method. `bytes` may be 0 (then nothing is copied; the
+/// pointers must still be valid).
 /// Threading: reentrant.
 void copy_to_staging(std::byte* dst, const std::byte* src, std::size_t bytes,
                      FillMethod method = FillMethod::Auto) noexcept;

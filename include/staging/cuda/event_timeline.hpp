@@ -60,14 +60,16 @@ class EventTimeline final : public CompletionSource {
   /// failing cudaEventCreate (the events made so far are destroyed).
   static Expected<std::unique_ptr<EventTimeline>, cudaError_t> create(DeviceApi& api,
                                                                       uint32_t events);
+  /// Destroys the pooled events (see Ownership: no point may still be pending on a stream).
   ~EventTimeline() override;
   EventTimeline(const EventTimeline&) = delete;
   EventTimeline& operator=(const EventTimeline&) = delete;
 
   /// Hands out the next point (pending until record() or release()). When `events` points are
-  /// pending, waits up to `timeout` for the oldest to complete; then cudaErrorNotReady. After a
-  /// sticky error: that error. The caller must record() or release() every point it opens —
-  /// an open point holds back completed() for every later point.
+  /// pending, waits up to `timeout` for the oldest to complete (a timeout <= 0 tries once); then
+  /// cudaErrorNotReady. Once the timeline has stopped: error(). The caller must record() or
+  /// release() every point it opens — an open point holds back completed() for every later
+  /// point.
   Expected<TimelineValue, cudaError_t> open(Duration timeout);
   /// Records `point`'s event on `stream`, after the work enqueued there so far: the point
   /// completes when the stream gets there. Precondition: `point` is open (aborts otherwise).
@@ -86,15 +88,17 @@ class EventTimeline final : public CompletionSource {
   TimelineValue wait(TimelineValue value, Duration timeout) override;
   /// Makes `stream` wait (cudaStreamWaitEvent) until `point`'s own event is reached; nothing when
   /// it has already completed or was released. Errors: cudaErrorInvalidValue for a point never
-  /// handed out, cudaErrorNotReady for a point not yet recorded, the timeline's sticky error, or
-  /// cudaStreamWaitEvent's error. Note: this waits for `point`'s stream work only, not for every
-  /// earlier point (use wait() for that).
+  /// handed out, cudaErrorNotReady for a point not yet recorded, error() once the timeline has
+  /// stopped, or cudaStreamWaitEvent's error. Note: this waits for `point`'s stream work only,
+  /// not for every earlier point (use wait() for that).
   cudaError_t stream_wait(cudaStream_t stream, TimelineValue point);
 
-  /// The first sticky failure seen (cudaSuccess while healthy).
+  /// The failure that stopped the timeline (cudaSuccess while healthy): the first failed event
+  /// record (any error) or event query (any error but cudaErrorNotReady), sticky or not.
   [[nodiscard]] cudaError_t error() const noexcept;
   /// The newest point handed out (0 before the first).
   [[nodiscard]] TimelineValue last_opened() const noexcept;
+  /// A snapshot of the counters (takes the internal mutex).
   [[nodiscard]] EventTimelineStats stats() const;
 
  private:

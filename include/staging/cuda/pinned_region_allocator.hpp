@@ -29,13 +29,15 @@ class PinnedRegionAllocator final : public RegionAllocator {
   /// `cap`: most bytes held at once (> 0). `host_alloc_flags`: cudaHostAlloc flags
   /// (cudaHostAllocPortable is always added; cudaHostAllocWriteCombined is an option).
   PinnedRegionAllocator(DeviceApi& api, uint64_t cap, unsigned host_alloc_flags) noexcept;
+  /// Unpins every live region (not those forgotten by abandon()).
   ~PinnedRegionAllocator() override;
   PinnedRegionAllocator(const PinnedRegionAllocator&) = delete;
   PinnedRegionAllocator& operator=(const PinnedRegionAllocator&) = delete;
 
-  /// Pins `bytes` (> 0) for `region`. Errors: OutOfMemory when held() + bytes > cap() or
-  /// cudaHostAlloc reports cudaErrorMemoryAllocation; DeviceLost for a sticky CUDA error; Other
-  /// for anything else (last_error() says which).
+  /// Pins `bytes` (> 0) for `region`. Errors: OutOfMemory when bytes is 0, held() + bytes >
+  /// cap() (nothing is pinned; last_error() cudaErrorMemoryAllocation) or cudaHostAlloc reports
+  /// cudaErrorMemoryAllocation; DeviceLost for a sticky CUDA error; Other for anything else
+  /// (last_error() says which).
   Expected<void, AllocError> create_region(uint32_t region, uint64_t bytes) override;
   /// Unpins `region` (cudaFreeHost; its error is ignored). Unknown regions are ignored.
   void destroy_region(uint32_t region) noexcept override;
@@ -47,11 +49,14 @@ class PinnedRegionAllocator final : public RegionAllocator {
 
   /// The first byte of live `region`, or nullptr when it is not live.
   [[nodiscard]] std::byte* base(uint32_t region) const noexcept;
-  /// Bytes pinned now, the most ever pinned at once, and the cap.
+  /// Bytes pinned now (abandoned regions included).
   [[nodiscard]] uint64_t held() const noexcept { return held_.load(std::memory_order_relaxed); }
+  /// The most bytes ever pinned at once (<= cap()).
   [[nodiscard]] uint64_t peak() const noexcept { return peak_.load(std::memory_order_relaxed); }
+  /// The cap given at construction.
   [[nodiscard]] uint64_t cap() const noexcept { return cap_; }
-  /// The CUDA error of the last failed create_region (cudaSuccess if none failed).
+  /// The CUDA error of the last failed create_region (cudaSuccess if none failed). Read it on
+  /// the thread that calls create_region.
   [[nodiscard]] cudaError_t last_error() const noexcept { return last_error_; }
 
  private:

@@ -24,10 +24,11 @@
 // Both return a TimelineValue: wait(point, timeout) blocks on it, stream_wait(stream, point) makes
 // other GPU work wait for it, completed() says how far the GPU has come.
 //
-// Lost device / sticky errors: a sticky CUDA error (is_sticky) seen in any call puts the Uploader
-// into a failed state: every later call returns UploadErrorKind::Failed with that error, and the
-// ring's bytes are never reused (a copy might still read them). Destroy the Uploader and the CUDA
-// context to recover.
+// Lost device / sticky errors: a sticky CUDA error (is_sticky) seen in any call — or any failure
+// to record or query a copy's event, after which its bytes can never be proven free — puts the
+// Uploader into a failed state: every later call returns UploadErrorKind::Failed with that error,
+// and the ring's bytes are never reused (a copy might still read them). Destroy the Uploader and
+// the CUDA context to recover.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -79,12 +80,12 @@ struct UploaderConfig {
   /// Pieces of at most this many bytes are copied into the ring by the calling thread itself
   /// (waking a fill thread would cost more than the copy).
   uint64_t inline_fill_bytes = uint64_t{64} << 10;
-  /// Offset alignment of every reservation in the ring (>= 1). Also the default alignment of
-  /// reserve().
+  /// Offset alignment of every reservation in the ring (>= 1, <= ring_bytes). Also the default
+  /// alignment of reserve().
   uint64_t alignment = 256;
   /// Policy of upload() and reserve() when the ring has no room: Defer, Wait or Split.
   ExhaustionPolicy policy = ExhaustionPolicy::Split;
-  /// Longest a single reservation waits for ring room (Wait, Split) before Timeout.
+  /// Longest a single reservation waits for ring room (Wait, Split) before Timeout (>= 0).
   Duration wait_timeout = std::chrono::seconds(1);
   /// CUDA events in the timeline's pool (>= 1): the most reservations pending at once.
   uint32_t events = 1024;
@@ -94,20 +95,24 @@ struct UploaderConfig {
   bool write_combined = false;
   /// Runs the byte ring's invariant checker on every operation (slow; for tests).
   bool check_invariants = false;
-  /// Receives the ring's timeline events (must outlive the Uploader); null: none.
+  /// Receives the ring's timeline events (must outlive the Uploader); null: none. Called under
+  /// the Uploader's ring lock, on whichever thread is reserving: it must be quick and must not
+  /// call the Uploader.
   RingObserver* observer = nullptr;
   /// The device the Uploader works with; -1: the calling thread's current device at create().
+  /// Used only when create() makes the runtime DeviceApi (a given DeviceApi has its own).
   int device = -1;
-  /// Longest the destructor waits for the copies it issued to complete (see ~Uploader).
+  /// Longest the destructor waits for the copies it issued to complete (see ~Uploader; >= 0).
   Duration drain_timeout = std::chrono::seconds(10);
 };
 
 /// Per-call overrides.
 struct UploadOptions {
-  /// Overrides UploaderConfig::policy. upload(): Split streams a source of any size in chunks;
-  /// Wait and Defer stage the whole source in one reservation (at most ring_bytes) or nothing.
+  /// Overrides UploaderConfig::policy (Defer, Wait or Split; others are InvalidArgument).
+  /// upload(): Split streams a source of any size in chunks; Wait and Defer stage the whole
+  /// source in one reservation (at most ring_bytes) or nothing.
   std::optional<ExhaustionPolicy> policy;
-  /// Overrides UploaderConfig::wait_timeout, per reservation.
+  /// Overrides UploaderConfig::wait_timeout, per reservation (negative: no waiting).
   std::optional<Duration> timeout;
   /// The caller's tag, carried into the ring's stats and timeline.
   uint64_t owner = 0;
@@ -118,16 +123,21 @@ struct UploadOptions {
 /// Why an Uploader call failed.
 enum class UploadErrorKind : uint8_t {
   /// A null pointer with bytes > 0, an address range that wraps, a policy other than
-  /// Defer/Wait/Split, a stream capturing a graph, an empty span, or bytes > span size.
+  /// Defer/Wait/Split, a stream capturing a graph, reserve(0), a commit of 0 bytes or of more
+  /// than the span, or a span that is empty or from another Uploader.
   InvalidArgument,
-  /// Defer: no room now. Nothing was staged.
+  /// Defer: no room now (also: every pooled event is pending, or another call is waiting for
+  /// room). Nothing was staged.
   WouldBlock,
-  /// Wait/Split: no room within the timeout (a stalled stream, or spans held uncommitted);
-  /// `reserve->oldest_pending` names the point waited for.
+  /// Wait/Split: no room within the timeout (a stalled stream, or spans held uncommitted), or
+  /// no free pooled event, or the ring lock not free within it; `reserve->oldest_pending` names
+  /// the oldest pending point when the ring was reached (empty when only the lock was waited
+  /// for).
   Timeout,
   /// Wait/Defer: the request is larger than the ring and can never fit in one reservation.
   TooLarge,
-  /// A CUDA call failed (`cuda` says which). When is_sticky(cuda), the Uploader has failed.
+  /// A CUDA call failed (`cuda` says which). When is_sticky(cuda), or when it was the record of
+  /// the copies' event, the Uploader has failed too (failed()).
   Cuda,
   /// The Uploader failed earlier on a sticky CUDA error (`cuda`); it does nothing any more.
   Failed,
@@ -135,19 +145,26 @@ enum class UploadErrorKind : uint8_t {
 
 /// A failed call, with what the caller needs to go on.
 struct UploadError {
+  /// What went wrong.
   UploadErrorKind kind = UploadErrorKind::InvalidArgument;
   /// The CUDA error for Cuda and Failed; cudaSuccess otherwise.
   cudaError_t cuda = cudaSuccess;
-  /// The ring's answer for WouldBlock, Timeout and TooLarge.
+  /// The ring's answer when the error came from reserving ring room: WouldBlock, Timeout,
+  /// TooLarge, InvalidArgument for an alignment that overflows, or Failed when the Uploader
+  /// failed during that wait. Empty otherwise.
   std::optional<ReserveError> reserve;
-  /// upload() with Split: the first `bytes_issued` bytes were staged and their copies enqueued
-  /// before the failure (they complete at `issued_point`); resume from there. 0 otherwise.
+  /// upload(): the first `bytes_issued` bytes were staged and their copies enqueued before the
+  /// failure (they complete at `issued_point`); resume from there. Any policy: a Timeout after
+  /// progress comes only under Split, but a Cuda error can come after some pieces of a Wait or
+  /// Defer reservation were issued. 0 for the other calls, and when nothing was enqueued.
   uint64_t bytes_issued = 0;
   /// The point after which those copies have completed (0 when none were issued).
   TimelineValue issued_point = 0;
 };
 
+/// The kind's name, e.g. "Timeout". Never null; "?" for values outside the enum.
 [[nodiscard]] std::string_view to_string(UploadErrorKind kind) noexcept;
+/// The method's name as the tools spell it: "auto", "memcpy", "streaming" ("?" outside the enum).
 [[nodiscard]] std::string_view to_string(FillMethod method) noexcept;
 
 /// What an Uploader has done. Plain data; a diagnostic, never a decision input.
@@ -192,17 +209,23 @@ class StagingSpan {
   StagingSpan& operator=(StagingSpan&& other) noexcept;
   StagingSpan(const StagingSpan&) = delete;
   StagingSpan& operator=(const StagingSpan&) = delete;
+  /// Cancels a still-open span (as Uploader::cancel).
   ~StagingSpan();
 
   /// True while the span is open (reserved, not yet committed or cancelled).
   [[nodiscard]] bool valid() const noexcept { return owner_ != nullptr; }
-  /// The writable bytes (pinned host memory; write-only when write_combined). Empty when !valid().
+  /// The writable bytes (pinned host memory; write-only when write_combined); null when
+  /// !valid().
   [[nodiscard]] std::byte* data() const noexcept { return data_; }
+  /// Bytes writable at data() (>= 1 while valid; Split may give fewer than asked); 0 when
+  /// !valid().
   [[nodiscard]] uint64_t size() const noexcept { return size_; }
+  /// data() and size() as a span (empty when !valid()).
   [[nodiscard]] std::span<std::byte> bytes() const noexcept {
     return {data_, static_cast<std::size_t>(size_)};
   }
-  /// The timeline point the span's copy will complete at (its retirement token).
+  /// The timeline point the span's copy will complete at (its retirement token). Kept after
+  /// commit or cancel; 0 for a default-constructed or moved-from span.
   [[nodiscard]] TimelineValue point() const noexcept { return point_; }
 
  private:
@@ -216,7 +239,8 @@ class StagingSpan {
 /// See the file comment.
 ///
 /// Ownership: owns its pinned ring, events and fill threads; references the DeviceApi given to
-/// create() (which must outlive it) or owns the runtime one it made. Movable handle.
+/// create() (which must outlive it) or owns the runtime one it made. Movable handle (open spans
+/// keep working across a move); a moved-from Uploader may only be destroyed or assigned to.
 /// Threading: every member function is safe from any thread, concurrently (several threads may
 /// upload on several streams at once). Calls that wait for ring room hold an internal lock while
 /// they wait; other callers needing ring room wait behind it (bounded by their own timeout), Defer
@@ -226,11 +250,13 @@ class StagingSpan {
 /// that is capturing a CUDA graph (refused: the ring would be reused before the graph runs).
 class Uploader {
  public:
+  /// Why create() made no Uploader.
   enum class CreateError : uint8_t {
-    /// A config value out of range (ring_bytes 0, fill_threads 0, events 0, alignment 0,
-    /// a policy other than Defer/Wait/Split, ...).
+    /// A config value out of range: ring_bytes, fill_threads, events or alignment 0, alignment
+    /// above ring_bytes, a policy other than Defer/Wait/Split, a negative wait or drain timeout.
     InvalidConfig,
-    /// No device, or the device could not be made current (`cuda` in create's log says why).
+    /// create() was to use the CUDA runtime (no DeviceApi given) and there is no device,
+    /// config.device is out of range, or the current device could not be read.
     NoDevice,
     /// Pinning the ring failed (out of host memory or a CUDA error).
     PinnedAllocationFailed,
@@ -265,9 +291,10 @@ class Uploader {
   /// Policy (options.policy or the config's): Split streams any size in chunks of chunk_bytes,
   /// waiting up to the timeout for each; Wait stages the whole source in one reservation (waiting
   /// up to the timeout; TooLarge above ring_bytes); Defer is Wait without waiting (WouldBlock).
-  /// bytes == 0: nothing happens, returns 0 (a point that has always completed).
-  /// Errors: see UploadErrorKind; on Timeout or Cuda under Split, `bytes_issued` says how much was
-  /// enqueued before. When this returns (success or not) no thread reads `host_src` any more.
+  /// bytes == 0: nothing happens, returns 0 (a point that has always completed) — unless the
+  /// Uploader has failed (Failed). Errors: see UploadErrorKind; `bytes_issued` says how much was
+  /// enqueued before an error. When this returns (success or not) no thread reads `host_src`
+  /// any more.
   Expected<TimelineValue, UploadError> upload(void* device_dst, const void* host_src,
                                               uint64_t bytes, cudaStream_t stream,
                                               const UploadOptions& options = {});
@@ -276,21 +303,25 @@ class Uploader {
   /// `bytes` (TooLarge above ring_bytes); Split, only when given in `options`, may give fewer (as
   /// much as fits, at least some) and the caller reserves the rest with further calls. Without
   /// options.policy the config's policy applies, except that Split means Wait here.
-  /// options.alignment sets the offset alignment.
+  /// options.alignment sets the offset alignment. Errors: InvalidArgument (bytes 0, a policy
+  /// other than Defer/Wait/Split, an alignment that overflows), WouldBlock, Timeout, TooLarge,
+  /// Failed.
   Expected<StagingSpan, UploadError> reserve(uint64_t bytes, const UploadOptions& options = {});
   /// Copies the first `bytes` of `span` (all of it when omitted; 0 < bytes <= span.size()) to
   /// `device_dst` on `stream` and closes the span. Returns the point the copy completes at. On
-  /// any error the span is cancelled (closed) too. The span must have come from this Uploader.
+  /// any error the span is cancelled (closed) too — except a span that is empty or from another
+  /// Uploader, which is refused with InvalidArgument and left as it is.
   Expected<TimelineValue, UploadError> commit(StagingSpan&& span, void* device_dst,
                                               cudaStream_t stream,
                                               std::optional<uint64_t> bytes = std::nullopt);
-  /// Gives an open span back unused; its bytes are reused in FIFO order. No-op on an empty span.
+  /// Gives an open span back unused; its bytes are reused in FIFO order. No-op on an empty span
+  /// or one from another Uploader (which stays open).
   void cancel(StagingSpan&& span) noexcept;
 
   /// The highest point such that every point up to it has completed. Never decreases.
   [[nodiscard]] TimelineValue completed();
-  /// Waits up to `timeout` until completed() >= point; returns true when it is. Returns false at
-  /// once if the Uploader has failed.
+  /// Waits up to `timeout` until completed() >= point (polling, sleeping up to 100 µs between
+  /// polls); returns true when it is. Returns false at once if the Uploader has failed.
   bool wait(TimelineValue point, Duration timeout);
   /// Makes `stream` wait for the copies of the upload/commit that returned `point` (their own
   /// stream work; cudaStreamWaitEvent), without blocking the host. Point 0 or a completed point:
@@ -298,8 +329,9 @@ class Uploader {
   /// cudaErrorNotReady for an open span's point) or Failed.
   Expected<void, UploadError> stream_wait(cudaStream_t stream, TimelineValue point);
 
-  /// True after a sticky CUDA error; error() says which.
+  /// True once the Uploader has failed (see the file comment); error() says why.
   [[nodiscard]] bool failed() const noexcept;
+  /// The error that failed the Uploader; cudaSuccess while it has not.
   [[nodiscard]] cudaError_t error() const noexcept;
   /// The configuration in use (chunk_bytes etc. after clamping).
   [[nodiscard]] const UploaderConfig& config() const noexcept;
@@ -315,6 +347,7 @@ class Uploader {
   std::unique_ptr<Impl> impl_;
 };
 
+/// The error's name, e.g. "NoDevice". Never null; "?" for values outside the enum.
 [[nodiscard]] std::string_view to_string(Uploader::CreateError error) noexcept;
 
 }  // namespace staging::cuda

@@ -30,10 +30,13 @@
 namespace staging::testing {
 
 /// A Clock that moves only when told (advance, advance_to, or FakeQueue::wait). Starts at 0.
+/// A plain value; threading as the file comment says.
 class FakeClock final : public Clock {
  public:
+  /// The virtual time now. Never decreases.
   [[nodiscard]] Duration now() override { return now_; }
-  /// Moves time forward by `d` (a negative `d` is ignored: time never goes back).
+  /// Moves time forward by `d` (a negative `d` is ignored: time never goes back). Precondition:
+  /// now() + d does not overflow Duration (the simulator's hours are far from it).
   void advance(Duration d) noexcept {
     if (d > Duration{0}) now_ += d;
   }
@@ -45,8 +48,20 @@ class FakeClock final : public Clock {
 };
 
 /// How long a submission takes to complete. Value type; build one with the named constructors.
+/// Delays are >= 0 (a negative delay completes at once).
 struct DelayModel {
-  enum class Kind : uint8_t { Fixed, SeededRandom, Bursty, Stalled };
+  /// Which model (see the file comment).
+  enum class Kind : uint8_t {
+    /// Every submission takes `base`.
+    Fixed,
+    /// Uniform in [base, high], from `seed`.
+    SeededRandom,
+    /// `burst` submissions take `base`, then one takes `high`, and again.
+    Bursty,
+    /// Nothing completes (until FakeQueue::release()).
+    Stalled,
+  };
+  /// The model.
   Kind kind = Kind::Fixed;
   /// Fixed: the delay. SeededRandom: the shortest. Bursty: the fast delay.
   Duration base{0};
@@ -57,17 +72,24 @@ struct DelayModel {
   /// SeededRandom: the generator's seed.
   uint64_t seed = 0;
 
+  /// Every submission completes `delay` after it was submitted.
   static DelayModel fixed(Duration delay) { return {Kind::Fixed, delay, delay, 0, 0}; }
+  /// Uniform in [shortest, longest] (a `longest` below `shortest` is raised to it), drawn from a
+  /// generator seeded with `seed`: the same seed gives the same delays on every platform.
   static DelayModel seeded_random(Duration shortest, Duration longest, uint64_t seed) {
     return {Kind::SeededRandom, shortest, std::max(shortest, longest), 0, seed};
   }
+  /// `burst` submissions at `fast`, then one at `slow`, repeating (burst 0: every one at
+  /// `slow`). In order, the slow one holds back everything behind it.
   static DelayModel bursty(Duration fast, Duration slow, uint32_t burst) {
     return {Kind::Bursty, fast, slow, burst, 0};
   }
+  /// Nothing completes until FakeQueue::release().
   static DelayModel stalled() { return {Kind::Stalled, Duration{0}, Duration{0}, 0, 0}; }
 };
 
 /// A CompletionSource in virtual time. See the file comment.
+/// Ownership: references its FakeClock, which must outlive it.
 class FakeQueue final : public CompletionSource {
  public:
   /// A queue on `clock` (which must outlive it) whose first submission is value `first` (>= 1;
@@ -129,13 +151,16 @@ class FakeQueue final : public CompletionSource {
     return at;
   }
 
-  /// The model for later submissions. Switching to stalled() does not stop what is pending (use
-  /// stall() for that).
+  /// The model for later submissions (a SeededRandom model restarts from its seed, a Bursty one
+  /// from the start of a burst). Switching to stalled() does not stop what is pending (use
+  /// stall() for that), and switching away from it does not resume what stall() stopped (use
+  /// release() for that).
   void set_model(DelayModel model) {
     model_ = model;
     if (model_.kind == DelayModel::Kind::SeededRandom) rng_ = model_.seed;
     bursty_count_ = 0;
   }
+  /// The model in force (stalled() while the queue is stalled).
   [[nodiscard]] const DelayModel& model() const noexcept { return model_; }
 
   /// Stops the queue now: nothing pending completes (what was due before now does), and later
@@ -148,7 +173,8 @@ class FakeQueue final : public CompletionSource {
     model_ = DelayModel::stalled();
   }
   /// Resumes a stalled queue with `after` (default: the model before stall(), or fixed(0)):
-  /// every stalled submission is rescheduled from now with that model's delays, in order.
+  /// every stalled submission is rescheduled from now with that model's delays, in order. On a
+  /// queue that is not stalled it still switches to that model (for later submissions).
   void release(std::optional<DelayModel> after = std::nullopt) {
     set_model(after.value_or(resume_model_));
     const Duration t = clock_->now();
@@ -159,6 +185,7 @@ class FakeQueue final : public CompletionSource {
       prev = p.at;
     }
   }
+  /// True while the model is stalled() (from stall() until release() or set_model()).
   [[nodiscard]] bool stalled() const noexcept { return model_.kind == DelayModel::Kind::Stalled; }
 
   /// Completes every submission up to `value` now (a test's "the GPU has finished these").
@@ -174,9 +201,11 @@ class FakeQueue final : public CompletionSource {
 
   /// Submissions not yet completed (as of the last completed() or wait()).
   [[nodiscard]] std::size_t pending() const noexcept { return pending_.size(); }
-  /// wait() calls, and the virtual time they advanced the clock by in total.
+  /// wait() calls made so far.
   [[nodiscard]] uint64_t wait_calls() const noexcept { return wait_calls_; }
+  /// The virtual time wait() calls advanced the clock by, in total.
   [[nodiscard]] Duration waited() const noexcept { return waited_; }
+  /// The clock the queue runs on.
   [[nodiscard]] FakeClock& clock() noexcept { return *clock_; }
 
  private:

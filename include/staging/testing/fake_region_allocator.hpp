@@ -26,29 +26,36 @@
 
 namespace staging::testing {
 
-/// What a FakeRegionAllocator has done.
+/// What a FakeRegionAllocator has done. Plain data.
 struct FakeRegionLog {
-  uint64_t created = 0;
-  uint64_t destroyed = 0;
-  uint64_t failed = 0;
-  uint64_t live_regions = 0;
-  uint64_t live_bytes = 0;
-  uint64_t peak_live_bytes = 0;
+  uint64_t created = 0;          ///< successful create_region() calls
+  uint64_t destroyed = 0;        ///< destroy_region() calls
+  uint64_t failed = 0;           ///< refused create_region() calls (armed, budget, size, memory)
+  uint64_t live_regions = 0;     ///< regions that exist now
+  uint64_t live_bytes = 0;       ///< their bytes (guards not counted)
+  uint64_t peak_live_bytes = 0;  ///< the most live_bytes has been
   /// Regions destroyed with a damaged guard (something wrote past their end).
   uint64_t guard_violations = 0;
   /// Bytes of every successful creation, in order.
   std::vector<uint64_t> sizes;
 };
 
+/// A RegionAllocator over host memory. See the file comment.
+/// Ownership: owns the memory of its live regions (freed by destroy_region() or the destructor;
+/// data() pointers die with them). Not copyable.
 class FakeRegionAllocator final : public RegionAllocator {
  public:
+  /// Bytes of the guard after every region.
   static constexpr std::size_t kGuardBytes = 64;
+  /// The byte the guard is filled with.
   static constexpr std::byte kGuard{0xCD};
+  /// The byte a new region is filled with (non-zero, so a forgotten write shows).
   static constexpr std::byte kFill{0xA5};
 
-  /// Creates region `region` of `bytes` host bytes (plus the guard), unless a failure is armed,
-  /// the budget or the size limit refuses it, or the host is out of memory. Creating a region
-  /// that is live is a bug of the caller (the ring): it aborts.
+  /// Creates region `region` of `bytes` host bytes (plus the guard), unless a failure is armed
+  /// (its error), or the size limit, the budget or the host refuses it (OutOfMemory); checked in
+  /// that order, each refusal counted in log().failed. Creating a region that is live is a bug
+  /// of the caller (the ring): it aborts.
   Expected<void, AllocError> create_region(uint32_t region, uint64_t bytes) override {
     STAGING_ASSERT(!live(region), "FakeRegionAllocator: region created while live");
     const auto refuse = [this](AllocError e) -> Expected<void, AllocError> {
@@ -116,15 +123,17 @@ class FakeRegionAllocator final : public RegionAllocator {
     return true;
   }
 
-  /// The next `count` creations fail with `error`.
+  /// The next `count` creations fail with `error` (replacing what was armed before; 0 disarms).
   void fail_next(uint64_t count, AllocError error = AllocError::OutOfMemory) noexcept {
     fail_next_ = count;
     error_ = error;
   }
   /// Creations that would take the live bytes above `bytes` fail (none: no budget).
   void set_budget(std::optional<uint64_t> bytes) noexcept { budget_ = bytes; }
-  /// Regions larger than `bytes` are refused with OutOfMemory.
+  /// Regions larger than `bytes` are refused with OutOfMemory (default 1 GiB). Precondition:
+  /// `bytes` + kGuardBytes fits in size_t.
   void set_max_region_bytes(uint64_t bytes) noexcept { max_region_bytes_ = bytes; }
+  /// What the allocator has done so far.
   [[nodiscard]] const FakeRegionLog& log() const noexcept { return log_; }
 
  private:

@@ -15,11 +15,11 @@ namespace staging::testing {
 
 /// What a FakeSlotAllocator has done. Shared with every FakeBuffer it made.
 struct FakeAllocatorLog {
-  uint64_t created = 0;
-  uint64_t destroyed = 0;
-  uint64_t failed = 0;
-  uint64_t live_bytes = 0;
-  uint64_t peak_live_bytes = 0;
+  uint64_t created = 0;          ///< buffers created
+  uint64_t destroyed = 0;        ///< buffers destroyed (moved-from ones not counted)
+  uint64_t failed = 0;           ///< refused creations (armed failures and budget refusals)
+  uint64_t live_bytes = 0;       ///< capacities of the buffers alive now
+  uint64_t peak_live_bytes = 0;  ///< the most live_bytes has been
   /// Capacity of every successful creation, in order.
   std::vector<uint64_t> capacities;
 };
@@ -28,6 +28,8 @@ struct FakeAllocatorLog {
 /// (to count its destruction). Move-only; the moved-from buffer owns nothing.
 class FakeBuffer {
  public:
+  /// A buffer of `capacity` bytes (zero-filled) with id `id`, counting its destruction in `log`.
+  /// Made by FakeSlotAllocator::create() (which counts the creation).
   FakeBuffer(uint64_t id, uint64_t capacity, std::shared_ptr<FakeAllocatorLog> log)
       : id_(id), bytes_(static_cast<std::size_t>(capacity)), log_(std::move(log)) {}
   FakeBuffer(FakeBuffer&& other) noexcept = default;
@@ -42,10 +44,12 @@ class FakeBuffer {
   }
   FakeBuffer(const FakeBuffer&) = delete;
   FakeBuffer& operator=(const FakeBuffer&) = delete;
+  /// Counts the destruction in the log (nothing for a moved-from buffer).
   ~FakeBuffer() { release(); }
 
   /// The allocator-wide unique id of this buffer (1, 2, ...).
   [[nodiscard]] uint64_t id() const noexcept { return id_; }
+  /// The buffer's size in bytes (0 once moved from).
   [[nodiscard]] uint64_t capacity() const noexcept { return bytes_.size(); }
   /// The buffer's memory, as a backend's mapping would expose it.
   [[nodiscard]] std::byte* data() noexcept { return bytes_.data(); }
@@ -67,12 +71,17 @@ class FakeBuffer {
 /// Threading: like every allocator, called from the ring's thread only.
 class FakeSlotAllocator final : public StagingAllocator<FakeBuffer> {
  public:
-  /// Creates a buffer, unless a failure was armed (fail_next) or `capacity` exceeds the budget.
+  /// Creates a buffer of `capacity` bytes, unless a failure is armed (fail_next: its error) or
+  /// the live bytes plus `capacity` would exceed the budget (OutOfMemory).
   Expected<FakeBuffer, AllocError> create(uint64_t capacity) override {
-    if (fail_next_ > 0 || (budget_ && log_->live_bytes + capacity > *budget_)) {
-      if (fail_next_ > 0) --fail_next_;
+    if (fail_next_ > 0) {
+      --fail_next_;
       ++log_->failed;
       return unexpected(error_);
+    }
+    if (budget_ && log_->live_bytes + capacity > *budget_) {
+      ++log_->failed;
+      return unexpected(AllocError::OutOfMemory);
     }
     ++log_->created;
     log_->capacities.push_back(capacity);
@@ -81,16 +90,14 @@ class FakeSlotAllocator final : public StagingAllocator<FakeBuffer> {
     return FakeBuffer(log_->created, capacity, log_);
   }
 
-  /// The next `count` creations fail with `error`.
+  /// The next `count` creations fail with `error` (replacing what was armed before; 0 disarms).
   void fail_next(uint64_t count, AllocError error = AllocError::OutOfMemory) {
     fail_next_ = count;
     error_ = error;
   }
   /// Creations that would take live bytes above `bytes` fail with OutOfMemory (none: no limit).
-  void set_budget(std::optional<uint64_t> bytes) {
-    budget_ = bytes;
-    error_ = AllocError::OutOfMemory;
-  }
+  void set_budget(std::optional<uint64_t> bytes) { budget_ = bytes; }
+  /// What the allocator and its buffers have done so far.
   [[nodiscard]] const FakeAllocatorLog& log() const noexcept { return *log_; }
 
  private:

@@ -19,11 +19,12 @@
 namespace staging::vulkan {
 
 // X-macros listing every function the table holds: X(member name).
-// Instance-level functions (loaded with vkGetInstanceProcAddr).
+/// The instance-level functions of the table (loaded with vkGetInstanceProcAddr): X(name) for
+/// each. Public so that an application can fill or check a Dispatch the same way.
 #define STAGING_VULKAN_INSTANCE_FUNCTIONS(X) \
   X(vkGetPhysicalDeviceProperties)           \
   X(vkGetPhysicalDeviceMemoryProperties)
-// Device-level functions (loaded with vkGetDeviceProcAddr).
+/// The device-level functions of the table (loaded with vkGetDeviceProcAddr): X(name) for each.
 #define STAGING_VULKAN_DEVICE_FUNCTIONS(X) \
   X(vkCreateBuffer)                        \
   X(vkDestroyBuffer)                       \
@@ -51,14 +52,18 @@ namespace staging::vulkan {
 /// Threading: the table itself is immutable data; Vulkan's own rules apply to the calls.
 struct Dispatch {
 #define STAGING_VULKAN_MEMBER(name) PFN_##name name = nullptr;
+  /// `PFN_vkX vkX` for each instance-level function; null until loaded or set.
   STAGING_VULKAN_INSTANCE_FUNCTIONS(STAGING_VULKAN_MEMBER)
+  /// `PFN_vkX vkX` for each device-level function; null until loaded or set.
   STAGING_VULKAN_DEVICE_FUNCTIONS(STAGING_VULKAN_MEMBER)
 #undef STAGING_VULKAN_MEMBER
 
   /// Loads every function through `get_instance_proc_addr` (the loader's vkGetInstanceProcAddr,
   /// volk's, or your own): instance-level functions for `instance`, device-level ones through
   /// the device's vkGetDeviceProcAddr for `device` (no loader trampoline). Functions the
-  /// implementation does not expose stay null; check with missing().
+  /// implementation does not expose stay null; check with missing(). A null
+  /// `get_instance_proc_addr` gives an all-null table; a null `device` leaves the device-level
+  /// functions null. Safe from any thread (as vkGet*ProcAddr are).
   [[nodiscard]] static Dispatch load(PFN_vkGetInstanceProcAddr get_instance_proc_addr,
                                      VkInstance instance, VkDevice device) noexcept;
 

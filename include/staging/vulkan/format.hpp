@@ -24,9 +24,11 @@ namespace staging::vulkan {
 struct TexelBlock {
   /// Bytes per block in the buffer (> 0).
   uint32_t bytes = 0;
-  /// Block extent in texels (1x1x1 for uncompressed formats, e.g. 4x4x1 for BC).
+  /// Block width in texels (1 for uncompressed formats, e.g. 4 for BC).
   uint32_t width = 1;
+  /// Block height in texels (1 for uncompressed formats, e.g. 4 for BC).
   uint32_t height = 1;
+  /// Block depth in texels (1 for every format the table knows).
   uint32_t depth = 1;
   /// The alignment bufferOffset needs: `bytes` for colour formats, 4 for depth/stencil.
   uint32_t offset_alignment = 1;
@@ -41,6 +43,7 @@ enum class FormatError : uint8_t {
   BadAspect,
 };
 
+/// The error's name, e.g. "BadAspect". Never null; "?" for values outside the enum.
 [[nodiscard]] std::string_view to_string(FormatError error) noexcept;
 
 /// The texel block of `format`'s `aspect`. An aspect of 0 means "the only aspect": COLOR for

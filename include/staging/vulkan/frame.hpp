@@ -36,8 +36,8 @@ struct FrameState;
 /// A point on a timeline semaphore: once the semaphore's value is >= `value`, the GPU has
 /// finished every copy of the frame and the ring reclaims its staging memory (I3).
 struct RetirementPoint {
-  VkSemaphore semaphore = VK_NULL_HANDLE;
-  uint64_t value = 0;
+  VkSemaphore semaphore = VK_NULL_HANDLE;  ///< a timeline semaphore (the ring's or the caller's)
+  uint64_t value = 0;                      ///< the value the frame's submission signals
 
   /// The VkSemaphoreSubmitInfo that signals this point, for VkSubmitInfo2::pSignalSemaphoreInfos.
   /// `stages` is the signal's first synchronization scope; the default (ALL_COMMANDS) waits for
@@ -57,10 +57,12 @@ struct Visibility {
   /// The stages and accesses that consume the uploaded data after the copies. The default is
   /// coarse but always correct.
   VkPipelineStageFlags2 stages = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+  /// The consumers' accesses (the barrier's dstAccessMask).
   VkAccessFlags2 access = VK_ACCESS_2_MEMORY_READ_BIT;
   /// Earlier users of the destinations the copies must wait for; 0 when the destinations are
   /// fresh or were last used by commands already ordered before this command buffer's copies.
   VkPipelineStageFlags2 prior_stages = 0;
+  /// Those earlier users' accesses (ignored when prior_stages is 0).
   VkAccessFlags2 prior_access = 0;
 };
 
@@ -68,13 +70,18 @@ struct Visibility {
 /// the upload. The data for it is tightly packed: rows of ceil(width / block width) texel blocks,
 /// ceil(height / block height) rows per depth slice, `depth` slices per layer, then layers.
 struct ImageRegion {
+  /// The destination image (created with TRANSFER_DST usage; not null).
   VkImage image = VK_NULL_HANDLE;
+  /// The image's format (texel_block() must know it).
   VkFormat format = VK_FORMAT_UNDEFINED;
   /// One aspect (0: the format's only aspect; combined depth/stencil formats must name DEPTH or
   /// STENCIL, uploaded separately).
   VkImageAspectFlags aspect = 0;
+  /// The mip level written.
   uint32_t mip_level = 0;
+  /// The first array layer written.
   uint32_t base_layer = 0;
+  /// Array layers written (>= 1).
   uint32_t layer_count = 1;
   /// In texels; x/y/z multiples of the format's block extent.
   VkOffset3D offset{0, 0, 0};
@@ -92,25 +99,30 @@ struct ImageRegion {
 /// Where to write an image region reserved in place: the staging bytes and their layout (rows
 /// may be padded to the device's optimal row pitch, see RingConfig).
 struct ImageSpan {
+  /// The staging bytes (layer_pitch × layers), valid until the frame's finish() or destruction.
   std::span<std::byte> bytes;
-  /// Bytes from one row of blocks to the next, one depth slice to the next, one layer to the next.
+  /// Bytes from one row of blocks to the next.
   uint64_t row_pitch = 0;
+  /// Bytes from one depth slice to the next.
   uint64_t slice_pitch = 0;
+  /// Bytes from one array layer to the next.
   uint64_t layer_pitch = 0;
-  /// Bytes of texel data in each row (row_pitch minus padding), and rows per depth slice.
+  /// Bytes of texel data in each row (row_pitch minus padding).
   uint64_t row_bytes = 0;
+  /// Rows of blocks per depth slice.
   uint32_t rows = 0;
 };
 
 /// Which memory a frame's uploads go through.
 enum class Route : uint8_t {
-  /// The ring's staging memory (a slot).
+  /// The ring's staging memory (a slot, or byte-ring reservations under Strategy::Bytes).
   Ring,
   /// The fallback route: vkCmdUpdateBuffer where legal, else one-off staging buffers.
   Fallback,
 };
 
-/// Why an upload was refused. The frame is unchanged by a refused upload.
+/// Why an upload was refused. Nothing is placed or recorded for a refused upload (only the
+/// counters note it).
 enum class UploadError : uint8_t {
   /// The frame was finished, moved from, or default-constructed.
   Inactive,
@@ -158,11 +170,13 @@ enum class FinishError : uint8_t {
   DeviceLost,
 };
 
+/// The value's name, e.g. "RingFull". Never null; "?" for values outside the enum.
 [[nodiscard]] std::string_view to_string(Route route) noexcept;
 [[nodiscard]] std::string_view to_string(UploadError error) noexcept;
 [[nodiscard]] std::string_view to_string(FinishError error) noexcept;
 
-/// One frame's uploads, from Ring::begin() to finish(). Move-only.
+/// One frame's uploads, from Ring::begin() to finish(). Move-only; assigning to an open frame
+/// drops it first (as the destructor does).
 ///
 /// Ownership: refers to the Ring that made it, which must outlive it. Destroying an unfinished
 /// frame drops its uploads: nothing was recorded, its slot (or its reservations) is reused at once
@@ -183,8 +197,9 @@ class StagingFrame {
   /// Copies `data` into staging memory now; at finish() it is copied to bytes [dst_offset,
   /// dst_offset + data.size()) of `dst` (created with TRANSFER_DST usage). Any offset and size;
   /// the staging offset is aligned to optimalBufferCopyOffsetAlignment. When the frame's slot is
-  /// full (or the byte ring refuses) the upload takes the fallback route (counted) under the
-  /// Fallback policy. Errors: Inactive, NullDestination, ZeroSize, Overflow,
+  /// full the upload takes the fallback route (counted in Stats::ring_full_fallbacks), whatever
+  /// the policy; when the byte ring refuses it, it does so under the Fallback policy and answers
+  /// RingFull under the others. Errors: Inactive, NullDestination, ZeroSize, Overflow,
   /// OverlapsEarlierUpload, FallbackCapReached, AllocationFailed, RingFull.
   Expected<void, UploadError> upload(VkBuffer dst, uint64_t dst_offset,
                                      std::span<const std::byte> data);
@@ -217,13 +232,14 @@ class StagingFrame {
   /// default a new value of the ring's timeline semaphore (signal ring points in the order their
   /// frames finished); `external` instead names a point on the caller's own timeline that its
   /// submission signals. Consumes the frame on success. Errors: Inactive, NullSemaphore,
-  /// PointAlreadyReached, DeviceLost (the frame is then left open).
+  /// PointAlreadyReached, DeviceLost (the frame is then left open; on DeviceLost the ring has
+  /// also failed every frame in flight, as Ring::poll() does).
   Expected<RetirementPoint, FinishError> finish(const Visibility& visibility = {},
                                                 std::optional<RetirementPoint> external = {});
 
   /// True between begin() and finish() (or destruction, or being moved from).
   [[nodiscard]] bool active() const noexcept { return state_ != nullptr; }
-  /// Which route the frame's uploads take (Ring unless begin() fell back).
+  /// Which route the frame's uploads take (Ring unless begin() fell back; Ring when inactive).
   [[nodiscard]] Route route() const noexcept;
   /// Why the ring gave this frame no slot (set when route() is Fallback because of a refusal).
   [[nodiscard]] std::optional<Refusal> refusal() const noexcept;

@@ -45,7 +45,9 @@ struct StagingMemory {
   /// The hook's own handles (DefaultMemory: the VkDeviceMemory and its allocation size; a VMA
   /// hook: the VmaAllocation). The ring never reads them.
   VkDeviceMemory memory = VK_NULL_HANDLE;
+  /// The hook's: DefaultMemory's allocation size (>= size, rounded to nonCoherentAtomSize).
   uint64_t memory_size = 0;
+  /// The hook's: anything it needs to release the buffer (a VmaAllocation, ...).
   void* user = nullptr;
 };
 
@@ -79,22 +81,23 @@ struct MemoryPreference {
 
 /// The memory type index for staging buffers: the best HOST_VISIBLE type among `allowed_types`
 /// (a VkMemoryRequirements::memoryTypeBits mask) by the order in the file comment, or none when
-/// no allowed type is HOST_VISIBLE. Pure; safe from any thread.
+/// no allowed type is HOST_VISIBLE. PROTECTED and LAZILY_ALLOCATED types are never chosen.
+/// Pure; safe from any thread.
 [[nodiscard]] std::optional<uint32_t> choose_staging_memory_type(
     const VkPhysicalDeviceMemoryProperties& properties, uint32_t allowed_types,
     const MemoryPreference& preference = {}) noexcept;
 
 /// A range of a mapped allocation to flush (VkMappedMemoryRange offset/size).
 struct FlushRange {
-  uint64_t offset = 0;
-  uint64_t size = 0;
+  uint64_t offset = 0;  ///< start, a multiple of the atom
+  uint64_t size = 0;    ///< length: to a multiple of the atom, or to the allocation's end
 };
 
 /// Bytes [offset, offset + size) of an allocation of `allocation_size` bytes, rounded out for
 /// vkFlushMappedMemoryRanges: the start down and the end up to multiples of `atom`
 /// (nonCoherentAtomSize; 0 is treated as 1), the end clamped to the allocation's end (which the
 /// spec allows as a size that is not a multiple of the atom). Preconditions: offset + size <=
-/// allocation_size (no overflow). A size of 0 gives size 0.
+/// allocation_size (no overflow). A size of 0 gives {offset, 0}. Pure; safe from any thread.
 ///   flush_range(100, 10, 64, 1000) == {64, 64}; flush_range(990, 10, 64, 1000) == {960, 40}.
 [[nodiscard]] FlushRange flush_range(uint64_t offset, uint64_t size, uint64_t atom,
                                      uint64_t allocation_size) noexcept;
@@ -106,11 +109,19 @@ struct FlushRange {
 /// every buffer it made). Threading: as MemoryHook.
 class DefaultMemory final : public MemoryHook {
  public:
+  /// Reads the physical device's memory types and nonCoherentAtomSize once. Precondition: the
+  /// dispatch's vkGetPhysicalDevice* members are set (Ring::create checks the whole table).
   DefaultMemory(VkPhysicalDevice physical_device, VkDevice device, const Dispatch& dispatch,
                 MemoryPreference preference = {}) noexcept;
 
+  /// vkCreateBuffer, vkAllocateMemory (a dedicated allocation, rounded up to whole atoms when
+  /// not coherent), vkBindBufferMemory, vkMapMemory. Errors: to_alloc_error() of the failing
+  /// call (last_error() has the VkResult); Other when no allowed memory type is HOST_VISIBLE
+  /// (last_error() VK_ERROR_FEATURE_NOT_PRESENT). A failure leaks nothing.
   Expected<StagingMemory, AllocError> allocate(uint64_t size) override;
+  /// vkFlushMappedMemoryRanges over flush_range(); a failure is only kept in last_error().
   void flush(const StagingMemory& memory, uint64_t offset, uint64_t size) override;
+  /// vkDestroyBuffer, vkUnmapMemory, vkFreeMemory; null handles are skipped.
   void release(const StagingMemory& memory) noexcept override;
 
   /// The VkResult of the last failed Vulkan call (VK_SUCCESS when none failed).
@@ -125,7 +136,9 @@ class DefaultMemory final : public MemoryHook {
   VkResult last_error_ = VK_SUCCESS;
 };
 
-/// The AllocError a failed allocation, bind or map VkResult stands for.
+/// The AllocError a failed allocation, bind or map VkResult stands for: OUT_OF_HOST_MEMORY,
+/// OUT_OF_DEVICE_MEMORY and TOO_MANY_OBJECTS: OutOfMemory; MEMORY_MAP_FAILED: MapFailed;
+/// DEVICE_LOST: DeviceLost; anything else: Other.
 [[nodiscard]] AllocError to_alloc_error(VkResult result) noexcept;
 
 }  // namespace staging::vulkan

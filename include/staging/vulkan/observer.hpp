@@ -30,7 +30,8 @@ class StagingObserver {
  public:
   virtual ~StagingObserver() = default;
   /// Frame `frame` is about to let the CPU write bytes [offset, offset + size) of staging buffer
-  /// `buffer` (of `capacity` bytes: a slot, or a one-off buffer).
+  /// `buffer` (of `capacity` bytes: a slot, a byte-ring region, or a one-off buffer). Not
+  /// called for vkCmdUpdateBuffer data (it lives in host memory, not staging memory).
   virtual void on_write(uint64_t frame, VkBuffer buffer, uint64_t capacity, uint64_t offset,
                         uint64_t size) = 0;
   /// Frame `frame` was recorded; the GPU reads its staging bytes until `point` is reached.

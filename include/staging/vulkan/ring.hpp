@@ -42,9 +42,11 @@ namespace staging::vulkan {
 
 /// The device a Ring works on. The handles must outlive the ring.
 struct Device {
+  /// The physical device `device` was created from (limits, memory types, API version).
   VkPhysicalDevice physical_device = VK_NULL_HANDLE;
   /// Created with Vulkan 1.2+ timelineSemaphore and synchronization2 enabled.
   VkDevice device = VK_NULL_HANDLE;
+  /// The functions the ring calls (copied into the ring; every member set).
   Dispatch dispatch;
 };
 
@@ -71,9 +73,12 @@ struct FallbackConfig {
 
 /// How a Ring is made.
 struct RingConfig {
+  /// Which core strategy runs the ring's staging memory.
   Strategy strategy = Strategy::Slots;
-  /// Strategy::Slots: slot count and slot sizes (seed 004's constants by default). Staging memory
-  /// held by the slots never exceeds slots.slots * slots.max_slot_bytes.
+  /// Strategy::Slots: slot count and slot sizes (seed 004's constants by default). Between calls
+  /// the slots hold at most slots.slots × the largest slot (<= max_slot_bytes); while begin()
+  /// grows or replaces a slot, its old buffer is released just after the new one is made (see
+  /// staging::StagingRing), so for that moment one more buffer is held.
   staging::RingConfig slots;
   /// Strategy::Bytes: the byte ring's capacity (> 0, required), cap, and policy (Defer, Wait,
   /// Grow or Fallback; Split is refused: a frame submits once, so its own chunks could never
@@ -91,6 +96,7 @@ struct RingConfig {
   ExhaustionPolicy policy = ExhaustionPolicy::Fallback;
   /// The longest one begin() waits under ExhaustionPolicy::Wait (Strategy::Slots).
   Duration wait_timeout = std::chrono::milliseconds(100);
+  /// The fallback route's switches and caps.
   FallbackConfig fallback;
   /// Pad image rows in staging memory to optimalBufferCopyRowPitchAlignment (ImageSpan says the
   /// pitch). Off: rows are tightly packed.
@@ -102,15 +108,18 @@ struct RingConfig {
   /// Sees every staging range written, every retirement point and every release; may be null.
   /// Must outlive the ring. For invariant checkers (tests, debug builds).
   StagingObserver* observer = nullptr;
-  /// Strategy::Bytes: the byte ring's timeline (ByteRing::Deps::observer) and an invariant
-  /// checker fed every reservation and completion (ByteRing::Deps::checker); may be null. Their
+  /// Strategy::Bytes: the byte ring's timeline (ByteRing::Deps::observer); may be null. Its
   /// tokens are the frames' ids on the ring's frame sequence (see Ring). Must outlive the ring.
   RingObserver* byte_observer = nullptr;
+  /// Strategy::Bytes: an invariant checker fed every reservation and completion
+  /// (ByteRing::Deps::checker; tokens as byte_observer's); may be null. Must outlive the ring.
   InvariantChecker* checker = nullptr;
 };
 
 /// Why a Ring could not be made.
 struct CreateError {
+  /// What went wrong. create() checks, in order: MissingFunction, InvalidSlotConfig,
+  /// PolicyNotSupported, ApiVersionTooOld, SemaphoreFailed, InvalidByteRing.
   enum class Kind : uint8_t {
     /// A Dispatch member is null (`function` names it).
     MissingFunction,
@@ -125,15 +134,21 @@ struct CreateError {
     /// vkCreateSemaphore failed (`result`).
     SemaphoreFailed,
   };
+  /// What went wrong.
   Kind kind = Kind::MissingFunction;
+  /// MissingFunction: the first null member's name (a static string).
   std::string_view function;
+  /// InvalidSlotConfig: why.
   ConfigError slot_config = ConfigError::NoSlots;
+  /// InvalidByteRing: why.
   ByteRing::CreateError byte_ring = ByteRing::CreateError::ZeroCapacity;
+  /// SemaphoreFailed: vkCreateSemaphore's result.
   VkResult result = VK_SUCCESS;
 };
 
 /// Why begin() gave no frame.
 struct BeginError {
+  /// What went wrong.
   enum class Kind : uint8_t {
     /// The command buffer is VK_NULL_HANDLE.
     NullCommandBuffer,
@@ -144,72 +159,79 @@ struct BeginError {
     /// waited for (a stalled queue is named, never waited on forever).
     Timeout,
   };
+  /// What went wrong.
   Kind kind = Kind::Refused;
+  /// Refused and Timeout: the core ring's refusal (Timeout: always AllInFlight).
   Refusal refusal = Refusal::AllInFlight;
+  /// Timeout: the point waited for (the oldest frame holding a slot).
   std::optional<RetirementPoint> oldest;
 };
 
 /// Why wait() or wait_idle() returned without the point(s) reached.
 enum class WaitError : uint8_t {
+  /// vkWaitSemaphores did not succeed within the timeout (VK_TIMEOUT, or any failure other than
+  /// VK_ERROR_DEVICE_LOST).
   Timeout,
+  /// The device was lost: every frame in flight has been failed (as poll() does).
   DeviceLost,
 };
 
+/// The value's name, e.g. "NullCommandBuffer". Never null; "?" for values outside the enum.
 [[nodiscard]] std::string_view to_string(CreateError::Kind kind) noexcept;
 [[nodiscard]] std::string_view to_string(BeginError::Kind kind) noexcept;
 [[nodiscard]] std::string_view to_string(WaitError error) noexcept;
+/// "Slots" or "Bytes". Allocates.
 [[nodiscard]] std::string to_string(Strategy strategy);
 
 /// What a Ring has done. Plain data; a diagnostic, never a decision input.
 struct Stats {
   /// The ring's strategy: which of `slots` and `bytes` is in use.
   Strategy strategy = Strategy::Slots;
-  /// The core ring's counters: the slot ring's (frames, placements, slots created/grown/
-  /// replaced, refusals) or the byte ring's (reservations, wraps, waits, grows, fallbacks, ...).
+  /// Strategy::Slots: the core slot ring's counters (frames, placements, slots created/grown/
+  /// replaced, refusals). Zeros under Strategy::Bytes.
   StagingStats slots;
+  /// Strategy::Bytes: the byte ring's counters (reservations, wraps, waits, grows, fallbacks,
+  /// ...). Zeros under Strategy::Slots.
   ByteRingStats bytes;
-  /// Frames begun (all routes), finished, and dropped unfinished.
-  uint64_t frames_begun = 0;
-  uint64_t frames_finished = 0;
-  uint64_t frames_dropped = 0;
+  uint64_t frames_begun = 0;     ///< frames begun, on either route
+  uint64_t frames_finished = 0;  ///< frames finish() recorded
+  uint64_t frames_dropped = 0;   ///< frames destroyed (or assigned over) unfinished
   /// Frames that took the fallback route (begin_fallback() or a refusal under Fallback).
   uint64_t frames_fallback = 0;
-  /// begin() answers of Refused / Timeout; begin() calls that waited, and the time spent.
-  uint64_t begin_refused = 0;
-  uint64_t begin_timeouts = 0;
-  uint64_t waits = 0;
-  Duration wait_time{0};
-  /// Uploads (and their bytes) through the ring's staging memory.
-  uint64_t staged_uploads = 0;
-  uint64_t staged_bytes = 0;
-  /// Fallback route: uploads through vkCmdUpdateBuffer and through one-off staging buffers;
-  /// uploads of ring-route frames sent there because the ring had no room (a full slot, or a
-  /// byte-ring refusal); uploads refused at the cap. Byte strategy: uploads refused with
-  /// RingFull.
+  uint64_t begin_refused = 0;   ///< begin() answers of Refused
+  uint64_t begin_timeouts = 0;  ///< begin() answers of Timeout
+  uint64_t waits = 0;           ///< begin() calls that waited (Wait policy)
+  Duration wait_time{0};        ///< the time those calls spent waiting, in total
+  uint64_t staged_uploads = 0;  ///< uploads placed in the ring's staging memory
+  uint64_t staged_bytes = 0;    ///< their bytes (alignment padding excluded)
+  /// Fallback route: uploads sent with vkCmdUpdateBuffer (their data in the command buffer).
   uint64_t update_buffer_uploads = 0;
-  uint64_t update_buffer_bytes = 0;
-  uint64_t oneoff_uploads = 0;
-  uint64_t oneoff_bytes = 0;
+  uint64_t update_buffer_bytes = 0;  ///< their bytes
+  uint64_t oneoff_uploads = 0;       ///< fallback route: uploads through one-off staging buffers
+  uint64_t oneoff_bytes = 0;         ///< their bytes
+  /// Uploads of ring-route frames sent to the fallback route because the ring had no room (a
+  /// full slot, or a byte-ring refusal under the Fallback policy).
   uint64_t ring_full_fallbacks = 0;
+  /// Uploads refused with FallbackCapReached (FallbackConfig::max_oneoff_bytes).
   uint64_t fallback_cap_refusals = 0;
+  /// Strategy::Bytes: uploads refused with RingFull (policy Defer or Wait).
   uint64_t ring_full_refusals = 0;
-  /// One-off staging bytes held now (until their points retire), and the most ever held.
+  /// One-off staging bytes held now (until their frames' points retire, or the frames drop).
   uint64_t oneoff_live_bytes = 0;
-  uint64_t oneoff_peak_bytes = 0;
-  /// Retirement points reached, reported abandoned, and failed by a lost device; times the
-  /// device was found lost.
-  uint64_t points_retired = 0;
-  uint64_t points_abandoned = 0;
-  uint64_t points_failed = 0;
-  uint64_t device_lost = 0;
-  /// Commands recorded: copy commands (and their regions), vkCmdUpdateBuffer calls, barriers.
+  uint64_t oneoff_peak_bytes = 0;  ///< the most oneoff_live_bytes has been
+  uint64_t points_retired = 0;     ///< retirement points reached (by poll(), wait(), begin())
+  uint64_t points_abandoned = 0;   ///< points reported with abandon()
+  uint64_t points_failed = 0;      ///< points failed by a lost device
+  uint64_t device_lost = 0;        ///< times the device was found lost
+  /// vkCmdCopyBuffer and vkCmdCopyBufferToImage commands recorded (one per source and
+  /// destination).
   uint64_t copy_commands = 0;
-  uint64_t copy_regions = 0;
-  uint64_t update_commands = 0;
-  uint64_t barriers = 0;
-  /// Flushes of non-coherent (or flush_always) memory and the bytes asked for.
+  uint64_t copy_regions = 0;     ///< the regions those commands copy
+  uint64_t update_commands = 0;  ///< vkCmdUpdateBuffer commands recorded
+  uint64_t barriers = 0;         ///< vkCmdPipelineBarrier2 commands recorded
+  /// Flushes of non-coherent (or flush_always) memory.
   uint64_t flushes = 0;
-  uint64_t flushed_bytes = 0;
+  uint64_t flushed_bytes = 0;  ///< the bytes asked for (before rounding to atoms)
 };
 
 /// A readable multi-line table of every counter, for logs and examples. Allocates.
@@ -229,24 +251,32 @@ struct Stats {
 /// having waited for your own submissions).
 /// Threading: not synchronised. The ring and its frames are used by one thread at a time (one
 /// ring per recording thread, or a lock around a shared one). The semaphore may be signalled by
-/// the GPU or any host thread at any time.
+/// the GPU or any host thread at any time. Observers and the memory hook are called on that
+/// thread, from inside the ring's calls.
+/// Movable (the state is boxed: frames keep working across a move); a moved-from ring may only
+/// be destroyed or assigned to.
 class Ring {
  public:
-  /// Makes a ring: checks the dispatch and the device's API version, creates the timeline
-  /// semaphore (initial value 0). No staging memory is allocated until the first frame.
+  /// Makes a ring: checks the dispatch, the configuration and the device's API version, creates
+  /// the timeline semaphore (initial value 0). Strategy::Slots allocates no staging memory until
+  /// the first frame; Strategy::Bytes allocates the byte ring's region 0 (bytes.capacity) here.
+  /// Errors: CreateError (its Kind says which check failed).
   static Expected<Ring, CreateError> create(const Device& device, const RingConfig& config = {});
 
   Ring(Ring&&) noexcept;
   Ring& operator=(Ring&&) noexcept;
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
+  /// Frees the staging buffers, one-off buffers and semaphore at once (see Ownership). Aborts if
+  /// a StagingFrame of this ring is still open.
   ~Ring();
 
   /// Begins a frame that records into `cmd` and will place at most `needed` bytes (use
   /// buffer_footprint()/image_footprint() to sum them; an underestimate is not an error — uploads
   /// that no longer fit take the fallback route). Retires what the GPU has finished first. When
-  /// the ring gives no slot, the policy decides (see RingConfig::policy). Strategy::Bytes: never
-  /// refuses; `needed` is unused (each upload reserves its own bytes).
+  /// the ring gives no slot, the policy decides (see RingConfig::policy). Errors:
+  /// NullCommandBuffer (any strategy), Refused, Timeout. Strategy::Bytes: never refuses otherwise;
+  /// `needed` is unused (each upload reserves its own bytes).
   Expected<StagingFrame, BeginError> begin(VkCommandBuffer cmd, uint64_t needed);
   /// Begins a frame on the fallback route (no slot): vkCmdUpdateBuffer where legal, else one-off
   /// staging buffers, within FallbackConfig's caps. Never fails; a null `cmd` gives an inactive
@@ -254,11 +284,15 @@ class Ring {
   StagingFrame begin_fallback(VkCommandBuffer cmd);
 
   /// Retires every point whose semaphore has reached its value; returns how many. A lost device
-  /// fails every point in flight (counted in stats().device_lost).
+  /// (VK_ERROR_DEVICE_LOST from vkGetSemaphoreCounterValue) fails every point in flight
+  /// (stats().device_lost, points_failed); a point whose semaphore cannot be read otherwise
+  /// stays in flight.
   uint64_t poll();
-  /// Waits until `point` is reached or `timeout` passes, then poll()s.
+  /// Waits until `point` is reached or `timeout` passes, then poll()s. Errors: Timeout,
+  /// DeviceLost. Precondition: `point.semaphore` is a timeline semaphore of this device.
   Expected<void, WaitError> wait(const RetirementPoint& point, Duration timeout);
-  /// Waits until every point in flight is reached (or `timeout` passes), then poll()s.
+  /// Waits until every point in flight is reached (or `timeout` passes), then poll()s. Succeeds
+  /// at once when nothing is in flight. Errors: Timeout, DeviceLost.
   Expected<void, WaitError> wait_idle(Duration timeout);
   /// Reports that the submission meant to signal `point` will never happen (command buffer
   /// dropped, vkQueueSubmit2 failed): the frame's slot becomes Abandoned and is replaced on its
@@ -282,22 +316,29 @@ class Ring {
   [[nodiscard]] const CopyLimits& limits() const noexcept;
   /// Frames finished whose points have not been reached yet.
   [[nodiscard]] uint64_t in_flight() const noexcept;
-  /// The memory type and coherence of the last staging buffer made (none before the first).
+  /// The memory type of the last staging buffer made (none before the first).
   [[nodiscard]] std::optional<uint32_t> memory_type() const noexcept;
+  /// Whether the last staging buffer made is HOST_COHERENT (true before the first).
   [[nodiscard]] bool memory_coherent() const noexcept;
-  /// The allocator error behind the last failed staging allocation, if any.
+  /// The allocator error behind the last failed staging allocation, if any (not cleared by a
+  /// later success).
   [[nodiscard]] std::optional<AllocError> last_alloc_error() const noexcept;
   /// Strategy::Bytes: the byte ring's answer behind the last refused reservation, if any.
   [[nodiscard]] const std::optional<ReserveError>& last_reserve_error() const noexcept;
+  /// RingConfig::strategy.
   [[nodiscard]] Strategy strategy() const noexcept;
   /// Strategy::Bytes: the byte ring (free bytes, live reservations, ...); null for Slots.
   [[nodiscard]] const ByteRing* byte_ring() const noexcept;
-  /// The core slot ring, for its slots' states and capacities (read-only). Strategy::Bytes: no
-  /// slots (slot_count() is 0).
+  /// The core slot ring's slot count (RingConfig::slots.slots). Strategy::Bytes: 0.
   [[nodiscard]] std::size_t slot_count() const noexcept;
+  /// Slot `index`'s state. Precondition: index < slot_count() (aborts otherwise, and always
+  /// under Strategy::Bytes).
   [[nodiscard]] SlotState slot_state(std::size_t index) const;
+  /// Slot `index`'s buffer capacity (0 without a buffer). Precondition as slot_state().
   [[nodiscard]] uint64_t slot_capacity(std::size_t index) const;
+  /// The configuration the ring was created with.
   [[nodiscard]] const RingConfig& config() const noexcept;
+  /// A snapshot of every counter, the core ring's included.
   [[nodiscard]] Stats stats() const noexcept;
 
  private:

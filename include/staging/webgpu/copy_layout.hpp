@@ -37,9 +37,9 @@ inline constexpr uint64_t MAP_SIZE_ALIGNMENT = 4;
 /// One texel block of a texture format: its bytes and its size in texels (1×1 for uncompressed
 /// formats, 4×4 for BC/ETC2/ASTC 4x4).
 struct TexelBlock {
-  uint32_t bytes = 4;
-  uint32_t width = 1;
-  uint32_t height = 1;
+  uint32_t bytes = 4;   ///< bytes per block (> 0)
+  uint32_t width = 1;   ///< block width in texels (> 0)
+  uint32_t height = 1;  ///< block height in texels (> 0)
 };
 
 /// How a width × height × layers texture region is laid out, tightly packed and in the slot.
@@ -66,6 +66,7 @@ enum class LayoutError : uint8_t {
   Overflow,
 };
 
+/// The error's name, e.g. "Overflow". Never null; "?" for values outside the enum.
 [[nodiscard]] std::string_view to_string(LayoutError error) noexcept;
 
 /// The layout of a width × height × layers region (in texels) of a format with `block`, with
@@ -92,7 +93,8 @@ inline constexpr uint64_t BUFFER_PLACEMENT_ALIGNMENT = 8;
 
 /// Copies `layout.packed_bytes` tightly packed bytes from `src` into `dst` with rows
 /// `layout.padded_row_bytes` apart (writing `layout.staged_bytes` bytes at most; padding bytes
-/// are left as they were). `dst` and `src` must not overlap.
+/// are left as they were). Preconditions: `layout` came from texture_layout(); `src` holds
+/// packed_bytes and `dst` staged_bytes; they do not overlap.
 void repack_rows(std::byte* dst, const std::byte* src, const TextureLayout& layout) noexcept;
 
 }  // namespace staging::webgpu

@@ -38,6 +38,7 @@ class SlotBuffer {
   SlotBuffer& operator=(SlotBuffer&& other) noexcept;
   SlotBuffer(const SlotBuffer&) = delete;
   SlotBuffer& operator=(const SlotBuffer&) = delete;
+  /// wgpuBufferDestroy and wgpuBufferRelease (nothing for a moved-from buffer).
   ~SlotBuffer();
 
   /// The WebGPU buffer (null when moved from). Valid while this SlotBuffer lives.
@@ -59,9 +60,11 @@ class SlotBuffer {
 class SlotBufferAllocator final : public StagingAllocator<SlotBuffer> {
  public:
   /// `label` (may be null) names every buffer in browser tools; it must outlive the allocator.
+  /// A null `device` is accepted: every create() then fails with Other.
   explicit SlotBufferAllocator(WGPUDevice device, const char* label = "staging slot") noexcept;
   SlotBufferAllocator(const SlotBufferAllocator&) = delete;
   SlotBufferAllocator& operator=(const SlotBufferAllocator&) = delete;
+  /// Releases the device reference (buffers already made are unaffected).
   ~SlotBufferAllocator() override;
 
   /// Creates a mapped buffer of `capacity` bytes (a multiple of 4, as the ring's power-of-two

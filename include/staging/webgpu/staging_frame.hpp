@@ -80,16 +80,17 @@ enum class FrameError : uint8_t {
   NullEncoder,
 };
 
+/// The value's name, e.g. "QueueWrite". Never null; "?" for values outside the enum.
 [[nodiscard]] std::string_view to_string(Route route) noexcept;
 [[nodiscard]] std::string_view to_string(UploadError error) noexcept;
 [[nodiscard]] std::string_view to_string(FrameError error) noexcept;
 
 /// Where a texture upload goes: seed-style destination plus the region's extent and texel block.
 struct TextureUpload {
-  WGPUTexture texture = nullptr;
-  uint32_t mip_level = 0;
-  WGPUOrigin3D origin{0, 0, 0};
-  WGPUTextureAspect aspect = WGPUTextureAspect_All;
+  WGPUTexture texture = nullptr;  ///< the destination (COPY_DST usage; not null)
+  uint32_t mip_level = 0;         ///< the mip level written
+  WGPUOrigin3D origin{0, 0, 0};   ///< where the region starts, in texels (block-aligned)
+  WGPUTextureAspect aspect = WGPUTextureAspect_All;  ///< the aspect written
   /// The region in texels; depthOrArrayLayers counts images (layers or depth slices).
   WGPUExtent3D extent{0, 0, 1};
   /// The format's texel block (4 bytes, 1×1 for rgba8unorm).
@@ -100,7 +101,8 @@ struct TextureUpload {
 ///
 /// Ownership: move-only; references its StagingRing, which must outlive it. Holds a reference to
 /// every destination it recorded a copy to, until finish() (or destruction) releases them.
-/// States: Recording → finish() → Finished → submitted() → Submitted. Destroying a frame:
+/// States: Recording → finish() → Finished → submitted() → Submitted. Destroying a frame (or
+/// assigning another over it) does, by state:
 ///   - Recording, nothing placed in the slot: the slot is Ready again at once;
 ///   - Recording with bytes placed (ranges of the slot are mapped out): the slot is unmapped and
 ///     re-mapped without any copy — InFlight until the map callback makes it Ready;
@@ -114,9 +116,10 @@ class StagingFrame {
   StagingFrame& operator=(StagingFrame&& other) noexcept;
   StagingFrame(const StagingFrame&) = delete;
   StagingFrame& operator=(const StagingFrame&) = delete;
+  /// See "Destroying a frame" above.
   ~StagingFrame();
 
-  /// Route::Slot when the frame holds a slot, Route::QueueWrite otherwise.
+  /// Route::Slot when the frame holds a slot, Route::QueueWrite otherwise (and once moved from).
   [[nodiscard]] Route route() const noexcept {
     return slot_buffer_ ? Route::Slot : Route::QueueWrite;
   }
@@ -125,14 +128,16 @@ class StagingFrame {
   /// The slot index (meaningful for Route::Slot only).
   [[nodiscard]] std::size_t slot() const noexcept { return slot_; }
   /// Slot bytes used so far (alignment padding included); 0 on the queue-write route.
+  /// Meaningless after finish() or once moved from.
   [[nodiscard]] uint64_t slot_bytes_used() const noexcept { return lease_.cursor(); }
 
   /// Uploads `size` bytes at `data` to `dst` at `dst_offset`. Slot route: the bytes are copied
   /// into the slot now (placed at an 8-byte boundary) and a copy is recorded at finish(). When
   /// the slot has no room left, or on the queue-write route: wgpuQueueWriteBuffer now (ordered
   /// before the next submission; so a queue write and a slot copy to the *same* bytes in one
-  /// frame land in the order queue write, then copy). Returns the route taken.
-  /// Errors: ZeroSize, Unaligned (size or dst_offset % 4), NullDestination, TooLarge, Closed.
+  /// frame land in the order queue write, then copy). Returns the route taken. Precondition:
+  /// `data` points to `size` readable bytes (they are copied before this returns).
+  /// Errors: Closed, ZeroSize, Unaligned (size or dst_offset % 4), TooLarge, NullDestination.
   Expected<Route, UploadError> write_buffer(WGPUBuffer dst, uint64_t dst_offset, const void* data,
                                             uint64_t size);
 
@@ -153,8 +158,9 @@ class StagingFrame {
 
   /// Ends recording. Slot route: unmaps the slot (Emscripten flushes the mapped ranges' heap
   /// mirrors into the buffer here) and records every copy into `encoder`, in upload order; the
-  /// slot becomes InFlight. A slot frame with no uploads gives its slot back (Ready) and records
-  /// nothing. Queue-write route: records nothing. `encoder` may be null when nothing is recorded.
+  /// slot becomes InFlight. A slot frame that placed nothing in its slot (no uploads, or all by
+  /// queue write) gives the slot back (Ready) and records nothing. Queue-write route: records
+  /// nothing. `encoder` may be null when nothing is recorded.
   /// Errors: WrongState, NullEncoder.
   Expected<void, FrameError> finish(WGPUCommandEncoder encoder);
 
@@ -165,7 +171,7 @@ class StagingFrame {
   /// (its slot is mapped again). Errors: WrongState.
   Expected<void, FrameError> submitted();
 
-  /// True after finish() (and after submitted()).
+  /// True after finish() (and after submitted(), and once moved from).
   [[nodiscard]] bool finished() const noexcept { return state_ != State::Recording; }
 
  private:

@@ -44,35 +44,36 @@ using CoreRing = staging::StagingRing<SlotBuffer>;
 /// What the WebGPU side of a ring has done: routes, repacking, mappings. The slot policy's own
 /// counters are in StagingRing::stats(). A diagnostic, never a decision input.
 struct RouteStats {
-  /// Uploads (buffer and texture) written into slots, and their bytes (unpadded).
+  /// Uploads (buffer and texture) written into slots.
   uint64_t slot_uploads = 0;
-  uint64_t slot_bytes = 0;
-  /// Uploads sent through wgpuQueueWriteBuffer / wgpuQueueWriteTexture, and their bytes — from
-  /// frames without a slot and from uploads that did not fit their frame's slot.
+  uint64_t slot_bytes = 0;  ///< their bytes (unpadded)
+  /// Uploads sent through wgpuQueueWriteBuffer / wgpuQueueWriteTexture — from frames without a
+  /// slot and from uploads that did not fit their frame's slot.
   uint64_t queue_write_uploads = 0;
-  uint64_t queue_write_bytes = 0;
+  uint64_t queue_write_bytes = 0;  ///< their bytes
   /// Of those, uploads that took the queue-write route because their slot was full.
   uint64_t slot_overflows = 0;
   /// Frames made on the queue-write route by begin_frame() (the ring refused a slot).
   uint64_t queue_write_frames = 0;
-  /// Texture uploads through slots, and the rows repacked to 256-byte bytesPerRow for them.
+  /// Texture uploads through slots.
   uint64_t texture_uploads = 0;
-  uint64_t rows_repacked = 0;
+  uint64_t rows_repacked = 0;  ///< the rows repacked to 256-byte bytesPerRow for them
   /// Bytes handed out by wgpuBufferGetMappedRange: under Emscripten a heap mirror of this size
   /// was allocated and copied into the buffer at unmap.
   uint64_t mirrored_bytes = 0;
   /// Copy commands recorded by finish().
   uint64_t copies_recorded = 0;
-  /// Frames finished, told submitted, and destroyed finished but unsubmitted (Abandoned); frames
-  /// destroyed while recording with bytes placed (their slot re-mapped without a copy).
+  /// Frames finished (either route).
   uint64_t frames_finished = 0;
-  uint64_t frames_submitted = 0;
+  uint64_t frames_submitted = 0;  ///< frames told submitted()
+  /// Frames destroyed finished but unsubmitted, with a slot in flight (the slot is Abandoned).
   uint64_t frames_abandoned = 0;
+  /// Frames destroyed while recording with bytes placed (their slot re-mapped without a copy).
   uint64_t frames_dropped = 0;
-  /// Re-map requests made, and how their callbacks ended.
+  /// Re-map requests made (by submitted() and by dropped frames).
   uint64_t maps_requested = 0;
-  uint64_t maps_completed = 0;
-  uint64_t maps_failed = 0;
+  uint64_t maps_completed = 0;  ///< re-map callbacks that succeeded (slot Ready)
+  uint64_t maps_failed = 0;     ///< re-map callbacks that failed (slot Failed)
 };
 
 /// Seed 004's StagingRing on a WebGPU device. See the file comment.
@@ -84,7 +85,7 @@ struct RouteStats {
 /// Threading: the device's thread (the browser's main thread).
 class StagingRing {
  public:
-  /// Makes a ring on `device` (referenced; must not be null). No buffer is created yet.
+  /// Makes a ring on `device` (referenced; must not be null: aborts). No buffer is created yet.
   /// `config.max_slot_bytes` is capped at MAX_MAPPABLE_SLOT_BYTES (a slot's mapped ranges are
   /// mirrored in the wasm heap, and the C API passes sizes as 32-bit size_t).
   /// Errors: the core's ConfigError for `config` (after the cap).
@@ -92,23 +93,28 @@ class StagingRing {
                                                                     RingConfig config = {});
   StagingRing(const StagingRing&) = delete;
   StagingRing& operator=(const StagingRing&) = delete;
+  /// Destroys the slot buffers and releases the queue and device (see Ownership).
   ~StagingRing();
 
   /// Seed 004's begin: a frame holding a slot with room for `needed` bytes (sum
-  /// upload_footprint() of the frame's uploads), or none — TooLarge when `needed` exceeds
-  /// max_slot_bytes, AllInFlight when every slot is Recording or InFlight, AllocationFailed.
+  /// upload_footprint() of the frame's uploads), or none — TooLarge when `needed` exceeds the
+  /// largest slot (see staging::RingConfig::max_slot_bytes), AllInFlight when every slot is
+  /// Recording or InFlight, AllocationFailed.
   /// On none the caller sends the frame's bytes by the queue-write route (begin_frame() does that
   /// for it).
   Expected<StagingFrame, Refusal> begin(uint64_t needed);
 
   /// begin(), or on refusal a frame on the queue-write route: the same calls, the same bytes.
+  /// Never fails (frame.refusal() says why it has no slot).
   StagingFrame begin_frame(uint64_t needed);
 
-  /// Number of slots, and each slot's state, buffer capacity and buffer (null when none).
-  /// Precondition for the indexed ones: index < slot_count().
+  /// Number of slots (RingConfig::slots).
   [[nodiscard]] std::size_t slot_count() const noexcept { return core_.slot_count(); }
+  /// Slot `index`'s state. Precondition: index < slot_count() (aborts otherwise).
   [[nodiscard]] SlotState state(std::size_t index) const { return core_.state(index); }
+  /// Slot `index`'s buffer capacity (0 when none). Precondition as state().
   [[nodiscard]] uint64_t capacity(std::size_t index) const { return core_.capacity(index); }
+  /// Slot `index`'s buffer (null when none; not a new reference). Precondition as state().
   [[nodiscard]] WGPUBuffer buffer(std::size_t index) const;
 
   /// The slot policy's counters (frames, growth, replacements, refusals by reason).
