@@ -96,6 +96,8 @@ Backend make_vulkan_backend() {
                   "frame-small: staging memory of the ring routes: system, cached")
         ->delimiter(',');
     g->add_option("--frames-in-flight", o.frames_in_flight, "frame-small: frames in flight");
+    g->add_option("--small-byte-ring-frames", o.small_byte_ring_frames,
+                  "frame-small: the byte ring's capacity in frames (0: frames in flight + 1)");
     g->add_option("--stream-mib", o.stream_mib, "stream-large: bytes streamed, MiB");
     g->add_option("--stream-ring-mib", o.ring_mib, "stream-large: the ring, MiB");
     g->add_option("--stream-chunk-mib", o.chunk_mib,

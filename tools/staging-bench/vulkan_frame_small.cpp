@@ -375,7 +375,7 @@ class SmallBench {
   }
 
   void add_row(const Workload& w, const std::string& route, const LoopResult& r, double memcpy_ns,
-               bool checked, const std::string& extra_key = "", double extra = 0) {
+               bool checked, const nlohmann::json& extra = nlohmann::json::object()) {
     const uint64_t bytes = uint64_t{w.count} * w.size;
     const double frame_s = median(r.cpu_s);
     const double per_upload_ns = frame_s / w.count * 1e9;
@@ -396,7 +396,8 @@ class SmallBench {
         r.frames ? sum / static_cast<double>(r.frames) / w.count * 1e9 : 0.0;
     row.fields["memcpy_ns"] = memcpy_ns;
     row.fields["other_ns"] = std::max(0.0, per_upload_ns - memcpy_ns);
-    if (!extra_key.empty()) row.fields[extra_key] = extra;
+    for (const auto& [key, value] : extra.items())
+      row.fields[key] = value;
     row.fields["fps"] = r.wall_s > 0 ? static_cast<double>(r.frames) / r.wall_s : 0.0;
     row.fields["buffers_created"] = r.created.buffers;
     row.fields["memory_created"] = r.created.memories;
@@ -422,11 +423,25 @@ class SmallBench {
       hook = std::make_unique<TypedMemory>(vk_, *memory.type);
       config.memory = hook.get();
     }
-    // Byte ring: room for every frame in flight twice over (never the limit here).
+    // Byte ring: frames in flight + 1 frames (--small-byte-ring-frames), each at its worst-case
+    // footprint. run_frames waits for frame n - frames_in_flight before recording frame n, so at
+    // most frames_in_flight frames hold bytes at once: never the limit. The same footprint the
+    // slot ring cycles through (one slot per frame in flight): the CPU writes the same amount of
+    // memory per cycle on both routes, and a larger ring only spreads the writes over more
+    // memory (more cache and TLB misses per upload, nothing gained).
     uint64_t frame_bytes = 0;
+    {
+      Device d = vk_.staging_device();
+      VkPhysicalDeviceProperties props{};
+      vkGetPhysicalDeviceProperties(d.physical_device, &props);
+      const uint64_t align = std::max<uint64_t>(1, props.limits.optimalBufferCopyOffsetAlignment);
+      frame_bytes = w.count * (w.size + align - 1);
+    }
+    const unsigned ring_frames = o_.small_byte_ring_frames != 0
+                                     ? o_.small_byte_ring_frames
+                                     : static_cast<unsigned>(slots_.size()) + 1;
     if (strategy == Strategy::Bytes) {
-      config.bytes.capacity =
-          std::max<uint64_t>(MiB, 2 * slots_.size() * w.count * ((w.size + 255) & ~uint64_t{255}));
+      config.bytes.capacity = std::max<uint64_t>(uint64_t{ring_frames} * frame_bytes, 64 * KiB);
       config.bytes.policy = ExhaustionPolicy::Defer;
     }
     auto made = Ring::create(vk_.staging_device(), config);
@@ -437,12 +452,17 @@ class SmallBench {
     }
     Ring ring = std::move(*made);
     frame_bytes = w.count * ring.buffer_footprint(w.size);
+    // Phase timers per frame (three clock reads): begin(), the upload() calls (placement +
+    // memcpy + bookkeeping), finish() (recording the copies and barriers).
+    std::vector<double> begin_s, upload_s, finish_s;
     const std::string route =
         std::string(strategy == Strategy::Slots ? "ring-slots" : "ring-bytes") +
         (memory.type ? "/" + memory.name : "");
     std::string error;
     const RecordFn record = [&](Slot& slot) -> std::optional<RetirementPoint> {
+      const auto t0 = Clock::now();
       auto frame = ring.begin(slot.cmd, frame_bytes);
+      const auto t1 = Clock::now();
       if (!frame) {
         error = "begin: " + std::string(to_string(frame.error().kind));
         return std::nullopt;
@@ -455,7 +475,12 @@ class SmallBench {
           return std::nullopt;
         }
       }
+      const auto t2 = Clock::now();
       auto point = frame->finish(kVisibility);
+      const auto t3 = Clock::now();
+      begin_s.push_back(std::chrono::duration<double>(t1 - t0).count());
+      upload_s.push_back(std::chrono::duration<double>(t2 - t1).count());
+      finish_s.push_back(std::chrono::duration<double>(t3 - t2).count());
       if (!point) {
         error = "finish: " + std::string(to_string(point.error()));
         return std::nullopt;
@@ -470,6 +495,14 @@ class SmallBench {
                    route.c_str(), error.c_str());
       return 1;
     }
+    // The measured frames' phases, ns per upload (medians; the warm-up frames dropped).
+    const auto phase_ns = [&](std::vector<double> v) {
+      const std::size_t skip = std::min(v.size(), slots_.size() + 1);
+      v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(skip));
+      return median(v) / w.count * 1e9;
+    };
+    const double begin_ns = phase_ns(begin_s), upload_ns = phase_ns(upload_s),
+                 finish_ns = phase_ns(finish_s);
     const bool ok = !o_.check || check(w, record, retire);
     const Stats s = ring.stats();
     if (s.oneoff_uploads + s.update_buffer_uploads != 0) {
@@ -477,7 +510,11 @@ class SmallBench {
                    w.label.c_str(), route.c_str(), s.oneoff_uploads + s.update_buffer_uploads);
       ++failures_;
     }
-    add_row(w, route, r, memcpy_ns, ok);
+    nlohmann::json phases{
+        {"begin_ns", begin_ns}, {"upload_ns", upload_ns}, {"finish_ns", finish_ns}};
+    if (strategy == Strategy::Bytes)
+      phases["byte_ring_kib"] = static_cast<double>(config.bytes.capacity) / KiB;
+    add_row(w, route, r, memcpy_ns, ok, phases);
     if (ring.memory_type() && !memory.type) memory_type_ = vk_.type_flags(*ring.memory_type());
     return 0;
   }
@@ -523,8 +560,9 @@ class SmallBench {
     memcpy_s.erase(memcpy_s.begin());  // the warm-up frame
     const double memcpy_ns = median(memcpy_s) / w.count * 1e9;
     const bool ok = !o_.check || check(w, record, retire);
-    add_row(w, "oneoff", r, memcpy_ns, ok, "free_ns",
-            r.frames ? r.free_s / static_cast<double>(r.frames) / w.count * 1e9 : 0.0);
+    add_row(
+        w, "oneoff", r, memcpy_ns, ok,
+        {{"free_ns", r.frames ? r.free_s / static_cast<double>(r.frames) / w.count * 1e9 : 0.0}});
     return 0;
   }
 

@@ -31,6 +31,9 @@ struct VulkanOptions {
   /// "<route>/cached".
   std::vector<std::string> small_memory{"system", "cached"};
   unsigned frames_in_flight = 3;
+  // frame-small, ring-bytes: the byte ring's capacity in frames (0: frames in flight + 1, the
+  // footprint the slot ring cycles through; never the limit, see vulkan_frame_small.cpp).
+  unsigned small_byte_ring_frames = 0;
 
   // stream-large
   uint64_t stream_mib = 1024;

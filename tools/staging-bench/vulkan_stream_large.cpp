@@ -7,10 +7,12 @@
 //            type DefaultMemory picks), already filled
 //   pointer  one thread: begin a frame, StagingFrame::upload() the chunk from the pageable source
 //            (its memcpy), finish, submit — the next chunk's memcpy overlaps this one's copy
-//   inplace  N fill threads write straight into the ring's mapped spans: the driver thread begins
-//            frames ahead (frame.reserve(chunk)), cuts each span into slices, the N threads copy
-//            the slices in from the pageable source; a frame whose slices are all written is
-//            finished and submitted in order — fills, submissions and copies all overlap
+//   inplace  N fill threads write straight into the ring's mapped spans: frames are begun as far
+//            ahead as the ring has room (frame.reserve(chunk)), each span cut into slices the N
+//            threads copy in from the pageable source; the thread that writes a frame's last
+//            slice finishes and submits the filled frames at the front, in order, and begins new
+//            ones (no hand-off to another thread); while the ring is full the driver thread
+//            polls the GPU (yielding) — fills, submissions and copies all overlap (rep())
 //   fill     (CPU only) N threads writing the same bytes into mapped staging memory of that type
 //            cycling through a ring-sized buffer, no GPU: what bounds the rows above
 //
@@ -18,7 +20,10 @@
 // is reached (end to end), and GPU timestamps written before and after each frame's copies
 // (TOP_OF_PIPE, BOTTOM_OF_PIPE): the GPU copy throughput is bytes / the union of those intervals
 // (the time a ring copy was under way; gaps where the GPU waited for the CPU are excluded).
-// Medians over the repetitions after one warm-up. Ratios are to the ceiling's GPU throughput.
+// Medians over the repetitions after one warm-up (gbps_worst: the slowest repetition). Ratios are
+// to the ceiling's GPU throughput. Diagnostics per ring row: ring_full_waits / ring_full_ms (how
+// often and how long the ring had no room), and for inplace fill_busy_gbps (the fill threads'
+// memcpy rate while copying) and fill_idle (their share of time without a slice to copy).
 // After each configuration the destination is cleared, one more repetition runs, and every byte
 // is read back and compared with the source.
 #include <algorithm>
@@ -42,7 +47,9 @@ namespace {
 
 using namespace staging::vulkan;
 
-// N threads copying slices (source -> mapped staging memory) handed to them by the driver thread.
+// N threads copying slices (source -> mapped staging memory). Each thread accounts the time it
+// spent copying and the bytes it copied (per thread, on its own cache line), so a row can tell a
+// slow fill (memcpy throughput while busy) from a starved one (threads idle between jobs).
 class FillPool {
  public:
   struct Job {
@@ -51,10 +58,12 @@ class FillPool {
     uint64_t bytes;
     std::atomic<uint32_t>* remaining;  // decremented when the job is done (may be null)
   };
+  // Called by the worker whose job brought a `remaining` to 0 (outside the pool's locks).
+  using OnDone = std::function<void()>;
 
-  explicit FillPool(unsigned threads) {
+  explicit FillPool(unsigned threads) : counters_(std::max(1u, threads)) {
     for (unsigned i = 0; i < std::max(1u, threads); ++i)
-      workers_.emplace_back([this] { work(); });
+      workers_.emplace_back([this, i] { work(counters_[i]); });
   }
   ~FillPool() {
     {
@@ -70,12 +79,19 @@ class FillPool {
 
   [[nodiscard]] unsigned threads() const { return static_cast<unsigned>(workers_.size()); }
 
+  // Set only while no job is queued or running.
+  void set_on_done(OnDone f) { on_done_ = std::move(f); }
+
   void push(const std::vector<Job>& jobs) {
     {
       std::lock_guard lock(mutex_);
       jobs_.insert(jobs_.end(), jobs.begin(), jobs.end());
     }
-    cv_.notify_all();
+    if (jobs.size() == 1) {
+      cv_.notify_one();
+    } else {
+      cv_.notify_all();
+    }
   }
 
   // Waits until `remaining` is 0 or `timeout` passes.
@@ -84,8 +100,39 @@ class FillPool {
     done_cv_.wait_for(lock, timeout, [&] { return remaining.load() == 0; });
   }
 
+  // Waits until no job is queued or running (the on-done calls included).
+  void quiesce() {
+    std::unique_lock lock(mutex_);
+    idle_cv_.wait(lock, [&] { return active_ == 0 && jobs_.empty(); });
+  }
+
+  // Seconds the threads spent copying (summed over threads) and bytes copied since reset().
+  struct Busy {
+    double seconds = 0;
+    uint64_t bytes = 0;
+  };
+  [[nodiscard]] Busy busy() const {
+    Busy b;
+    for (const Counter& c : counters_) {
+      b.seconds += static_cast<double>(c.ns.load(std::memory_order_relaxed)) * 1e-9;
+      b.bytes += c.bytes.load(std::memory_order_relaxed);
+    }
+    return b;
+  }
+  void reset() {
+    for (Counter& c : counters_) {
+      c.ns.store(0, std::memory_order_relaxed);
+      c.bytes.store(0, std::memory_order_relaxed);
+    }
+  }
+
  private:
-  void work() {
+  struct alignas(64) Counter {
+    std::atomic<uint64_t> ns{0};
+    std::atomic<uint64_t> bytes{0};
+  };
+
+  void work(Counter& counter) {
     for (;;) {
       Job job;
       {
@@ -94,12 +141,22 @@ class FillPool {
         if (jobs_.empty()) return;
         job = jobs_.front();
         jobs_.pop_front();
+        ++active_;
       }
+      const auto t0 = Clock::now();
       std::memcpy(job.dst, job.src, job.bytes);
-      if (job.remaining != nullptr && job.remaining->fetch_sub(1) == 1) {
+      counter.ns.fetch_add(
+          static_cast<uint64_t>(
+              std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count()),
+          std::memory_order_relaxed);
+      counter.bytes.fetch_add(job.bytes, std::memory_order_relaxed);
+      if (job.remaining != nullptr && job.remaining->fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        if (on_done_) on_done_();
         std::lock_guard lock(done_mutex_);
         done_cv_.notify_all();
       }
+      std::lock_guard lock(mutex_);
+      if (--active_ == 0 && jobs_.empty()) idle_cv_.notify_all();
     }
   }
 
@@ -107,8 +164,12 @@ class FillPool {
   std::condition_variable cv_;
   std::deque<Job> jobs_;
   bool stop_ = false;
+  unsigned active_ = 0;  // jobs popped and not yet done
+  std::condition_variable idle_cv_;
   std::mutex done_mutex_;
   std::condition_variable done_cv_;
+  OnDone on_done_;
+  std::vector<Counter> counters_;
   std::vector<std::thread> workers_;
 };
 
@@ -148,6 +209,10 @@ struct RepResult {
   double seconds = 0;
   std::optional<GpuTimes> gpu;
   bool failed = false;
+  unsigned most_open = 0;     // most frames open (being filled) at once
+  uint64_t ring_blocked = 0;  // times the ring had no room for the next frame
+  double blocked_s = 0;       // time the driver thread polled the GPU for room
+  double fill_busy_s = 0;     // fill threads' copying time, summed over threads
 };
 
 // What the targets need from a row.
@@ -478,13 +543,10 @@ class StreamBench {
     for (const Plan& p : plans) {
       std::unique_ptr<FillPool> pool;
       if (p.mode == Mode::InPlace) pool = std::make_unique<FillPool>(p.threads);
-      const unsigned ahead =
-          p.mode == Mode::Pointer
-              ? 1u
-              : static_cast<unsigned>(std::clamp<uint64_t>(
-                    (3 * p.threads * slice_bytes(p.threads) + chunk_ - 1) / chunk_, 2,
-                    std::max<uint64_t>(1, ring_chunks_ - 2)));
-      std::vector<double> gpu_s, span_s;
+      // Frames open at once: as many as the ring holds (the pointer row fills one at a time).
+      const auto ahead = static_cast<unsigned>(p.mode == Mode::Pointer ? 1 : ring_chunks_);
+      std::vector<double> gpu_s, span_s, rep_s, busy_gbps, idle, blocked, blocked_ms;
+      unsigned most_open = 0;
       bool failed = false;
       Row row = measure(common_, p.mode == Mode::Pointer ? "pointer" : "inplace", total_, [&] {
         const RepResult r = rep(ring, queue, ts_bits, p.mode, pool.get(), ahead);
@@ -493,6 +555,14 @@ class StreamBench {
           gpu_s.push_back(r.gpu->busy_s);
           span_s.push_back(r.gpu->span_s);
         }
+        rep_s.push_back(r.seconds);
+        if (pool && r.fill_busy_s > 0 && r.seconds > 0) {
+          busy_gbps.push_back(static_cast<double>(total_) / (r.fill_busy_s / p.threads) / 1e9);
+          idle.push_back(1 - r.fill_busy_s / (p.threads * r.seconds));
+        }
+        blocked.push_back(static_cast<double>(r.ring_blocked));
+        blocked_ms.push_back(r.blocked_s * 1e3);
+        most_open = std::max(most_open, r.most_open);
         return r.seconds;
       });
       if (failed) {
@@ -506,6 +576,10 @@ class StreamBench {
         gpu_s.erase(gpu_s.begin());
         span_s.erase(span_s.begin());
       }
+      // The warm-up's entries go too.
+      for (std::vector<double>* v : {&rep_s, &busy_gbps, &idle, &blocked, &blocked_ms}) {
+        if (v->size() > 1) v->erase(v->begin());
+      }
       const double gpu_med = median(gpu_s);
       const double gpu_gbps = gpu_med > 0 ? static_cast<double>(total_) / gpu_med / 1e9 : 0;
       const double span_med = median(span_s);
@@ -516,8 +590,17 @@ class StreamBench {
       row.fields["chunk_mib"] = static_cast<double>(chunk_) / MiB;
       if (p.mode == Mode::InPlace) {
         row.fields["slice_kib"] = slice_bytes(p.threads) / KiB;
-        row.fields["frames_ahead"] = ahead;
+        row.fields["frames_ahead"] = most_open;  // most frames open at once, any rep
+        // Fill diagnostics (medians): the fill threads' memcpy rate while copying, and the share
+        // of their time without a slice to copy.
+        row.fields["fill_busy_gbps"] = median(busy_gbps);
+        row.fields["fill_idle"] = median(idle);
       }
+      // The spread: the slowest repetition, and how often / how long the ring was full.
+      const double worst = rep_s.empty() ? 0 : *std::max_element(rep_s.begin(), rep_s.end());
+      row.fields["gbps_worst"] = worst > 0 ? static_cast<double>(total_) / worst / 1e9 : 0.0;
+      row.fields["ring_full_waits"] = median(blocked);
+      row.fields["ring_full_ms"] = median(blocked_ms);
       row.fields["ratio"] = row.gbps / ceiling_gbps_;
       row.fields["gpu_gbps"] = gpu_gbps;
       row.fields["gpu_ratio"] = gpu_gbps / ceiling_gbps_;
@@ -552,10 +635,24 @@ class StreamBench {
   }
 
   // One repetition: the whole size through the ring. See the file comment.
+  //
+  // The pipeline has no single thread every step depends on. Everything touching the ring, the
+  // open frames, the command buffers and the queue runs in service(), under `mu`, and whichever
+  // thread calls it does all that is due: retire what the GPU finished, finish and submit the
+  // filled frames at the front (in order), and begin new frames while the ring has room (as many
+  // as it holds: the ring is the only limit on frames ahead). The fill thread that writes a
+  // frame's last slice calls it, so a filled frame is submitted at once, without waking another
+  // thread. The driver thread calls it too, and while the ring is full it polls the GPU (yielding
+  // its CPU to the fill threads) until the oldest frame's copy is done. Concurrent calls coalesce:
+  // a thread that finds `mu` taken leaves a request the holder serves before it lets go.
   RepResult rep(Ring& ring, Queue& queue, uint32_t ts_bits, Mode mode, FillPool* pool,
-                unsigned ahead) {
+                unsigned max_open) {
     RepResult result;
     if (ts_bits) vkResetQueryPool(vk_.device(), queries_, 0, static_cast<uint32_t>(2 * chunks_));
+    std::mutex mu;
+    std::atomic<bool> requested{false};
+    std::atomic<bool> finished{false};  // every chunk submitted, or failed
+    std::condition_variable finished_cv;
     std::vector<std::size_t> free_cmds;
     for (std::size_t i = cmds_.size(); i-- > 0;)
       free_cmds.push_back(i);
@@ -565,22 +662,23 @@ class StreamBench {
     const uint64_t slice = pool ? slice_bytes(pool->threads()) : chunk_;
     const Visibility visibility{.stages = VK_PIPELINE_STAGE_2_NONE, .access = VK_ACCESS_2_NONE};
     uint64_t next = 0, submitted = 0;
+    uint64_t reached = 0;
+    bool blocked = false;           // the last begin found no room
+    uint64_t blocked_at_value = 0;  // the GPU's value then: retry once it has moved
     const auto fail = [&](const std::string& why) {
       std::fprintf(stderr, "staging-bench: stream-large: %s\n", why.c_str());
       result.failed = true;
     };
-    const auto t0 = Clock::now();
-    while (submitted < chunks_ && !result.failed) {
+    // One pass over what is due; true when something changed. `mu` held.
+    const auto step = [&] {
       bool progress = false;
-      // Command buffers of frames the GPU has finished.
-      uint64_t reached = 0;
       vkGetSemaphoreCounterValue(vk_.device(), ring.semaphore(), &reached);
       while (!flight.empty() && flight.front().point.value <= reached) {
         free_cmds.push_back(flight.front().cmd);
         flight.pop_front();
       }
-      // Submit the frames whose bytes are all written, in order.
-      while (!open.empty() && open.front()->remaining.load(std::memory_order_acquire) == 0) {
+      while (!result.failed && !open.empty() &&
+             open.front()->remaining.load(std::memory_order_acquire) == 0) {
         OpenFrame& f = *open.front();
         VkCommandBuffer cmd = cmds_[f.cmd];
         Context::begin(cmd);
@@ -602,15 +700,17 @@ class StreamBench {
         ++submitted;
         progress = true;
       }
-      // Begin frames ahead while the ring has room.
-      while (next < chunks_ && open.size() < ahead && !free_cmds.empty() && !result.failed) {
+      if (blocked && reached != blocked_at_value) blocked = false;
+      while (!blocked && !result.failed && next < chunks_ && open.size() < max_open &&
+             !free_cmds.empty()) {
         const uint64_t off = next * chunk_;
         const uint64_t n = std::min(chunk_, total_ - off);
         auto frame = ring.begin(cmds_[free_cmds.back()], n);
         if (!frame) {
           if (frame.error().kind == BeginError::Kind::Refused &&
               frame.error().refusal == Refusal::AllInFlight) {
-            break;  // every slot filling or in flight: wait below
+            blocked = true;  // every slot filling or in flight
+            break;
           }
           fail("begin: " + std::string(to_string(frame.error().kind)));
           break;
@@ -621,14 +721,20 @@ class StreamBench {
         if (mode == Mode::Pointer) {
           auto up = frame->upload(dst_.buffer, off, source_ + off, n);
           if (!up) {
-            if (up.error() == UploadError::RingFull) break;  // the frame is dropped: wait below
+            if (up.error() == UploadError::RingFull) {  // the frame is dropped: retry later
+              blocked = true;
+              break;
+            }
             fail("upload: " + std::string(to_string(up.error())));
             break;
           }
         } else {
           auto span = frame->reserve(dst_.buffer, off, n);
           if (!span) {
-            if (span.error() == UploadError::RingFull) break;
+            if (span.error() == UploadError::RingFull) {
+              blocked = true;
+              break;
+            }
             fail("reserve: " + std::string(to_string(span.error())));
             break;
           }
@@ -638,24 +744,65 @@ class StreamBench {
                 {span->data() + s, source_ + off + s, std::min(slice, n - s), &of->remaining});
           }
           of->remaining.store(static_cast<uint32_t>(jobs.size()), std::memory_order_relaxed);
-          pool->push(jobs);
         }
         of->frame = std::move(*frame);
         free_cmds.pop_back();
         open.push_back(std::move(of));
+        if (mode == Mode::InPlace) pool->push(jobs);
+        result.most_open = std::max(result.most_open, static_cast<unsigned>(open.size()));
         ++next;
         progress = true;
       }
-      if (progress || result.failed) continue;
-      // Nothing to do until a fill completes or the GPU frees ring space.
-      if (!open.empty()) {
-        pool->wait(open.front()->remaining, std::chrono::microseconds(50));
-      } else if (!flight.empty()) {
-        if (!ring.wait(flight.front().point, std::chrono::seconds(30))) {
-          fail("a frame's copies did not finish in 30 s");
+      if (blocked && blocked_at_value != reached) {
+        blocked_at_value = reached;
+        ++result.ring_blocked;
+      }
+      return progress;
+    };
+    const auto service = [&] {
+      requested.store(true, std::memory_order_release);
+      while (requested.load(std::memory_order_acquire)) {
+        if (!mu.try_lock()) return;  // the holder serves the request before it lets go
+        requested.store(false, std::memory_order_relaxed);
+        while (step()) {
         }
+        const bool done = result.failed || submitted == chunks_;
+        mu.unlock();
+        if (done && !finished.exchange(true)) finished_cv.notify_all();
+      }
+    };
+    if (pool) {
+      pool->reset();
+      pool->set_on_done(service);
+    }
+    const auto t0 = Clock::now();
+    while (!finished.load(std::memory_order_acquire)) {
+      service();
+      bool poll_gpu = false;
+      uint64_t before = 0;
+      {
+        std::lock_guard lock(mu);
+        if (result.failed || submitted == chunks_) break;
+        poll_gpu = blocked || (open.empty() && !flight.empty());
+        before = reached;
+      }
+      if (poll_gpu) {
+        // The ring is full: the oldest copy frees room. Poll (it ends within one frame's copy,
+        // ~0.2 ms) and give the CPU to the fill threads in between.
+        const auto tb = Clock::now();
+        uint64_t value = 0;
+        for (int spins = 0; spins < 100000; ++spins) {
+          vkGetSemaphoreCounterValue(vk_.device(), ring.semaphore(), &value);
+          if (value != before) break;
+          std::this_thread::yield();
+        }
+        result.blocked_s += seconds_since(tb);
       } else {
-        fail("the ring cannot hold one chunk");
+        // The fill threads submit what they fill; wake for the end, or to look again.
+        std::mutex m;
+        std::unique_lock lock(m);
+        finished_cv.wait_for(lock, std::chrono::microseconds(200),
+                             [&] { return finished.load(std::memory_order_acquire); });
       }
     }
     if (!result.failed && !flight.empty() &&
@@ -663,13 +810,14 @@ class StreamBench {
       fail("the last frame did not finish in 60 s");
     }
     result.seconds = seconds_since(t0);
+    if (pool) {
+      // Let the fill threads finish what they were given; after this no thread is in service().
+      pool->quiesce();
+      pool->set_on_done(nullptr);
+      result.fill_busy_s = pool->busy().seconds;
+    }
     if (result.failed) {
-      // Let the fill threads finish what they were given, drop what is open (nothing recorded)
-      // and let the GPU finish what was submitted.
-      for (const auto& f : open) {
-        while (f->remaining.load() != 0)
-          pool->wait(f->remaining, std::chrono::milliseconds(10));
-      }
+      // Drop what is open (nothing recorded) and let the GPU finish what was submitted.
       open.clear();
       vkQueueWaitIdle(queue.queue);
       ring.poll();
