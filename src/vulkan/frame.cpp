@@ -310,7 +310,8 @@ Expected<RetirementPoint, FinishError> RingImpl::finish(FrameState& f, const Vis
   }
   record_barrier();
 
-  // 3. The copies, one command per (source, destination).
+  // 3. The copies, one command per (source, destination); regions that continue each other in
+  //    both buffers (consecutive uploads placed back to back) are merged into one.
   std::stable_sort(f.buffer_copies.begin(), f.buffer_copies.end(),
                    [](const BufferCopyCmd& a, const BufferCopyCmd& b) {
                      std::less<> less;
@@ -323,7 +324,16 @@ Expected<RetirementPoint, FinishError> RingImpl::finish(FrameState& f, const Vis
     for (; j < f.buffer_copies.size() && f.buffer_copies[j].src == first.src &&
            f.buffer_copies[j].dst == first.dst;
          ++j) {
-      scratch_buffer_regions.push_back(f.buffer_copies[j].region);
+      const VkBufferCopy& r = f.buffer_copies[j].region;
+      if (!scratch_buffer_regions.empty()) {
+        VkBufferCopy& last = scratch_buffer_regions.back();
+        if (last.srcOffset + last.size == r.srcOffset &&
+            last.dstOffset + last.size == r.dstOffset) {
+          last.size += r.size;
+          continue;
+        }
+      }
+      scratch_buffer_regions.push_back(r);
     }
     vk.vkCmdCopyBuffer(f.cmd, first.src, first.dst,
                        static_cast<uint32_t>(scratch_buffer_regions.size()),

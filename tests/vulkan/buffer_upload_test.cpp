@@ -81,6 +81,46 @@ TEST_F(GpuTest, OneFrameUploadsABufferAndItReadsBackByteForByte) {
   gpu->destroy(back);
 }
 
+// Consecutive uploads that continue each other in staging memory and in the destination are
+// one copy region, not one per upload (a thousand 256-byte uploads cost the driver one region).
+//   staging: [A 4K][B 4K][C 4K][D 4K]      destination: [A][B][C] .. gap .. [D]
+//   regions: {A+B+C -> 0, 12K}, {D -> 20K, 4K}
+TEST_F(GpuTest, AdjacentUploadsAreMergedIntoOneCopyRegion) {
+  Ring ring = Ring::create(gpu->ring_device()).value();
+  constexpr uint64_t kPiece = 4096;  // a multiple of every device's copy-offset alignment
+  TestBuffer dst = gpu->make_buffer(8 * kPiece, kDstUsage, false);
+  TestBuffer back = gpu->make_buffer(8 * kPiece, VK_BUFFER_USAGE_TRANSFER_DST_BIT, true);
+  std::mt19937_64 rng(7);
+  const std::vector<std::byte> data = random_bytes(rng, 4 * kPiece);
+  const uint64_t dst_offsets[] = {0, kPiece, 2 * kPiece, 5 * kPiece};
+
+  VkCommandBuffer cmd = gpu->begin_commands();
+  StagingFrame frame = ring.begin(cmd, 4 * ring.buffer_footprint(kPiece)).value();
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(
+        frame.upload(dst.buffer, dst_offsets[i], std::span(data).subspan(i * kPiece, kPiece)));
+  }
+  const RetirementPoint point = frame.finish(kReadBack).value();
+  gpu->record_readback(cmd, dst.buffer, 0, 8 * kPiece, back.buffer, 0);
+  const VkSemaphoreSubmitInfo signal = point.signal_info();
+  gpu->submit(cmd, {}, {&signal, 1});
+  gpu->wait(point.semaphore, point.value);
+
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(first_difference(std::span(data).subspan(i * kPiece, kPiece),
+                               {back.mapped + dst_offsets[i], kPiece}),
+              -1)
+        << "upload " << i;
+  }
+  const Stats stats = ring.stats();
+  EXPECT_EQ(stats.staged_uploads, 4u);
+  EXPECT_EQ(stats.copy_commands, 1u);
+  EXPECT_EQ(stats.copy_regions, 2u);
+  gpu->free_commands(cmd);
+  gpu->destroy(dst);
+  gpu->destroy(back);
+}
+
 // The canary: synchronization validation sees the ring's copies. A frame whose destination was
 // just read by an earlier copy, finished without declaring that prior reader, is a
 // write-after-read hazard the layer must report; declaring it (kReadBack) is clean.

@@ -226,7 +226,7 @@ struct Stats {
   /// vkCmdCopyBuffer and vkCmdCopyBufferToImage commands recorded (one per source and
   /// destination).
   uint64_t copy_commands = 0;
-  uint64_t copy_regions = 0;     ///< the regions those commands copy
+  uint64_t copy_regions = 0;     ///< the regions those commands copy (adjacent ones merged)
   uint64_t update_commands = 0;  ///< vkCmdUpdateBuffer commands recorded
   uint64_t barriers = 0;         ///< vkCmdPipelineBarrier2 commands recorded
   /// Flushes of non-coherent (or flush_always) memory.
