@@ -4,6 +4,8 @@
 #include "staging/core/align.hpp"
 #include "staging/core/assert.hpp"
 #include "staging/core/byte_ring.hpp"
+#include "staging/core/counters.hpp"
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/invariant_checker.hpp"
 #include "staging/core/limits.hpp"

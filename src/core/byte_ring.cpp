@@ -192,68 +192,8 @@ Duration saturating_add(Duration a, Duration b) noexcept {
 // ---------------------------------------------------------------------------------------------
 // Names
 
-std::string_view to_string(ExhaustionPolicy policy) noexcept {
-  switch (policy) {
-    case ExhaustionPolicy::Defer:
-      return "Defer";
-    case ExhaustionPolicy::Wait:
-      return "Wait";
-    case ExhaustionPolicy::Split:
-      return "Split";
-    case ExhaustionPolicy::Grow:
-      return "Grow";
-    case ExhaustionPolicy::Fallback:
-      return "Fallback";
-  }
-  return "?";
-}
-
-std::string_view to_string(BlockCause cause) noexcept {
-  switch (cause) {
-    case BlockCause::InFlight:
-      return "InFlight";
-    case BlockCause::Fragmentation:
-      return "Fragmentation";
-    case BlockCause::Cap:
-      return "Cap";
-  }
-  return "?";
-}
-
-std::string_view to_string(ReserveErrorKind kind) noexcept {
-  switch (kind) {
-    case ReserveErrorKind::ZeroSize:
-      return "ZeroSize";
-    case ReserveErrorKind::Overflow:
-      return "Overflow";
-    case ReserveErrorKind::WouldBlock:
-      return "WouldBlock";
-    case ReserveErrorKind::Timeout:
-      return "Timeout";
-    case ReserveErrorKind::CapExceeded:
-      return "CapExceeded";
-    case ReserveErrorKind::AllocationFailed:
-      return "AllocationFailed";
-  }
-  return "?";
-}
-
 std::string_view ByteRing::to_string(CreateError error) noexcept {
-  switch (error) {
-    case CreateError::ZeroCapacity:
-      return "ZeroCapacity";
-    case CreateError::CapBelowCapacity:
-      return "CapBelowCapacity";
-    case CreateError::FallbackCapAboveCap:
-      return "FallbackCapAboveCap";
-    case CreateError::MissingAllocator:
-      return "MissingAllocator";
-    case CreateError::MissingCompletionSource:
-      return "MissingCompletionSource";
-    case CreateError::AllocationFailed:
-      return "AllocationFailed";
-  }
-  return "?";
+  return staging::to_string(error);
 }
 
 std::string describe(const ReserveError& e) {

@@ -15,22 +15,6 @@ std::string u64(uint64_t v) {
 
 }  // namespace
 
-std::string_view to_string(Invariant invariant) noexcept {
-  switch (invariant) {
-    case Invariant::I1_NoOverlap:
-      return "I1";
-    case Invariant::I2_AlignedNoOverflow:
-      return "I2";
-    case Invariant::I3_ReclaimAfterCompletion:
-      return "I3";
-    case Invariant::I4_InBounds:
-      return "I4";
-    case Invariant::I5_UnderCap:
-      return "I5";
-  }
-  return "?";
-}
-
 InvariantChecker::InvariantChecker(Mode mode, uint64_t cap) : mode_(mode), cap_(cap) {}
 
 std::string InvariantChecker::describe(const Reservation& r) {

@@ -6,20 +6,6 @@
 
 namespace staging {
 
-std::string_view to_string(PlaceError error) noexcept {
-  switch (error) {
-    case PlaceError::ZeroSize:
-      return "ZeroSize";
-    case PlaceError::Overflow:
-      return "Overflow";
-    case PlaceError::DoesNotFit:
-      return "DoesNotFit";
-    case PlaceError::Inactive:
-      return "Inactive";
-  }
-  return "?";
-}
-
 SlotLease::SlotLease(SlotLease&& other) noexcept
     : fence_(std::move(other.fence_)),
       generation_(other.generation_),

@@ -30,7 +30,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 
+#include "staging/core/counters.hpp"
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/staging_allocator.hpp"
 #include "staging/core/timeline.hpp"
@@ -65,6 +69,12 @@ enum class ExhaustionPolicy : uint8_t {
   Fallback,
 };
 
+/// Names of ExhaustionPolicy's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<ExhaustionPolicy>) noexcept {
+  return std::to_array<std::string_view>({"Defer", "Wait", "Split", "Grow", "Fallback"});
+}
+static_assert(enum_names_complete<ExhaustionPolicy>(), "ExhaustionPolicy: a value has no name");
+
 /// Why bytes were not available: the seed's "distinguish real GPU backpressure from allocator
 /// bookkeeping bugs". Attributed on every WouldBlock, Timeout, wait, split and fallback.
 enum class BlockCause : uint8_t {
@@ -75,6 +85,12 @@ enum class BlockCause : uint8_t {
   /// The request cannot be met under the cap (or exceeds the ring and the policy cannot split).
   Cap,
 };
+
+/// Names of BlockCause's values, in order (to_string, enum_from_string; the per-cause counters).
+constexpr auto enum_names(std::type_identity<BlockCause>) noexcept {
+  return std::to_array<std::string_view>({"InFlight", "Fragmentation", "Cap"});
+}
+static_assert(enum_names_complete<BlockCause>(), "BlockCause: a value has no name");
 
 /// One placement in the ring. Plain data; the ring keeps its own record (changing this copy
 /// changes nothing). The bytes [offset, offset + size) of `region` are the caller's until the
@@ -146,6 +162,13 @@ enum class ReserveErrorKind : uint8_t {
   AllocationFailed,
 };
 
+/// Names of ReserveErrorKind's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<ReserveErrorKind>) noexcept {
+  return std::to_array<std::string_view>(
+      {"ZeroSize", "Overflow", "WouldBlock", "Timeout", "CapExceeded", "AllocationFailed"});
+}
+static_assert(enum_names_complete<ReserveErrorKind>(), "ReserveErrorKind: a value has no name");
+
 /// A refused reservation, with what the caller needs to decide what to do next.
 struct ReserveError {
   /// What went wrong.
@@ -174,11 +197,6 @@ struct ReserveError {
   /// when the wait gave up early; a source that returns late makes it a little longer).
   Duration waited{0};
 };
-
-/// The value's name, e.g. "Fragmentation". Never null; "?" for values outside the enum.
-[[nodiscard]] std::string_view to_string(ExhaustionPolicy policy) noexcept;
-[[nodiscard]] std::string_view to_string(BlockCause cause) noexcept;
-[[nodiscard]] std::string_view to_string(ReserveErrorKind kind) noexcept;
 
 /// One line for logs and test output, e.g. "Timeout (InFlight): waited 100000000 ns for token 9,
 /// oldest pending token 7; needed 4096 bytes, free 1024 (largest run 512)". Allocates.
@@ -261,9 +279,8 @@ struct ByteRingStats {
   uint64_t peak_held_bytes = 0;            ///< highest bytes of all regions together
   uint64_t held_bytes = 0;                 ///< bytes of all regions now (<= cap)
   uint64_t in_flight_bytes = 0;            ///< reserved and not yet retired now (skips included)
-  // Added with the implementation (issue 3):
-  uint64_t invalid_requests = 0;      ///< ZeroSize and Overflow answers
-  uint64_t allocation_failures = 0;   ///< AllocationFailed answers (Grow, Fallback)
+  uint64_t invalid_requests = 0;           ///< ZeroSize and Overflow answers
+  uint64_t allocation_failures = 0;        ///< AllocationFailed answers (Grow, Fallback)
   uint64_t wait_calls = 0;            ///< CompletionSource::wait calls (a wait may make several)
   uint64_t polls = 0;                 ///< poll()s read from the source (callers' and on a miss)
   uint64_t fallback_held_bytes = 0;   ///< bytes in fallback regions now (<= fallback cap)
@@ -271,6 +288,53 @@ struct ByteRingStats {
   uint64_t peak_in_flight_bytes = 0;  ///< highest in_flight_bytes
   uint64_t regions = 0;               ///< live regions now (ring + grown + fallback)
 };
+
+/// ByteRingStats' counters, in declaration order: the one list that formatting, comparison and
+/// serialisation use (counters.hpp). The per-cause arrays are indexed by BlockCause.
+constexpr auto counters_of(std::type_identity<ByteRingStats>) noexcept {
+  using S = ByteRingStats;
+  constexpr CounterUnit bytes = CounterUnit::Bytes;
+  return std::tuple{
+      counter("reservations", "reservations", &S::reservations),
+      counter("bytes_reserved", "bytes reserved", &S::bytes_reserved, bytes),
+      counter("retired", "retired", &S::retired),
+      counter("cancelled", "cancelled", &S::cancelled),
+      counter("wraps", "wraps", &S::wraps),
+      counter("bytes_skipped", "bytes skipped by wraps", &S::bytes_skipped, bytes),
+      counter("would_blocks", "would-block answers", &S::would_blocks),
+      counter<BlockCause>("would_blocks_by_cause", "would-block answers",
+                          &S::would_blocks_by_cause),
+      counter("waits", "waits", &S::waits),
+      counter<BlockCause>("waits_by_cause", "waits", &S::waits_by_cause),
+      counter("wait_total_ns", "wait time (ns)", &S::wait_total),
+      counter("wait_longest_ns", "longest wait (ns)", &S::wait_longest),
+      counter("timeouts", "timeouts", &S::timeouts),
+      counter("splits", "splits", &S::splits),
+      counter<BlockCause>("splits_by_cause", "splits", &S::splits_by_cause),
+      counter("grows", "grows", &S::grows),
+      counter("trims", "trims", &S::trims),
+      counter("fallbacks", "fallback regions", &S::fallbacks),
+      counter<BlockCause>("fallbacks_by_cause", "fallback regions", &S::fallbacks_by_cause),
+      counter("fallback_bytes", "fallback bytes", &S::fallback_bytes, bytes),
+      counter("cap_refusals", "cap refusals", &S::cap_refusals),
+      counter("peak_held_bytes", "peak held bytes", &S::peak_held_bytes, bytes),
+      counter("held_bytes", "held bytes", &S::held_bytes, bytes),
+      counter("in_flight_bytes", "bytes in flight", &S::in_flight_bytes, bytes),
+      counter("invalid_requests", "invalid requests", &S::invalid_requests),
+      counter("allocation_failures", "allocation failures", &S::allocation_failures),
+      counter("wait_calls", "wait calls", &S::wait_calls),
+      counter("polls", "polls", &S::polls),
+      counter("fallback_held_bytes", "fallback bytes held", &S::fallback_held_bytes, bytes),
+      counter("peak_fallback_bytes", "peak fallback bytes held", &S::peak_fallback_bytes, bytes),
+      counter("peak_in_flight_bytes", "peak bytes in flight", &S::peak_in_flight_bytes, bytes),
+      counter("regions", "regions", &S::regions)};
+}
+static_assert(counters_complete<ByteRingStats>(),
+              "ByteRingStats: a member is missing from counters_of");
+
+/// A readable multi-line table of every counter ("reservations ......... 12"), for logs:
+/// format_counters(stats). Allocates; not for a hot path.
+[[nodiscard]] std::string format_stats(const ByteRingStats& stats);
 
 /// The byte ring. See the file comment for the model.
 ///
@@ -313,7 +377,8 @@ class ByteRing {
   /// Makes a ring and creates region 0. Errors: an invalid config, a missing allocator (or a
   /// missing completion source when the policy is Wait or Split), or region 0's allocation.
   static Expected<ByteRing, CreateError> create(const ByteRingConfig& config, Deps deps);
-  /// The error's name, e.g. "ZeroCapacity". Never null; "?" for values outside the enum.
+  /// The error's name, e.g. "ZeroCapacity" (staging::to_string(error)). Never null; "?" for
+  /// values outside the enum.
   [[nodiscard]] static std::string_view to_string(CreateError error) noexcept;
 
   /// A moved-from ring may only be destroyed or assigned to.
@@ -391,5 +456,14 @@ class ByteRing {
   explicit ByteRing(std::unique_ptr<Impl> impl) noexcept;
   std::unique_ptr<Impl> impl_;
 };
+
+/// Names of ByteRing::CreateError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<ByteRing::CreateError>) noexcept {
+  return std::to_array<std::string_view>({"ZeroCapacity", "CapBelowCapacity", "FallbackCapAboveCap",
+                                          "MissingAllocator", "MissingCompletionSource",
+                                          "AllocationFailed"});
+}
+static_assert(enum_names_complete<ByteRing::CreateError>(),
+              "ByteRing::CreateError: a value has no name");
 
 }  // namespace staging

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "staging/core/byte_ring.hpp"
+#include "staging/core/enum_names.hpp"
 #include "staging/core/timeline.hpp"
 
 namespace staging {
@@ -54,8 +55,11 @@ enum class Invariant : uint8_t {
   I5_UnderCap,
 };
 
-/// "I1", "I2", ... Never null; "?" for values outside the enum.
-[[nodiscard]] std::string_view to_string(Invariant invariant) noexcept;
+/// Names of Invariant's values, in order: "I1", "I2", ... (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<Invariant>) noexcept {
+  return std::to_array<std::string_view>({"I1", "I2", "I3", "I4", "I5"});
+}
+static_assert(enum_names_complete<Invariant>(), "Invariant: a value has no name");
 
 /// One violation: which invariant, and a message naming the reservation(s) involved, e.g.
 /// "I1 violated: reservation #12 (region 0, bytes [64, 128), align 16, token 7, owner 3) overlaps
@@ -155,7 +159,7 @@ class InvariantChecker {
   std::unordered_map<uint64_t, Reservation> live_;
   std::multimap<TimelineValue, uint64_t> by_token_;  // token -> id of live intervals
   std::vector<Violation> violations_;
-  uint64_t counts_[5] = {};
+  uint64_t counts_[enum_count<Invariant>] = {};
 };
 
 }  // namespace staging

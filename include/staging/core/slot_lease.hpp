@@ -10,6 +10,7 @@
 #include <memory>
 #include <string_view>
 
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/slot_fence.hpp"
 
@@ -28,8 +29,11 @@ enum class PlaceError : uint8_t {
   Inactive,
 };
 
-/// The error's name, e.g. "DoesNotFit". Never null.
-[[nodiscard]] std::string_view to_string(PlaceError error) noexcept;
+/// Names of PlaceError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<PlaceError>) noexcept {
+  return std::to_array<std::string_view>({"ZeroSize", "Overflow", "DoesNotFit", "Inactive"});
+}
+static_assert(enum_names_complete<PlaceError>(), "PlaceError: a value has no name");
 
 /// One frame's hold on one slot, from StagingRing::begin() to StagingRing::finish().
 ///

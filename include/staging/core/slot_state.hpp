@@ -13,8 +13,12 @@
 // fresh buffer; a slot InFlight is never touched by the ring.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
+
+#include "staging/core/enum_names.hpp"
 
 namespace staging {
 
@@ -37,7 +41,11 @@ enum class SlotState : uint8_t {
   Failed,
 };
 
-/// The state's name, e.g. "InFlight". Never null; "?" for values outside the enum.
-[[nodiscard]] std::string_view to_string(SlotState state) noexcept;
+/// Names of SlotState's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<SlotState>) noexcept {
+  return std::to_array<std::string_view>(
+      {"Empty", "Ready", "Recording", "InFlight", "Abandoned", "Failed"});
+}
+static_assert(enum_names_complete<SlotState>(), "SlotState: a value has no name");
 
 }  // namespace staging

@@ -2,9 +2,12 @@
 // API (a mapped VkBuffer, a MAP_WRITE WebGPU buffer); tests implement it with a fake.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 
 namespace staging {
@@ -21,8 +24,11 @@ enum class AllocError : uint8_t {
   Other,
 };
 
-/// The error's name, e.g. "OutOfMemory". Never null.
-[[nodiscard]] std::string_view to_string(AllocError error) noexcept;
+/// Names of AllocError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<AllocError>) noexcept {
+  return std::to_array<std::string_view>({"OutOfMemory", "MapFailed", "DeviceLost", "Other"});
+}
+static_assert(enum_names_complete<AllocError>(), "AllocError: a value has no name");
 
 /// Creates slot buffers of type `Buffer` for a StagingRing<Buffer>.
 ///

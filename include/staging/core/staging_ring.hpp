@@ -28,6 +28,7 @@
 
 #include "staging/core/align.hpp"
 #include "staging/core/assert.hpp"
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/limits.hpp"
 #include "staging/core/slot_fence.hpp"
@@ -81,10 +82,23 @@ enum class FinishError : uint8_t {
   ForeignLease,
 };
 
-/// The value's name, e.g. "AllInFlight". Never null; "?" for values outside the enum.
-[[nodiscard]] std::string_view to_string(ConfigError error) noexcept;
-[[nodiscard]] std::string_view to_string(Refusal refusal) noexcept;
-[[nodiscard]] std::string_view to_string(FinishError error) noexcept;
+/// Names of ConfigError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<ConfigError>) noexcept {
+  return std::to_array<std::string_view>({"NoSlots", "MinNotPowerOfTwo", "MaxBelowMin"});
+}
+static_assert(enum_names_complete<ConfigError>(), "ConfigError: a value has no name");
+
+/// Names of Refusal's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<Refusal>) noexcept {
+  return std::to_array<std::string_view>({"TooLarge", "AllInFlight", "AllocationFailed"});
+}
+static_assert(enum_names_complete<Refusal>(), "Refusal: a value has no name");
+
+/// Names of FinishError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
+  return std::to_array<std::string_view>({"Inactive", "ForeignLease"});
+}
+static_assert(enum_names_complete<FinishError>(), "FinishError: a value has no name");
 
 /// Checks a RingConfig; returns it unchanged when usable. Errors, in this order: NoSlots,
 /// MinNotPowerOfTwo, MaxBelowMin. Pure; safe from any thread.

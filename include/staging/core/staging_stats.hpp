@@ -3,6 +3,10 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
+#include <type_traits>
+
+#include "staging/core/counters.hpp"
 
 namespace staging {
 
@@ -50,8 +54,35 @@ struct StagingStats {
   }
 };
 
+/// StagingStats' counters, in declaration order: the one list that formatting, comparison and
+/// serialisation use (counters.hpp).
+constexpr auto counters_of(std::type_identity<StagingStats>) noexcept {
+  using S = StagingStats;
+  constexpr CounterUnit bytes = CounterUnit::Bytes;
+  return std::tuple{
+      counter("frames_begun", "frames begun", &S::frames_begun),
+      counter("frames_finished", "frames finished", &S::frames_finished),
+      counter("placements", "placements", &S::placements),
+      counter("bytes_placed", "bytes placed", &S::bytes_placed, bytes),
+      counter("placements_refused", "placements refused", &S::placements_refused),
+      counter("slots_created", "slots created", &S::slots_created),
+      counter("slots_grown", "slots grown", &S::slots_grown),
+      counter("slots_replaced", "slots replaced", &S::slots_replaced),
+      counter("abandoned_seen", "abandoned slots seen", &S::abandoned_seen),
+      counter("failed_seen", "failed slots seen", &S::failed_seen),
+      counter("refusals_too_large", "refusals: too large", &S::refusals_too_large),
+      counter("refusals_all_in_flight", "refusals: all in flight", &S::refusals_all_in_flight),
+      counter("refusals_allocation_failed", "refusals: allocation failed",
+              &S::refusals_allocation_failed),
+      counter("polls", "polls", &S::polls),
+      counter("bytes_allocated", "bytes allocated", &S::bytes_allocated, bytes),
+      counter("peak_bytes_allocated", "peak bytes allocated", &S::peak_bytes_allocated, bytes)};
+}
+static_assert(counters_complete<StagingStats>(),
+              "StagingStats: a member is missing from counters_of");
+
 /// A readable multi-line table of every counter ("frames begun ......... 12"), for logs and the
-/// demo. Allocates; not for a hot path.
+/// demo: format_counters(stats). Allocates; not for a hot path.
 [[nodiscard]] std::string format_stats(const StagingStats& stats);
 
 }  // namespace staging

@@ -20,11 +20,15 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <string_view>
+#include <type_traits>
 
 #include "staging/core/assert.hpp"
+#include "staging/core/enum_names.hpp"
 #include "staging/core/timeline.hpp"
 
 namespace staging::testing {
@@ -87,6 +91,12 @@ struct DelayModel {
   /// Nothing completes until FakeQueue::release().
   static DelayModel stalled() { return {Kind::Stalled, Duration{0}, Duration{0}, 0, 0}; }
 };
+
+/// Names of DelayModel::Kind's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<DelayModel::Kind>) noexcept {
+  return std::to_array<std::string_view>({"Fixed", "SeededRandom", "Bursty", "Stalled"});
+}
+static_assert(enum_names_complete<DelayModel::Kind>(), "DelayModel::Kind: a value has no name");
 
 /// A CompletionSource in virtual time. See the file comment.
 /// Ownership: references its FakeClock, which must outlive it.

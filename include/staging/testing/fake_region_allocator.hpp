@@ -19,10 +19,13 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "staging/core/assert.hpp"
 #include "staging/core/byte_ring.hpp"
+#include "staging/core/counters.hpp"
 
 namespace staging::testing {
 
@@ -39,6 +42,22 @@ struct FakeRegionLog {
   /// Bytes of every successful creation, in order.
   std::vector<uint64_t> sizes;
 };
+
+/// FakeRegionLog's counters, in declaration order (counters.hpp); `sizes` is not a counter.
+constexpr auto counters_of(std::type_identity<FakeRegionLog>) noexcept {
+  using S = FakeRegionLog;
+  return std::tuple{
+      counter("created", "regions created", &S::created),
+      counter("destroyed", "regions destroyed", &S::destroyed),
+      counter("failed", "creations refused", &S::failed),
+      counter("live_regions", "live regions", &S::live_regions),
+      counter("live_bytes", "live bytes", &S::live_bytes, CounterUnit::Bytes),
+      counter("peak_live_bytes", "peak live bytes", &S::peak_live_bytes, CounterUnit::Bytes),
+      counter("guard_violations", "guard violations", &S::guard_violations),
+      not_a_counter(&S::sizes)};
+}
+static_assert(counters_complete<FakeRegionLog>(),
+              "FakeRegionLog: a member is missing from counters_of");
 
 /// A RegionAllocator over host memory. See the file comment.
 /// Ownership: owns the memory of its live regions (freed by destroy_region() or the destructor;

@@ -1,0 +1,94 @@
+// Enum names (enum_names.hpp): one table per enum, one to_string() and enum_from_string() for all.
+#include "staging/core/enum_names.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "staging/core/byte_ring.hpp"
+#include "staging/core/counters.hpp"
+#include "staging/core/invariant_checker.hpp"
+#include "staging/core/slot_lease.hpp"
+#include "staging/core/slot_state.hpp"
+#include "staging/core/staging_ring.hpp"
+#include "staging/testing/fake_queue.hpp"
+
+namespace staging {
+namespace {
+
+// Every value of E, in order, by name; then one past the end reads "?", and every name parses
+// back to its value.
+template <class E>
+void expect_names(const std::vector<std::string>& names) {
+  ASSERT_EQ(enum_count<E>, names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(to_string(static_cast<E>(i)), names[i]);
+    EXPECT_EQ(enum_from_string<E>(names[i]), static_cast<E>(i)) << names[i];
+  }
+  EXPECT_EQ(to_string(static_cast<E>(names.size())), "?");
+  EXPECT_EQ(to_string(static_cast<E>(255)), "?");
+  EXPECT_EQ(enum_from_string<E>("NoSuchValue"), std::nullopt);
+  EXPECT_EQ(enum_from_string<E>(""), std::nullopt);
+}
+
+TEST(EnumNames, EveryCoreEnumHasItsNames) {
+  expect_names<SlotState>({"Empty", "Ready", "Recording", "InFlight", "Abandoned", "Failed"});
+  expect_names<AllocError>({"OutOfMemory", "MapFailed", "DeviceLost", "Other"});
+  expect_names<ConfigError>({"NoSlots", "MinNotPowerOfTwo", "MaxBelowMin"});
+  expect_names<Refusal>({"TooLarge", "AllInFlight", "AllocationFailed"});
+  expect_names<FinishError>({"Inactive", "ForeignLease"});
+  expect_names<PlaceError>({"ZeroSize", "Overflow", "DoesNotFit", "Inactive"});
+  expect_names<ExhaustionPolicy>({"Defer", "Wait", "Split", "Grow", "Fallback"});
+  expect_names<BlockCause>({"InFlight", "Fragmentation", "Cap"});
+  expect_names<ReserveErrorKind>(
+      {"ZeroSize", "Overflow", "WouldBlock", "Timeout", "CapExceeded", "AllocationFailed"});
+  expect_names<ByteRing::CreateError>({"ZeroCapacity", "CapBelowCapacity", "FallbackCapAboveCap",
+                                       "MissingAllocator", "MissingCompletionSource",
+                                       "AllocationFailed"});
+  expect_names<Invariant>({"I1", "I2", "I3", "I4", "I5"});
+  expect_names<CounterUnit>({"Count", "Bytes", "Nanoseconds"});
+  expect_names<testing::DelayModel::Kind>({"Fixed", "SeededRandom", "Bursty", "Stalled"});
+}
+
+TEST(EnumNames, TheClassScopedNameFollowsTheTable) {
+  EXPECT_EQ(ByteRing::to_string(ByteRing::CreateError::MissingAllocator), "MissingAllocator");
+  EXPECT_EQ(ByteRing::to_string(static_cast<ByteRing::CreateError>(99)), "?");
+}
+
+TEST(EnumNames, UsableInConstantExpressions) {
+  static_assert(to_string(BlockCause::Fragmentation) == "Fragmentation");
+  static_assert(enum_from_string<SlotState>("Ready") == SlotState::Ready);
+  static_assert(enum_count<ExhaustionPolicy> == 5);
+}
+
+// The completeness check refuses a table that does not match its enum.
+enum class Short : uint8_t { A, B, C };
+constexpr auto enum_names(std::type_identity<Short>) noexcept {
+  return std::to_array<std::string_view>({"A", "B"});
+}
+enum class Long : uint8_t { A, B };
+constexpr auto enum_names(std::type_identity<Long>) noexcept {
+  return std::to_array<std::string_view>({"A", "B", "C"});
+}
+enum class Repeated : uint8_t { A, B };
+constexpr auto enum_names(std::type_identity<Repeated>) noexcept {
+  return std::to_array<std::string_view>({"A", "A"});
+}
+enum class Signed : int8_t { Minus = -1, Zero, One };
+constexpr auto enum_names(std::type_identity<Signed>) noexcept {
+  return std::to_array<std::string_view>({"Zero", "One"});
+}
+static_assert(!enum_names_complete<Repeated>());
+#if (defined(__GNUC__) || defined(__clang__))
+static_assert(!enum_names_complete<Short>());
+static_assert(!enum_names_complete<Long>());
+#endif
+
+TEST(EnumNames, NegativeValuesReadAsUnknown) {
+  EXPECT_EQ(to_string(Signed::Minus), "?");
+  EXPECT_EQ(to_string(Signed::One), "One");
+}
+
+}  // namespace
+}  // namespace staging
