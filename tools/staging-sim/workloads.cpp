@@ -36,20 +36,15 @@ class Rng {
 // Builds a workload's upload list; kinds are named once and referred to by index.
 class Builder {
  public:
-  Builder(std::string name, std::string description, uint64_t seed)
-      : rng(seed), w_{std::move(name), std::move(description), {}, {}, {}, {}} {}
+  Builder(std::string name, std::string description, uint64_t seed) : rng(seed) {
+    w_.name = std::move(name);
+    w_.description = std::move(description);
+  }
   Rng rng;
 
-  uint32_t kind(std::string_view name) {
-    for (uint32_t i = 0; i < w_.kinds.size(); ++i) {
-      if (w_.kinds[i] == name) return i;
-    }
-    w_.kinds.emplace_back(name);
-    return static_cast<uint32_t>(w_.kinds.size() - 1);
-  }
   void add(Duration t, uint64_t size, uint64_t alignment, std::string_view k, int64_t frame,
            uint64_t granularity = 1, RelativeSize rel = RelativeSize::None) {
-    w_.uploads.push_back(Upload{t, size, alignment, kind(k), frame, granularity, rel});
+    w_.uploads.push_back(Upload{t, size, alignment, w_.kind_id(k), frame, granularity, rel});
   }
   // A texture of `rows` rows of `pitch` bytes: split granularity is the row pitch.
   void texture(Duration t, uint64_t pitch, uint64_t rows, int64_t frame,
