@@ -1,5 +1,9 @@
 #include "sim_config.hpp"
 
+#include <fmt/format.h>
+
+#include "units.hpp"
+
 namespace staging::sim {
 
 std::string_view to_string(Strategy strategy) noexcept {
@@ -41,6 +45,31 @@ bool supports(Strategy strategy, ExhaustionPolicy policy) noexcept {
   if (strategy == Strategy::Byte) return true;
   return policy == ExhaustionPolicy::Fallback || policy == ExhaustionPolicy::Wait ||
          policy == ExhaustionPolicy::Defer;
+}
+
+std::optional<std::string> config_error(const SimConfig& c) {
+  if (c.capacity == 0) return "the capacity must be > 0";
+  if (c.effective_cap() < c.capacity) return "the cap must be >= the capacity";
+  if (c.effective_cap() > kMaxStagingBytes) {
+    return fmt::format(
+        "the cap ({}, 2 x capacity unless --cap says) is above {}: staging memory "
+        "is real host memory here",
+        format_bytes(c.effective_cap()), format_bytes(kMaxStagingBytes));
+  }
+  if (c.fallback_cap > c.effective_cap()) return "the fallback cap must be <= the cap";
+  if (c.frames_in_flight > kMaxFramesInFlight) {
+    return fmt::format("at most {} frames in flight", kMaxFramesInFlight);
+  }
+  if (c.duration > kMaxWorkloadDuration || c.duration < Duration{0}) {
+    return fmt::format("a built-in workload runs at most {}",
+                       format_duration(kMaxWorkloadDuration));
+  }
+  if (!supports(c.strategy, c.policy)) {
+    return fmt::format(
+        "the {} strategy does not support the {} policy (slot: fallback, wait, defer)",
+        to_string(c.strategy), policy_name(c.policy));
+  }
+  return std::nullopt;
 }
 
 }  // namespace staging::sim

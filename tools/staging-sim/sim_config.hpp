@@ -74,8 +74,23 @@ struct SimConfig {
   /// Keep every span, mark and sample (needed by --trace and --plot; costs memory).
   bool record_timeline = true;
 
-  /// cap, with 0 resolved.
-  [[nodiscard]] uint64_t effective_cap() const noexcept { return cap == 0 ? 2 * capacity : cap; }
+  /// cap, with 0 resolved (2 x capacity, at most UINT64_MAX).
+  [[nodiscard]] uint64_t effective_cap() const noexcept {
+    return cap != 0 ? cap : capacity > UINT64_MAX / 2 ? UINT64_MAX : 2 * capacity;
+  }
 };
+
+/// The most staging memory a run may hold (the cap): 16 GiB. Every staging byte is real host
+/// memory, written and checked.
+inline constexpr uint64_t kMaxStagingBytes = uint64_t{16} << 30;
+/// The most frames in flight (the slot ring has one slot more).
+inline constexpr uint32_t kMaxFramesInFlight = 1024;
+/// The longest --duration of a built-in workload: one hour (1,000-2,000 uploads a second).
+inline constexpr Duration kMaxWorkloadDuration = std::chrono::hours(1);
+
+/// What is wrong with `config` (the first thing found), or none: a zero capacity, a cap below the
+/// capacity or above kMaxStagingBytes, a fallback cap above the cap, frames in flight or a
+/// duration above their limits, a policy the strategy does not support.
+[[nodiscard]] std::optional<std::string> config_error(const SimConfig& config);
 
 }  // namespace staging::sim

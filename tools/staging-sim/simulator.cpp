@@ -218,15 +218,7 @@ double RunResult::throughput_mib_s() const noexcept {
 
 Expected<RunResult, std::string> simulate(const SimConfig& config, const Workload& workload,
                                           const ProgressFn& progress) {
-  if (!supports(config.strategy, config.policy)) {
-    return unexpected("the " + std::string(to_string(config.strategy)) +
-                      " strategy does not support the " + std::string(policy_name(config.policy)) +
-                      " policy (slot: fallback, wait, defer)");
-  }
-  if (config.capacity == 0) return unexpected(std::string("the capacity must be > 0"));
-  if (config.effective_cap() < config.capacity) {
-    return unexpected(std::string("the cap must be >= the capacity"));
-  }
+  if (auto error = config_error(config)) return unexpected(std::move(*error));
   // A trace without a delay model of its own gets a busy frame's GPU latency.
   const DelaySpec delay = config.delay             ? *config.delay
                           : workload.default_delay ? *workload.default_delay
