@@ -58,6 +58,16 @@ TEST(SimQueue, EarlyCompletionFaultLiesToTheRingOnly) {
   EXPECT_EQ(q.truth_completed(), 0u);
 }
 
+TEST(SimQueue, ACopyPastTheClockLimitIsClampedAndReported) {
+  testing::FakeClock clock;
+  SimQueue q(clock, testing::DelayModel::fixed(10us), {}, 1, false);  // 1 byte per second
+  q.submit(1000);                                                     // 1000 s: fine
+  EXPECT_FALSE(q.past_clock_limit());
+  q.submit(UINT64_MAX);  // 585 billion years: would overflow the clock
+  EXPECT_TRUE(q.past_clock_limit());
+  EXPECT_EQ(q.submissions()[1].completes, kClockLimit);
+}
+
 TEST(ByteCheck, FindsAnOverwriteAndNothingElse) {
   std::vector<std::byte> memory(64 * 1024);
   ByteCheck check;
@@ -156,6 +166,86 @@ TEST(Simulator, APlantedEarlyCompletionIsCaughtAndNamed) {
               0u);
     EXPECT_EQ(r->violations.front().message.rfind("I3 violated: reservation #", 0), 0u)
         << r->violations.front().message;
+  }
+}
+
+// Two uploads 10^16 ns (115 days) apart: the poll ticks in between change nothing and are
+// skipped, so the run takes a handful of polls, not 6 x 10^11.
+TEST(Simulator, TimeMovesByEventsNotTicks) {
+  Workload w;
+  w.kinds = {"upload"};
+  w.uploads = {Upload{Duration{0}, 4096}, Upload{Duration{10000000000000000}, 4096}};
+  for (Strategy strategy : {Strategy::Byte, Strategy::Slot}) {
+    SimConfig c;
+    c.strategy = strategy;
+    c.poll_interval = 1ns;
+    const auto start = std::chrono::steady_clock::now();
+    auto r = simulate(c, w);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+    EXPECT_GE(r->end, Duration{10000000000000000});
+    if (r->byte_stats) {
+      EXPECT_LT(r->byte_stats->polls, 100u);
+    }
+  }
+}
+
+// A caller that retries every nanosecond while the queue takes milliseconds: the run's work
+// bound stops it with an error that names the upload, instead of running for hours.
+TEST(Simulator, ARetryStormHitsTheWorkBound) {
+  SimConfig c;
+  c.policy = ExhaustionPolicy::Defer;
+  c.poll_interval = 1ns;
+  c.duration = 1s;
+  auto r = simulate(c, *make_workload("sizes-edge", 1, c.duration));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().rfind("upload ", 0), 0u) << r.error();
+  EXPECT_NE(r.error().find("steps"), std::string::npos) << r.error();
+}
+
+TEST(Simulator, RefusesWhatCannotFinishInBoundedTime) {
+  Workload w;
+  w.kinds = {"upload"};
+  w.uploads = {Upload{Duration{0}, uint64_t{1} << 60}};
+  SimConfig c;
+  c.policy = ExhaustionPolicy::Split;  // 2^35 chunks through a 32 MiB ring
+  auto split = simulate(c, w);
+  ASSERT_FALSE(split);
+  EXPECT_NE(split.error().find("passes under split"), std::string::npos) << split.error();
+  c.policy = ExhaustionPolicy::Wait;  // routed around the ring: a copy of 2.1 years
+  auto direct = simulate(c, w);
+  ASSERT_TRUE(direct) << direct.error();
+  EXPECT_EQ(direct->direct_bytes, uint64_t{1} << 60);
+  c.bandwidth = 1;  // 36 billion years of copying: past the clock's limit
+  auto slow = simulate(c, w);
+  ASSERT_FALSE(slow);
+  EXPECT_NE(slow.error().find("virtual time"), std::string::npos) << slow.error();
+}
+
+// 1 B/s: the uploads' delays add up to more than an int64 of nanoseconds. The total saturates
+// instead of wrapping negative.
+TEST(Simulator, TotalsSaturate) {
+  SimConfig c;
+  c.bandwidth = 1;
+  c.duration = 1s;
+  auto r = simulate(c, *make_workload("frames-steady", 1, c.duration));
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->delay_total, Duration::max());
+  EXPECT_EQ(r->latency_total, Duration::max());
+  EXPECT_GT(r->delay_max, Duration{0});
+  EXPECT_EQ(r->invariant_violations(), 0u);
+}
+
+TEST(Simulator, AZeroWaitTimeoutRetriesAtTheNextTick) {
+  for (Strategy strategy : {Strategy::Byte, Strategy::Slot}) {
+    SimConfig c;
+    c.strategy = strategy;
+    c.wait_timeout = 0ns;
+    c.duration = 2s;
+    auto r = simulate(c, *make_workload("sizes-edge", 1, c.duration));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->invariant_violations(), 0u);
+    EXPECT_GT(r->timeouts, 0u);
   }
 }
 

@@ -61,8 +61,7 @@ std::optional<std::string> config_error(const SimConfig& c) {
     return fmt::format("at most {} frames in flight", kMaxFramesInFlight);
   }
   if (c.duration > kMaxWorkloadDuration || c.duration < Duration{0}) {
-    return fmt::format("a built-in workload runs at most {}",
-                       format_duration(kMaxWorkloadDuration));
+    return std::string("--duration: a built-in workload runs at most 1 hour");
   }
   if (!supports(c.strategy, c.policy)) {
     return fmt::format(

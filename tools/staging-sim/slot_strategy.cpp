@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "host_memory.hpp"
 #include "sim_context.hpp"
 #include "staging/core/staging_ring.hpp"
 
@@ -20,16 +21,13 @@ namespace {
 // when it grows, so the id, not the slot index, names the memory).
 class SimBuffer {
  public:
-  SimBuffer(uint32_t id, uint64_t capacity, SimContext* ctx,
+  SimBuffer(uint32_t id, HostMemory memory, SimContext* ctx,
             std::map<uint32_t, SimBuffer*>* registry)
-      : id_(id),
-        bytes_(static_cast<std::size_t>(capacity), std::byte{0xA5}),
-        ctx_(ctx),
-        registry_(registry) {
+      : id_(id), memory_(std::move(memory)), ctx_(ctx), registry_(registry) {
     (*registry_)[id_] = this;
   }
   SimBuffer(SimBuffer&& o) noexcept
-      : id_(o.id_), bytes_(std::move(o.bytes_)), ctx_(o.ctx_), registry_(o.registry_) {
+      : id_(o.id_), memory_(std::move(o.memory_)), ctx_(o.ctx_), registry_(o.registry_) {
     o.ctx_ = nullptr;
     if (ctx_ != nullptr) (*registry_)[id_] = this;
   }
@@ -39,16 +37,21 @@ class SimBuffer {
   ~SimBuffer() {
     if (ctx_ == nullptr) return;
     ctx_->region_destroyed(id_);
+    if (!memory_.guard_intact()) {
+      ctx_->checker.report(Invariant::I4_InBounds,
+                           "guard bytes after slot buffer " + std::to_string(id_) +
+                               " were overwritten: something wrote past the buffer's end");
+    }
     registry_->erase(id_);
-    ctx_->held_changed(-static_cast<int64_t>(bytes_.size()));
+    ctx_->held_changed(-static_cast<int64_t>(memory_.size()));
   }
-  [[nodiscard]] uint64_t capacity() const noexcept { return bytes_.size(); }
+  [[nodiscard]] uint64_t capacity() const noexcept { return memory_.size(); }
   [[nodiscard]] uint32_t id() const noexcept { return id_; }
-  [[nodiscard]] std::byte* data() noexcept { return bytes_.data(); }
+  [[nodiscard]] std::byte* data() noexcept { return memory_.data(); }
 
  private:
   uint32_t id_;
-  std::vector<std::byte> bytes_;
+  HostMemory memory_;
   SimContext* ctx_;
   std::map<uint32_t, SimBuffer*>* registry_;
 };
@@ -63,9 +66,11 @@ class SimSlotAllocator final : public StagingAllocator<SimBuffer> {
     for (const auto& [id, buffer] : registry_)
       live += buffer->capacity();
     if (capacity > budget_ || live > budget_ - capacity) return unexpected(AllocError::OutOfMemory);
+    HostMemory memory(capacity);
+    if (memory.data() == nullptr) return unexpected(AllocError::OutOfMemory);
     const uint32_t id = next_id_++;
     ctx_->region_created(id, capacity);
-    return SimBuffer(id, capacity, ctx_, &registry_);
+    return SimBuffer(id, std::move(memory), ctx_, &registry_);
   }
   [[nodiscard]] std::byte* data(uint32_t id) {
     const auto it = registry_.find(id);
@@ -211,6 +216,10 @@ class SlotStrategy final : public StrategyRunner {
     const uint64_t needed = run_needed(index);
     const StagingStats before = ring_->stats();
     for (;;) {
+      if (!ctx_->step()) {  // the run's work bound: the simulator stops with an error
+        go_direct(BlockCause::InFlight);
+        return;
+      }
       auto lease = ring_->begin(needed);
       if (lease) {
         lease_.emplace(std::move(*lease));
@@ -256,6 +265,8 @@ class SlotStrategy final : public StrategyRunner {
               go_direct(BlockCause::InFlight);
               return;
             }
+            // A zero wait_timeout waits for nothing: come back at the next tick or event.
+            if (waited <= Duration{0}) ctx_->queue.advance_to(ctx_->retry_time().value_or(start));
           }
           break;
         }

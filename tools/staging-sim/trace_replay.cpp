@@ -51,7 +51,7 @@ const Key* find_key(std::string_view name) {
 std::string_view rule(Field f) {
   switch (f) {
     case Field::Time:
-      return "a number >= 0 (digits and a decimal point; at most 73 years)";
+      return "a number >= 0 (digits and a decimal point; at most 36 years)";
     case Field::Size:
     case Field::Alignment:
     case Field::Granularity:
@@ -260,7 +260,7 @@ Expected<StallWindow, std::string> parse_stall(const json& s) {
   const std::optional<Duration> length = s.is_object() ? get("for_us") : std::nullopt;
   if (!at || !length || s.size() != 2) {
     return Fail{std::string(
-        "a stall is {\"at_us\": A, \"for_us\": F}, each a number >= 0 (at most 73 years)")};
+        "a stall is {\"at_us\": A, \"for_us\": F}, each a number >= 0 (at most 36 years)")};
   }
   return StallWindow{*at, *length};
 }

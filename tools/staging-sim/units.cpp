@@ -116,6 +116,8 @@ std::string format_bytes(uint64_t bytes) {
 std::string format_duration(Duration d) {
   const double ns = static_cast<double>(d.count());
   if (ns == 0) return "0 s";
+  if (d == Duration::max()) return "more than 292 years";  // a saturated total
+  if (ns >= 365.25 * 86400e9) return fmt::format("{:.1f} years", ns / (365.25 * 86400e9));
   if (ns >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
   if (ns >= 1e8) return fmt::format("{:.0f} ms", ns / 1e6);
   if (ns >= 1e6) return fmt::format("{:.1f} ms", ns / 1e6);

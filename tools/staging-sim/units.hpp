@@ -13,12 +13,12 @@
 namespace staging::sim {
 
 /// The longest time or duration an input may state (a trace's times, a stall, a delay model,
-/// an option): 2^61 ns, about 73 years. Far beyond any real run, and small enough that a time
-/// plus a duration never overflows.
-inline constexpr Duration kTimeLimit{int64_t{1} << 61};
-/// The simulated clock's limit: 2^62 ns, about 146 years. A run whose queue would complete work
+/// an option): 2^60 ns, about 36 years. Far beyond any real run, and small enough that sums of a
+/// few times and durations never overflow.
+inline constexpr Duration kTimeLimit{int64_t{1} << 60};
+/// The simulated clock's limit: 2^61 ns, about 73 years. A run whose queue would complete work
 /// later than this (e.g. huge uploads over a tiny --bandwidth) stops with an error.
-inline constexpr Duration kClockLimit{int64_t{1} << 62};
+inline constexpr Duration kClockLimit{int64_t{1} << 61};
 
 /// A decimal number — digits with an optional fraction ("12", "1.5", ".25"; no sign, exponent,
 /// hex or spaces) — times `scale`, the fraction rounded to nearest (`round`) or down. Fraction
@@ -38,7 +38,7 @@ inline constexpr Duration kClockLimit{int64_t{1} << 62};
 
 /// "32.0 MiB", "512 KiB", "17 B": the largest binary unit that keeps the value >= 1.
 [[nodiscard]] std::string format_bytes(uint64_t bytes);
-/// "1.25 s", "12.3 ms", "850 us", "0 s".
+/// "1.25 s", "12.3 ms", "850 us", "0 s"; from a year on "73.1 years".
 [[nodiscard]] std::string format_duration(Duration d);
 /// "12,345,678": an integer with thousands separators.
 [[nodiscard]] std::string format_count(uint64_t value);
