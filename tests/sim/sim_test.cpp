@@ -97,8 +97,7 @@ TEST(Simulator, EveryWorkloadAndPolicyRunsClean) {
       c.policy = policy;
       auto r = simulate(c, w);
       ASSERT_TRUE(r) << r.error();
-      SCOPED_TRACE(std::string(name) + " " + std::string(to_string(strategy)) + "/" +
-                   std::string(policy_name(policy)));
+      SCOPED_TRACE(std::string(name) + " " + label(strategy, policy));
       EXPECT_EQ(r->invariant_violations(), 0u)
           << (r->violations.empty() ? "" : r->violations.front().message);
       EXPECT_TRUE(r->stat_mismatches.empty())

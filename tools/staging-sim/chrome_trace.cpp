@@ -99,34 +99,6 @@ int thread_of(MarkKind k) {
 
 }  // namespace
 
-std::string_view to_string(MarkKind kind) noexcept {
-  switch (kind) {
-    case MarkKind::Wait:
-      return "wait";
-    case MarkKind::WouldBlock:
-      return "would-block";
-    case MarkKind::Split:
-      return "split";
-    case MarkKind::Fallback:
-      return "fallback";
-    case MarkKind::Grow:
-      return "grow";
-    case MarkKind::Trim:
-      return "trim";
-    case MarkKind::Wrap:
-      return "wrap";
-    case MarkKind::Timeout:
-      return "timeout";
-    case MarkKind::CapRefusal:
-      return "cap refusal";
-    case MarkKind::Direct:
-      return "direct";
-    case MarkKind::Pacing:
-      return "frame pacing";
-  }
-  return "?";
-}
-
 ordered_json chrome_trace(const RunResult& r) {
   const bool slot = r.config.strategy == Strategy::Slot;
   ordered_json events = ordered_json::array();
@@ -213,18 +185,11 @@ ordered_json chrome_trace(const RunResult& r) {
     const Duration end = s.end.value_or(r.end);
     const int lane = lanes.take(s.begin, end);
     const std::string kind = s.kind < r.kinds.size() ? r.kinds[s.kind].name : "upload";
-    ordered_json args{{"id", s.id},
-                      {"region", s.region},
-                      {"offset", s.offset},
-                      {"size", s.size},
-                      {"alignment", s.alignment},
-                      {"skipped", s.skipped},
-                      {"charged", s.charged},
-                      {"asked", s.asked},
-                      {"token", s.token},
-                      {"kind", kind},
-                      {"frame", s.frame},
-                      {"policy", std::string(policy_name(s.policy))}};
+    ordered_json args{
+        {"id", s.id},           {"region", s.region},       {"offset", s.offset},
+        {"size", s.size},       {"alignment", s.alignment}, {"skipped", s.skipped},
+        {"charged", s.charged}, {"asked", s.asked},         {"token", s.token},
+        {"kind", kind},         {"frame", s.frame},         {"policy", policy_name(s.policy)}};
     if (s.fallback) args["fallback"] = true;
     if (!s.end) args["retired"] = false;
     events.push_back({{"name", kind + " #" + std::to_string(s.id)},
@@ -285,7 +250,7 @@ ordered_json chrome_trace(const RunResult& r) {
   trace["otherData"] = {{"tool", "staging-sim"},
                         {"workload", r.workload},
                         {"strategy", std::string(to_string(r.config.strategy))},
-                        {"policy", std::string(policy_name(r.config.policy))},
+                        {"policy", policy_name(r.config.policy)},
                         {"capacity", r.capacity},
                         {"cap", r.cap},
                         {"seed", r.config.seed},

@@ -29,7 +29,7 @@ std::string ms(Duration d) {
 }
 
 std::string label(const CompareRow& r) {
-  return std::string(to_string(r.strategy)) + "/" + std::string(policy_name(r.policy));
+  return label(r.strategy, r.policy);
 }
 
 const std::vector<std::string> kHeader = {
@@ -150,7 +150,7 @@ nlohmann::ordered_json causes(const CauseCounts& c) {
 nlohmann::ordered_json row_json(const CompareRow& r) {
   return {{"workload", r.workload},
           {"strategy", std::string(to_string(r.strategy))},
-          {"policy", std::string(policy_name(r.policy))},
+          {"policy", policy_name(r.policy)},
           {"wait_total_ns", r.wait_total.count()},
           {"wait_longest_ns", r.wait_longest.count()},
           {"would_blocks", r.would_blocks},
@@ -199,9 +199,7 @@ Expected<std::vector<CompareRow>, std::string> run_compare(
       c.policy = policy;
       c.record_timeline = false;
       if (progress) {
-        progress(done, runs,
-                 w.name + " " + std::string(to_string(strategy)) + "/" +
-                     std::string(policy_name(policy)));
+        progress(done, runs, w.name + " " + label(strategy, policy));
       }
       auto result = simulate(c, w);
       if (!result) return unexpected(w.name + ": " + result.error());

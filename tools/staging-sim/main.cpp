@@ -94,8 +94,10 @@ void add_options(CLI::App& app, SimConfig& c, Request& q) {
   app.add_option("--replay,-r", q.replay, "replay an upload trace (CSV or JSON; docs/sim.md)")
       ->excludes("--workload");
   app.add_flag("--list-workloads", q.list, "print the built-in workloads and exit");
-  value(app, "--strategy,-s", c.strategy, parse_strategy, ValueKind{"NAME", "byte or slot"},
-        "byte (ByteRing) or slot (StagingRing)", "byte");
+  value(
+      app, "--strategy,-s", c.strategy,
+      [](const std::string& t) { return staging::enum_from_string<Strategy>(t); },
+      ValueKind{"NAME", "byte or slot"}, "byte (ByteRing) or slot (StagingRing)", "byte");
   value(app, "--policy,-p", c.policy, parse_policy,
         ValueKind{"NAME", "defer, wait, split, grow or fallback"},
         "when full: defer, wait, split, grow, fallback (slot: fallback, wait, defer)", "wait");
@@ -162,11 +164,7 @@ void add_options(CLI::App& app, SimConfig& c, Request& q) {
   app.add_flag("--no-progress", q.no_progress, "no progress bar");
   value(
       app, "--inject-fault", c.fault,
-      [](const std::string& t) -> std::optional<Fault> {
-        if (t == "none") return Fault::None;
-        if (t == "early-completion") return Fault::EarlyCompletion;
-        return std::nullopt;
-      },
+      [](const std::string& t) { return staging::enum_from_string<Fault>(t); },
       ValueKind{"NAME", "none or early-completion"},
       "self-check: early-completion (the queue tells the ring one submission more has completed "
       "than has; the checker must catch it)",

@@ -41,7 +41,7 @@ ordered_json result_json(const RunResult& r) {
   j["format_version"] = 1;
   j["workload"] = r.workload;
   j["strategy"] = std::string(to_string(c.strategy));
-  j["policy"] = std::string(policy_name(c.policy));
+  j["policy"] = policy_name(c.policy);
   j["invariant_violations"] = r.invariant_violations();
   j["capacity"] = r.capacity;
   j["cap"] = r.cap;
@@ -61,7 +61,7 @@ ordered_json result_json(const RunResult& r) {
   config["fallback_cap"] = c.fallback_cap;
   config["split_min_chunk"] = c.split_min_chunk;
   config["duration_ns"] = ns(c.duration);
-  config["fault"] = c.fault == Fault::None ? "none" : "early-completion";
+  config["fault"] = to_string(c.fault);
   if (c.strategy == Strategy::Slot) {
     config["slots"] = r.slots;
     config["max_slot_bytes"] = r.max_slot_bytes;

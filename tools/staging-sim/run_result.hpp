@@ -64,7 +64,12 @@ enum class MarkKind : uint8_t {
   Direct,      ///< the caller routed an upload around the ring (refused for good, or gave up)
   Pacing,      ///< the CPU waited for frame f - frames_in_flight - 1 (frame pacing, not the ring)
 };
-[[nodiscard]] std::string_view to_string(MarkKind kind) noexcept;
+/// Names of MarkKind's values, as the trace shows them (to_string).
+constexpr auto enum_names(std::type_identity<MarkKind>) noexcept {
+  return std::to_array<std::string_view>({"wait", "would-block", "split", "fallback", "grow",
+                                          "trim", "wrap", "timeout", "cap refusal", "direct",
+                                          "frame pacing"});
+}
 
 struct Mark {
   Duration time{0};

@@ -2,43 +2,32 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "units.hpp"
 
 namespace staging::sim {
 
-std::string_view to_string(Strategy strategy) noexcept {
-  return strategy == Strategy::Byte ? "byte" : "slot";
+std::string policy_name(ExhaustionPolicy policy) {
+  std::string name(to_string(policy));
+  std::transform(name.begin(), name.end(), name.begin(), [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  });
+  return name;
 }
 
-std::optional<Strategy> parse_strategy(std::string_view text) noexcept {
-  if (text == "byte") return Strategy::Byte;
-  if (text == "slot") return Strategy::Slot;
-  return std::nullopt;
-}
-
-std::string_view policy_name(ExhaustionPolicy policy) noexcept {
-  switch (policy) {
-    case ExhaustionPolicy::Defer:
-      return "defer";
-    case ExhaustionPolicy::Wait:
-      return "wait";
-    case ExhaustionPolicy::Split:
-      return "split";
-    case ExhaustionPolicy::Grow:
-      return "grow";
-    case ExhaustionPolicy::Fallback:
-      return "fallback";
-  }
-  return "?";
-}
-
-std::optional<ExhaustionPolicy> parse_policy(std::string_view text) noexcept {
-  for (ExhaustionPolicy p :
-       {ExhaustionPolicy::Defer, ExhaustionPolicy::Wait, ExhaustionPolicy::Split,
-        ExhaustionPolicy::Grow, ExhaustionPolicy::Fallback}) {
-    if (text == policy_name(p)) return p;
+std::optional<ExhaustionPolicy> parse_policy(std::string_view text) {
+  for (std::size_t i = 0; i < enum_count<ExhaustionPolicy>; ++i) {
+    if (text == policy_name(static_cast<ExhaustionPolicy>(i))) {
+      return static_cast<ExhaustionPolicy>(i);
+    }
   }
   return std::nullopt;
+}
+
+std::string label(Strategy strategy, ExhaustionPolicy policy) {
+  return fmt::format("{}/{}", to_string(strategy), policy_name(policy));
 }
 
 bool supports(Strategy strategy, ExhaustionPolicy policy) noexcept {

@@ -1,15 +1,18 @@
 // What one simulation run is configured with (the command line's options, resolved).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "delay_spec.hpp"
 #include "staging/core/byte_ring.hpp"
+#include "staging/core/enum_names.hpp"
 #include "upload.hpp"
 
 namespace staging::sim {
@@ -18,9 +21,13 @@ namespace staging::sim {
 enum class Strategy : uint8_t {
   /// ByteRing (byte_ring.hpp): one region, FIFO reservations, any ExhaustionPolicy.
   Byte,
-  /// StagingRing (staging_ring.hpp, seed 004): frames_in_flight + 1 slots, one frame per slot.
+  /// StagingRing (staging_ring.hpp): frames_in_flight + 1 slots, one frame per slot.
   Slot,
 };
+/// Names of Strategy's values, as on the command line (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<Strategy>) noexcept {
+  return std::to_array<std::string_view>({"byte", "slot"});
+}
 
 /// A fault planted on purpose, to prove the checker catches it (a self-check, never a default).
 enum class Fault : uint8_t {
@@ -29,12 +36,18 @@ enum class Fault : uint8_t {
   /// reclaims one reservation early, while the GPU may still read it (I3, then I1).
   EarlyCompletion,
 };
+/// Names of Fault's values, as on the command line (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<Fault>) noexcept {
+  return std::to_array<std::string_view>({"none", "early-completion"});
+}
 
-[[nodiscard]] std::string_view to_string(Strategy strategy) noexcept;
-[[nodiscard]] std::optional<Strategy> parse_strategy(std::string_view text) noexcept;
-/// "defer", "wait", "split", "grow", "fallback" (lower case, as on the command line).
-[[nodiscard]] std::string_view policy_name(ExhaustionPolicy policy) noexcept;
-[[nodiscard]] std::optional<ExhaustionPolicy> parse_policy(std::string_view text) noexcept;
+/// "defer", "wait", "split", "grow", "fallback": the policy's name in lower case, as on the
+/// command line.
+[[nodiscard]] std::string policy_name(ExhaustionPolicy policy);
+/// The policy named by policy_name(), or none.
+[[nodiscard]] std::optional<ExhaustionPolicy> parse_policy(std::string_view text);
+/// "byte/split": a strategy and a policy, as the policy table names its rows.
+[[nodiscard]] std::string label(Strategy strategy, ExhaustionPolicy policy);
 /// The policies a strategy supports: every one for Byte; fallback, wait and defer for Slot (a
 /// refused frame takes the other route, waits for a slot, or comes back later).
 [[nodiscard]] bool supports(Strategy strategy, ExhaustionPolicy policy) noexcept;

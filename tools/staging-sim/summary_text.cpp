@@ -40,7 +40,7 @@ std::string summary_text(const RunResult& r) {
   std::string out;
   out += fmt("staging-sim: workload %s, strategy %s, policy %s, seed %" PRIu64 "\n",
              r.workload.c_str(), std::string(to_string(c.strategy)).c_str(),
-             std::string(policy_name(c.policy)).c_str(), c.seed);
+             policy_name(c.policy).c_str(), c.seed);
   out += "  " + r.workload_description + "\n\n";
   out += "configuration\n";
   if (c.strategy == Strategy::Slot) {

@@ -159,9 +159,9 @@ std::string svg_plot(const RunResult& r) {
   // Title and key numbers.
   std::string title = "staging-sim — " + r.workload + " · " +
                       std::string(to_string(r.config.strategy)) + " ring, policy " +
-                      std::string(policy_name(r.config.policy)) + " · capacity " +
-                      format_bytes(r.capacity) + ", cap " + format_bytes(r.cap) + " · delay " +
-                      r.delay + " · seed " + std::to_string(r.config.seed);
+                      policy_name(r.config.policy) + " · capacity " + format_bytes(r.capacity) +
+                      ", cap " + format_bytes(r.cap) + " · delay " + r.delay + " · seed " +
+                      std::to_string(r.config.seed);
   o += fmt("<text x=\"%.0f\" y=\"26\" font-size=\"16\" font-weight=\"bold\">%s</text>\n", kLeft,
            escape(title).c_str());
   std::string sub = "peak held " + format_bytes(r.peak_held) + " · peak in flight " +
