@@ -208,8 +208,8 @@ int run_compare_table(const Request& q, const SimConfig& c, const std::vector<Wo
   if (!q.quiet) std::fputs(compare_table(*rows, q.markdown).c_str(), stdout);
   if (!q.json.empty() && !write(q.json, compare_json(c, *rows).dump(1) + "\n")) return kExitUsage;
   uint64_t violations = 0;
-  for (const CompareRow& r : *rows)
-    violations += r.invariant_violations;
+  for (const nlohmann::ordered_json& r : *rows)
+    violations += r["invariant_violations"].get<uint64_t>();
   if (violations == 0) return 0;
   fmt::print(stderr, "staging-sim: {} invariant violations (run the rows alone for details)\n",
              violations);
