@@ -115,15 +115,8 @@ ordered_json result_json(const RunResult& r) {
   s["pacing_longest_ns"] = ns(r.pacing_longest);
   j["stats"] = s;
 
-  ordered_json cs;
-  cs["would_block"] = causes(r.would_block_causes);
-  cs["wait"] = causes(r.wait_causes);
-  cs["timeout"] = causes(r.timeout_causes);
-  cs["split"] = causes(r.split_causes);
-  cs["grow"] = causes(r.grow_causes);
-  cs["fallback"] = causes(r.fallback_causes);
-  cs["direct"] = causes(r.direct_causes);
-  j["causes"] = cs;
+  for (const CauseTable& t : kCauseTables)
+    j["causes"][std::string(t.key)] = causes(r.*t.counts);
 
   ordered_json checks;
   checks["reservations_checked"] = r.checks;

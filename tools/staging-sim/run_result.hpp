@@ -208,4 +208,20 @@ struct RunResult {
   [[nodiscard]] Duration makespan() const noexcept { return end - first_arrival; }
 };
 
+/// A run's cause counts in report order: the JSON key (under "causes"), the summary's label.
+struct CauseTable {
+  std::string_view key;
+  std::string_view label;
+  CauseCounts RunResult::*counts;
+};
+inline constexpr CauseTable kCauseTables[] = {
+    {"would_block", "would-block", &RunResult::would_block_causes},
+    {"wait", "wait", &RunResult::wait_causes},
+    {"timeout", "timeout", &RunResult::timeout_causes},
+    {"split", "split", &RunResult::split_causes},
+    {"grow", "grow", &RunResult::grow_causes},
+    {"fallback", "fallback", &RunResult::fallback_causes},
+    {"direct", "direct", &RunResult::direct_causes},
+};
+
 }  // namespace staging::sim

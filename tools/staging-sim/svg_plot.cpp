@@ -3,11 +3,10 @@
 // splits, fallbacks, grows/trims, timeouts, direct uploads, wraps, frame pacing), coloured by
 // cause. Long runs are reduced to one value per pixel column (the column's maximum), so the file
 // stays small and no peak is lost.
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <cinttypes>
 #include <cmath>
-#include <cstdarg>
-#include <cstdio>
 #include <map>
 #include <vector>
 
@@ -32,15 +31,6 @@ constexpr const char* kCapacity = "#333333";
 constexpr const char* kCap = "#c1121f";
 constexpr const char* kNeutral = "#6c757d";
 constexpr const char* kCauseColour[3] = {"#f08c00", "#7b2cbf", "#c1121f"};  // InFlight, Frag, Cap
-
-std::string fmt(const char* f, ...) {
-  char buf[1024];
-  va_list args;
-  va_start(args, f);
-  std::vsnprintf(buf, sizeof buf, f, args);
-  va_end(args);
-  return buf;
-}
 
 std::string escape(const std::string& s) {
   std::string out;
@@ -77,10 +67,10 @@ double nice_step(double range, int target) {
 }
 
 std::string tick_label(double v, double step) {
-  if (step >= 1) return fmt("%.0f", v);
-  if (step >= 0.1) return fmt("%.1f", v);
-  if (step >= 0.01) return fmt("%.2f", v);
-  return fmt("%.3f", v);
+  if (step >= 1) return fmt::format("{:.0f}", v);
+  if (step >= 0.1) return fmt::format("{:.1f}", v);
+  if (step >= 0.01) return fmt::format("{:.2f}", v);
+  return fmt::format("{:.3f}", v);
 }
 
 struct Lane {
@@ -150,11 +140,12 @@ std::string svg_plot(const RunResult& r) {
   }
 
   std::string o;
-  o += fmt(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 "
-      "%.0f %.0f\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\">\n",
+  o += fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 "
+      "{:.0f} {:.0f}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" "
+      "font-size=\"12\">\n",
       kWidth, height, kWidth, height);
-  o += fmt("<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", kWidth, height);
+  o += fmt::format("<rect width=\"{:.0f}\" height=\"{:.0f}\" fill=\"#ffffff\"/>\n", kWidth, height);
 
   // Title and key numbers.
   std::string title = "staging-sim — " + r.workload + " · " +
@@ -162,8 +153,8 @@ std::string svg_plot(const RunResult& r) {
                       policy_name(r.config.policy) + " · capacity " + format_bytes(r.capacity) +
                       ", cap " + format_bytes(r.cap) + " · delay " + r.delay + " · seed " +
                       std::to_string(r.config.seed);
-  o += fmt("<text x=\"%.0f\" y=\"26\" font-size=\"16\" font-weight=\"bold\">%s</text>\n", kLeft,
-           escape(title).c_str());
+  o += fmt::format("<text x=\"{:.0f}\" y=\"26\" font-size=\"16\" font-weight=\"bold\">{}</text>\n",
+                   kLeft, escape(title).c_str());
   std::string sub = "peak held " + format_bytes(r.peak_held) + " · peak in flight " +
                     format_bytes(r.peak_in_flight) + " · " + format_count(r.waits) +
                     " waits (total " + format_duration(r.wait_total) + ", longest " +
@@ -171,27 +162,28 @@ std::string svg_plot(const RunResult& r) {
                     format_count(r.would_block_causes.total()) + " would-blocks · " +
                     format_count(r.fallbacks) + " fallbacks · " + format_count(r.direct) +
                     " direct · invariant violations: " + std::to_string(r.invariant_violations());
-  o += fmt("<text x=\"%.0f\" y=\"48\" font-size=\"12\" fill=\"#333\">%s</text>\n", kLeft,
-           escape(sub).c_str());
+  o += fmt::format("<text x=\"{:.0f}\" y=\"48\" font-size=\"12\" fill=\"#333\">{}</text>\n", kLeft,
+                   escape(sub).c_str());
 
   // Stall windows (behind everything).
   for (const StallWindow& w : r.stalls) {
     const double x0 = x_of(w.at), x1 = std::min(x_of(w.at + w.length), kRight);
     if (x0 >= kRight) continue;
-    o +=
-        fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#adb5bd\" "
-            "fill-opacity=\"0.35\"/>\n",
-            x0, kTop, std::max(1.0, x1 - x0), kChartHeight);
-    o += fmt("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#495057\">queue stalled</text>\n",
-             x0 + 3, kTop + 12);
+    o += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#adb5bd\" "
+        "fill-opacity=\"0.35\"/>\n",
+        x0, kTop, std::max(1.0, x1 - x0), kChartHeight);
+    o += fmt::format(
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"#495057\">queue stalled</text>\n",
+        x0 + 3, kTop + 12);
   }
 
   // Waits as translucent bands in the chart.
   for (const Mark& m : r.marks) {
     if (m.kind != MarkKind::Wait) continue;
     const double x0 = x_of(m.time), x1 = x_of(m.time + m.duration);
-    o += fmt(
-        "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
+    o += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\" "
         "fill-opacity=\"0.18\"/>\n",
         x0, kTop, std::max(0.8, x1 - x0), kChartHeight, kCauseColour[static_cast<int>(m.cause)]);
   }
@@ -199,37 +191,41 @@ std::string svg_plot(const RunResult& r) {
   // Grid and axes.
   for (double v = 0; v <= y_max + 1e-9; v += y_step) {
     const double y = y_of(v * mib);
-    o += fmt("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#e9ecef\"/>\n", kLeft,
-             y, kRight, y);
-    o += fmt("<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", kLeft - 6, y + 4,
-             tick_label(v, y_step).c_str());
+    o += fmt::format(
+        "<line x1=\"{:.0f}\" y1=\"{:.1f}\" x2=\"{:.0f}\" y2=\"{:.1f}\" stroke=\"#e9ecef\"/>\n",
+        kLeft, y, kRight, y);
+    o += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", kLeft - 6,
+                     y + 4, tick_label(v, y_step).c_str());
   }
   const double t_units = t_total / unit;
   const double x_step = nice_step(t_units, 10);
   for (double v = 0; v <= t_units + 1e-9; v += x_step) {
     const double x = kLeft + chart_w * v / t_units;
-    o += fmt("<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#e9ecef\"/>\n", x,
-             kTop, x, kTop + kChartHeight);
-    o += fmt("<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#333\"/>\n", x,
-             kTop + kChartHeight, x, kTop + kChartHeight + 5);
-    o += fmt("<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n", x,
-             kTop + kChartHeight + 18, tick_label(v, x_step).c_str());
+    o += fmt::format(
+        "<line x1=\"{:.1f}\" y1=\"{:.0f}\" x2=\"{:.1f}\" y2=\"{:.0f}\" stroke=\"#e9ecef\"/>\n", x,
+        kTop, x, kTop + kChartHeight);
+    o += fmt::format(
+        "<line x1=\"{:.1f}\" y1=\"{:.0f}\" x2=\"{:.1f}\" y2=\"{:.0f}\" stroke=\"#333\"/>\n", x,
+        kTop + kChartHeight, x, kTop + kChartHeight + 5);
+    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.0f}\" text-anchor=\"middle\">{}</text>\n", x,
+                     kTop + kChartHeight + 18, tick_label(v, x_step).c_str());
   }
-  o += fmt("<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">simulated time (%s)</text>\n",
-           kLeft + chart_w / 2, kTop + kChartHeight + 36, in_ms ? "ms" : "s");
-  o +=
-      fmt("<text transform=\"translate(%.0f %.0f) rotate(-90)\" text-anchor=\"middle\">staging "
-          "memory (MiB)</text>\n",
-          kLeft - 52, kTop + kChartHeight / 2);
+  o += fmt::format(
+      "<text x=\"{:.0f}\" y=\"{:.0f}\" text-anchor=\"middle\">simulated time ({})</text>\n",
+      kLeft + chart_w / 2, kTop + kChartHeight + 36, in_ms ? "ms" : "s");
+  o += fmt::format(
+      "<text transform=\"translate({:.0f} {:.0f}) rotate(-90)\" text-anchor=\"middle\">staging "
+      "memory (MiB)</text>\n",
+      kLeft - 52, kTop + kChartHeight / 2);
 
   // In flight: filled steps.
   {
-    std::string pts = fmt("%.1f,%.1f", kLeft, y_of(0));
+    std::string pts = fmt::format("{:.1f},{:.1f}", kLeft, y_of(0));
     for (int c = 0; c < columns; ++c) {
       const double y = y_of(static_cast<double>(in_flight[c]));
-      pts += fmt(" %.1f,%.1f %.1f,%.1f", kLeft + c, y, kLeft + c + 1, y);
+      pts += fmt::format(" {:.1f},{:.1f} {:.1f},{:.1f}", kLeft + c, y, kLeft + c + 1, y);
     }
-    pts += fmt(" %.1f,%.1f", kRight, y_of(0));
+    pts += fmt::format(" {:.1f},{:.1f}", kRight, y_of(0));
     o += "<polygon points=\"" + pts + "\" fill=\"" + kInFlight +
          "\" fill-opacity=\"0.55\" stroke=\"" + kInFlightEdge + "\" stroke-width=\"0.8\"/>\n";
   }
@@ -238,7 +234,8 @@ std::string svg_plot(const RunResult& r) {
     std::string pts;
     for (int c = 0; c < columns; ++c) {
       const double y = y_of(static_cast<double>(held[c]));
-      pts += fmt("%s%.1f,%.1f %.1f,%.1f", c == 0 ? "" : " ", kLeft + c, y, kLeft + c + 1, y);
+      pts += fmt::format("{}{:.1f},{:.1f} {:.1f},{:.1f}", c == 0 ? "" : " ", kLeft + c, y,
+                         kLeft + c + 1, y);
     }
     o += "<polyline points=\"" + pts + "\" fill=\"none\" stroke=\"" + kHeld +
          "\" stroke-width=\"2.2\"/>\n";
@@ -246,14 +243,14 @@ std::string svg_plot(const RunResult& r) {
   // Capacity and cap.
   const auto hline = [&](uint64_t bytes, const char* colour, const char* label, double dy) {
     const double y = y_of(static_cast<double>(bytes));
-    o +=
-        fmt("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"%s\" "
-            "stroke-width=\"1.4\" stroke-dasharray=\"7 4\"/>\n",
-            kLeft, y, kRight, y, colour);
-    o +=
-        fmt("<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"%s\">%s "
-            "%s</text>\n",
-            kRight - 4, y + dy, colour, label, format_bytes(bytes).c_str());
+    o += fmt::format(
+        "<line x1=\"{:.0f}\" y1=\"{:.1f}\" x2=\"{:.0f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+        "stroke-width=\"1.4\" stroke-dasharray=\"7 4\"/>\n",
+        kLeft, y, kRight, y, colour);
+    o += fmt::format(
+        "<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\" font-size=\"11\" fill=\"{}\">{} "
+        "{}</text>\n",
+        kRight - 4, y + dy, colour, label, format_bytes(bytes).c_str());
   };
   hline(r.capacity, kCapacity, "capacity", r.cap == r.capacity ? 14 : -4);
   if (r.cap != r.capacity) hline(r.cap, kCap, "cap", -4);
@@ -261,15 +258,15 @@ std::string svg_plot(const RunResult& r) {
   for (const Mark& m : r.marks) {
     if (m.kind != MarkKind::Fallback) continue;
     const double x = x_of(m.time), y = kTop + 6;
-    o +=
-        fmt("<path d=\"M%.1f %.1f l5 5 l-5 5 l-5 -5 z\" fill=\"%s\" stroke=\"#fff\" "
-            "stroke-width=\"0.6\"/>\n",
-            x, y - 5, kCauseColour[static_cast<int>(m.cause)]);
+    o += fmt::format(
+        "<path d=\"M{:.1f} {:.1f} l5 5 l-5 5 l-5 -5 z\" fill=\"{}\" stroke=\"#fff\" "
+        "stroke-width=\"0.6\"/>\n",
+        x, y - 5, kCauseColour[static_cast<int>(m.cause)]);
   }
-  o +=
-      fmt("<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
-          "stroke=\"#333\"/>\n",
-          kLeft, kTop, chart_w, kChartHeight);
+  o += fmt::format(
+      "<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"{:.0f}\" height=\"{:.0f}\" fill=\"none\" "
+      "stroke=\"#333\"/>\n",
+      kLeft, kTop, chart_w, kChartHeight);
 
   // Legend: one row between the title and the chart.
   {
@@ -277,60 +274,61 @@ std::string svg_plot(const RunResult& r) {
     const double y = kTop - 14;
     const auto entry = [&](const std::string& swatch, const std::string& text) {
       o += swatch;
-      o += fmt("<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\">%s</text>\n", x + 24, y + 4,
-               escape(text).c_str());
+      o += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" font-size=\"11\">{}</text>\n", x + 24,
+                       y + 4, escape(text).c_str());
       x += 24 + 6.0 * static_cast<double>(text.size()) + 18;
     };
-    entry(fmt("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"%s\" "
-              "stroke-width=\"2.2\"/>\n",
-              x, y, x + 20, y, kHeld),
+    entry(fmt::format("<line x1=\"{:.0f}\" y1=\"{:.1f}\" x2=\"{:.0f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+                      "stroke-width=\"2.2\"/>\n",
+                      x, y, x + 20, y, kHeld),
           "held bytes");
-    entry(fmt("<rect x=\"%.0f\" y=\"%.1f\" width=\"20\" height=\"10\" fill=\"%s\" "
-              "fill-opacity=\"0.55\" stroke=\"%s\"/>\n",
-              x, y - 5, kInFlight, kInFlightEdge),
+    entry(fmt::format("<rect x=\"{:.0f}\" y=\"{:.1f}\" width=\"20\" height=\"10\" fill=\"{}\" "
+                      "fill-opacity=\"0.55\" stroke=\"{}\"/>\n",
+                      x, y - 5, kInFlight, kInFlightEdge),
           "bytes in flight (not yet retired)");
-    entry(fmt("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"%s\" "
-              "stroke-dasharray=\"7 4\"/>\n",
-              x, y, x + 20, y, kCapacity),
+    entry(fmt::format("<line x1=\"{:.0f}\" y1=\"{:.1f}\" x2=\"{:.0f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+                      "stroke-dasharray=\"7 4\"/>\n",
+                      x, y, x + 20, y, kCapacity),
           "capacity");
-    entry(fmt("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"%s\" "
-              "stroke-dasharray=\"7 4\"/>\n",
-              x, y, x + 20, y, kCap),
+    entry(fmt::format("<line x1=\"{:.0f}\" y1=\"{:.1f}\" x2=\"{:.0f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+                      "stroke-dasharray=\"7 4\"/>\n",
+                      x, y, x + 20, y, kCap),
           "cap");
-    entry(fmt("<rect x=\"%.0f\" y=\"%.1f\" width=\"20\" height=\"10\" fill=\"#adb5bd\" "
-              "fill-opacity=\"0.5\"/>\n",
-              x, y - 5),
+    entry(fmt::format("<rect x=\"{:.0f}\" y=\"{:.1f}\" width=\"20\" height=\"10\" fill=\"#adb5bd\" "
+                      "fill-opacity=\"0.5\"/>\n",
+                      x, y - 5),
           "queue stalled");
-    entry(fmt("<rect x=\"%.0f\" y=\"%.1f\" width=\"20\" height=\"10\" fill=\"%s\" "
-              "fill-opacity=\"0.3\"/>\n",
-              x, y - 5, kCauseColour[0]),
+    entry(fmt::format("<rect x=\"{:.0f}\" y=\"{:.1f}\" width=\"20\" height=\"10\" fill=\"{}\" "
+                      "fill-opacity=\"0.3\"/>\n",
+                      x, y - 5, kCauseColour[0]),
           "wait");
-    entry(fmt("<path d=\"M%.0f %.1f l5 5 l-5 5 l-5 -5 z\" fill=\"%s\"/>\n", x + 10, y - 5,
-              kCauseColour[0]),
+    entry(fmt::format("<path d=\"M{:.0f} {:.1f} l5 5 l-5 5 l-5 -5 z\" fill=\"{}\"/>\n", x + 10,
+                      y - 5, kCauseColour[0]),
           "fallback");
   }
 
   // Event lanes.
-  o +=
-      fmt("<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\" font-weight=\"bold\">policy events "
-          "(count at the right)</text>\n",
-          kLeft, kLaneTop - 8);
+  o += fmt::format(
+      "<text x=\"{:.0f}\" y=\"{:.0f}\" font-size=\"12\" font-weight=\"bold\">policy events "
+      "(count at the right)</text>\n",
+      kLeft, kLaneTop - 8);
   {
     // The cause colours, on the lanes' heading line.
     double x = kLeft + 240;
     const double y = kLaneTop - 12;
-    o +=
-        fmt("<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" font-weight=\"bold\">colour = "
-            "cause:</text>\n",
-            x, y + 4);
+    o += fmt::format(
+        "<text x=\"{:.0f}\" y=\"{:.1f}\" font-size=\"11\" font-weight=\"bold\">colour = "
+        "cause:</text>\n",
+        x, y + 4);
     x += 110;
     const char* names[4] = {"InFlight (the GPU still holds the bytes)",
                             "Fragmentation (free, not contiguous)", "Cap", "no cause (wrap, trim)"};
     const char* colours[4] = {kCauseColour[0], kCauseColour[1], kCauseColour[2], kNeutral};
     for (int c = 0; c < 4; ++c) {
-      o += fmt("<rect x=\"%.0f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\"/>\n", x, y - 5,
-               colours[c]);
-      o += fmt("<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\">%s</text>\n", x + 18, y + 4, names[c]);
+      o += fmt::format("<rect x=\"{:.0f}\" y=\"{:.1f}\" width=\"14\" height=\"10\" fill=\"{}\"/>\n",
+                       x, y - 5, colours[c]);
+      o += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" font-size=\"11\">{}</text>\n", x + 18,
+                       y + 4, names[c]);
       x += 18 + 6.0 * static_cast<double>(std::string_view(names[c]).size()) + 16;
     }
   }
@@ -338,10 +336,12 @@ std::string svg_plot(const RunResult& r) {
     const Lane& lane = kLanes[li];
     const double y0 = kLaneTop + li * kLaneHeight;
     const double mid = y0 + kLaneHeight / 2;
-    o += fmt("<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" fill=\"%s\"/>\n", kLeft,
-             y0, chart_w, kLaneHeight, li % 2 == 0 ? "#f8f9fa" : "#ffffff");
-    o += fmt("<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%s</text>\n",
-             kLeft - 6, mid + 4, lane.label);
+    o += fmt::format(
+        "<rect x=\"{:.0f}\" y=\"{:.1f}\" width=\"{:.0f}\" height=\"{:.0f}\" fill=\"{}\"/>\n", kLeft,
+        y0, chart_w, kLaneHeight, li % 2 == 0 ? "#f8f9fa" : "#ffffff");
+    o += fmt::format(
+        "<text x=\"{:.0f}\" y=\"{:.1f}\" text-anchor=\"end\" font-size=\"11\">{}</text>\n",
+        kLeft - 6, mid + 4, lane.label);
     uint64_t count = 0;
     // One marker per (pixel column, cause, kind): dense events do not bloat the file.
     std::map<std::tuple<int, int, int>, bool> drawn;
@@ -356,9 +356,10 @@ std::string svg_plot(const RunResult& r) {
           m.kind == MarkKind::Wrap || m.kind == MarkKind::Trim || m.kind == MarkKind::Pacing;
       const char* colour = neutral ? kNeutral : kCauseColour[static_cast<int>(m.cause)];
       if (m.kind == MarkKind::Wait || m.kind == MarkKind::Pacing) {
-        o += fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"12\" fill=\"%s\"%s/>\n", x,
-                 mid - 6, std::max(1.0, x_of(m.time + m.duration) - x), colour,
-                 m.flag ? " stroke=\"#000\" stroke-width=\"0.8\"" : "");
+        o += fmt::format(
+            "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"12\" fill=\"{}\"{}/>\n", x,
+            mid - 6, std::max(1.0, x_of(m.time + m.duration) - x), colour,
+            m.flag ? " stroke=\"#000\" stroke-width=\"0.8\"" : "");
         continue;
       }
       const auto key =
@@ -367,43 +368,47 @@ std::string svg_plot(const RunResult& r) {
       drawn[key] = true;
       switch (m.kind) {
         case MarkKind::Fallback:
-          o +=
-              fmt("<path d=\"M%.1f %.1f l5 5 l-5 5 l-5 -5 z\" fill=\"%s\"/>\n", x, mid - 5, colour);
+          o += fmt::format("<path d=\"M{:.1f} {:.1f} l5 5 l-5 5 l-5 -5 z\" fill=\"{}\"/>\n", x,
+                           mid - 5, colour);
           break;
         case MarkKind::Grow:
-          o += fmt("<path d=\"M%.1f %.1f l5 9 l-10 0 z\" fill=\"%s\"/>\n", x, mid - 5, "#2b9348");
+          o += fmt::format("<path d=\"M{:.1f} {:.1f} l5 9 l-10 0 z\" fill=\"{}\"/>\n", x, mid - 5,
+                           "#2b9348");
           break;
         case MarkKind::Trim:
-          o += fmt("<path d=\"M%.1f %.1f l5 -9 l-10 0 z\" fill=\"%s\"/>\n", x, mid + 5, colour);
+          o += fmt::format("<path d=\"M{:.1f} {:.1f} l5 -9 l-10 0 z\" fill=\"{}\"/>\n", x, mid + 5,
+                           colour);
           break;
         case MarkKind::Timeout:
         case MarkKind::CapRefusal:
-          o += fmt("<path d=\"M%.1f %.1f l8 8 m0 -8 l-8 8\" stroke=\"%s\" stroke-width=\"2\"/>\n",
-                   x - 4, mid - 4, colour);
+          o += fmt::format(
+              "<path d=\"M{:.1f} {:.1f} l8 8 m0 -8 l-8 8\" stroke=\"{}\" stroke-width=\"2\"/>\n",
+              x - 4, mid - 4, colour);
           break;
         case MarkKind::Direct:
-          o += fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" fill=\"%s\"/>\n", x - 4,
-                   mid - 4, colour);
+          o += fmt::format(
+              "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"8\" height=\"8\" fill=\"{}\"/>\n", x - 4,
+              mid - 4, colour);
           break;
         default:
-          o +=
-              fmt("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                  "stroke-width=\"1.2\"/>\n",
-                  x, mid - 7, x, mid + 7, colour);
+          o += fmt::format(
+              "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+              "stroke-width=\"1.2\"/>\n",
+              x, mid - 7, x, mid + 7, colour);
       }
     }
-    o += fmt("<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" fill=\"#333\">%s</text>\n", kRight + 8,
-             mid + 4, format_count(count).c_str());
+    o += fmt::format("<text x=\"{:.0f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#333\">{}</text>\n",
+                     kRight + 8, mid + 4, format_count(count).c_str());
   }
-  o +=
-      fmt("<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
-          "stroke=\"#adb5bd\"/>\n",
-          kLeft, kLaneTop, chart_w, lanes_h);
-  o +=
-      fmt("<text x=\"%.0f\" y=\"%.0f\" font-size=\"10\" fill=\"#6c757d\">The GPU queue is "
-          "simulated (virtual time); every byte count is the real core's. Waits are shaded in the "
-          "chart; stalls in grey.</text>\n",
-          kLeft, kLaneTop + lanes_h + 22);
+  o += fmt::format(
+      "<rect x=\"{:.0f}\" y=\"{:.0f}\" width=\"{:.0f}\" height=\"{:.0f}\" fill=\"none\" "
+      "stroke=\"#adb5bd\"/>\n",
+      kLeft, kLaneTop, chart_w, lanes_h);
+  o += fmt::format(
+      "<text x=\"{:.0f}\" y=\"{:.0f}\" font-size=\"10\" fill=\"#6c757d\">The GPU queue is "
+      "simulated (virtual time); every byte count is the real core's. Waits are shaded in the "
+      "chart; stalls in grey.</text>\n",
+      kLeft, kLaneTop + lanes_h + 22);
   o += "</svg>\n";
   return o;
 }
