@@ -230,6 +230,10 @@ TEST(TraceReplay, JsonRefusesNumbersThatDoNotFit) {
     EXPECT_EQ(w.error().rfind("t.json: upload 0: ", 0), 0u) << w.error();
     EXPECT_NE(w.error().find(c.says), std::string::npos) << w.error();
   }
+  // A number no double holds: refused, not thrown.
+  auto huge = parse_trace(R"([{"time_us": 1e400, "size": 1}])", "t.json");
+  ASSERT_FALSE(huge);
+  EXPECT_NE(huge.error().find("a number out of range"), std::string::npos) << huge.error();
   auto top = parse_trace(R"([{"time_us": 1.5, "size": 1, "frame": 9223372036854775807}])", "t");
   ASSERT_TRUE(top) << top.error();
   EXPECT_EQ(top->uploads[0].frame, INT64_MAX);

@@ -271,6 +271,8 @@ Expected<Workload, std::string> parse_json(std::string_view text, std::string_vi
     doc = json::parse(text);
   } catch (const json::parse_error& e) {
     return Fail{fmt::format("{}: not valid JSON (at byte {})", name, e.byte)};
+  } catch (const json::exception&) {  // e.g. 1e400: a number no double holds
+    return Fail{fmt::format("{}: not valid JSON (a number out of range)", name)};
   }
   Workload w = named(name);
   const json* uploads = &doc;
