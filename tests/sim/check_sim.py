@@ -11,6 +11,10 @@ Each subcommand runs build/bin/staging-sim and checks what it promises:
   determinism    the same seed gives byte-identical JSON; another seed does not
   fault          --inject-fault early-completion exits 1 naming the violated invariant
   policy-doc     docs/policy.md's table is exactly what the command it states prints
+  soak           a short soak (--soak 5s): random workloads, policies and configurations, zero
+                 violations, no leak, memory flat
+  soak-fault     a soak with a planted fault fails naming the violation, and the command line it
+                 prints repeats the failing run
   hostile CASE   a hostile input (HOSTILE below) is refused with exit 2 and a clear message, or
                  runs in bounded time with sane (never negative) totals
 """
@@ -299,6 +303,24 @@ def cmd_hostile(a):
     print("ok  %s: exit %d, %r" % (a.name, proc.returncode, says))
 
 
+def cmd_soak(a):
+    proc = run(["--soak", "5s", "--seed", "1"], a.sim)
+    if "passed: no violation, no stats mismatch, no leak" not in proc.stdout:
+        fail("the soak did not pass:\n" + proc.stdout)
+    print(proc.stdout.strip())
+
+
+def cmd_soak_fault(a):
+    proc = run(["--soak", "1s", "--seed", "2", "--inject-fault", "early-completion"], a.sim, expect=1)
+    m = re.search(r"repeat it with: staging-sim (.*)", proc.stderr)
+    if "FAILED at run" not in proc.stderr or "I3 violated" not in proc.stderr or not m:
+        fail("the soak did not report the planted fault:\n" + proc.stderr)
+    again = run(shlex.split(m.group(1)) + ["-q"], a.sim, expect=1)
+    if "I3 violated" not in again.stderr:
+        fail("the printed command does not repeat the failure:\n" + again.stderr)
+    print("ok  soak failed on the planted fault; its command line repeats it")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--sim", required=True)
@@ -309,13 +331,15 @@ def main():
     w.add_argument("name")
     h = sub.add_parser("hostile")
     h.add_argument("name", choices=sorted(HOSTILE))
-    for name in ("acceptance", "trace", "plot", "replay", "determinism", "fault", "policy-doc"):
+    for name in ("acceptance", "trace", "plot", "replay", "determinism", "fault", "policy-doc",
+                 "soak", "soak-fault"):
         sub.add_parser(name)
     a = p.parse_args()
     os.makedirs(a.work, exist_ok=True)
     {"workload": cmd_workload, "acceptance": cmd_acceptance, "trace": cmd_trace,
      "plot": cmd_plot, "replay": cmd_replay, "determinism": cmd_determinism,
-     "fault": cmd_fault, "policy-doc": cmd_policy_doc, "hostile": cmd_hostile}[a.cmd](a)
+     "fault": cmd_fault, "policy-doc": cmd_policy_doc, "hostile": cmd_hostile,
+     "soak": cmd_soak, "soak-fault": cmd_soak_fault}[a.cmd](a)
 
 
 if __name__ == "__main__":

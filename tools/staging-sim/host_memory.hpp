@@ -4,7 +4,7 @@
 // any size, and only the bytes written (the byte checks' stamps) become resident. So a run's time
 // does not grow with the sizes it stages.
 //
-// Move-only; not synchronised (the simulator's thread).
+// Move-only; not synchronised (the simulator's thread; live_bytes() counts for the process).
 #pragma once
 
 #include <sys/mman.h>
@@ -30,6 +30,7 @@ class HostMemory {
     if (p == MAP_FAILED) return;
     data_ = static_cast<std::byte*>(p);
     std::memset(data_ + size_, kGuard, kGuardBytes);
+    live_bytes_ += size_;
   }
   HostMemory(HostMemory&& o) noexcept
       : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
@@ -41,13 +42,17 @@ class HostMemory {
   HostMemory(const HostMemory&) = delete;
   HostMemory& operator=(const HostMemory&) = delete;
   ~HostMemory() {
-    if (data_ != nullptr) munmap(data_, mapped());
+    if (data_ == nullptr) return;
+    munmap(data_, mapped());
+    live_bytes_ -= size_;
   }
 
   /// The first byte, or null when empty.
   [[nodiscard]] std::byte* data() const noexcept { return data_; }
   /// The usable bytes (the guard not counted).
   [[nodiscard]] uint64_t size() const noexcept { return size_; }
+  /// Bytes of every HostMemory alive now, in this process (0 once every ring is gone).
+  [[nodiscard]] static uint64_t live_bytes() noexcept { return live_bytes_; }
   /// False when something wrote into the guard (past the end).
   [[nodiscard]] bool guard_intact() const noexcept {
     for (std::size_t i = 0; i < kGuardBytes; ++i) {
@@ -63,6 +68,7 @@ class HostMemory {
   }
   std::byte* data_ = nullptr;
   uint64_t size_ = 0;
+  static inline uint64_t live_bytes_ = 0;
 };
 
 }  // namespace staging::sim

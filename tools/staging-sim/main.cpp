@@ -16,6 +16,7 @@
 #include "progress.hpp"
 #include "reports.hpp"
 #include "simulator.hpp"
+#include "soak.hpp"
 #include "trace_replay.hpp"
 #include "units.hpp"
 #include "workloads.hpp"
@@ -42,6 +43,7 @@ struct Request {
   bool quiet = false;
   bool no_progress = false;
   bool list = false;
+  std::optional<staging::Duration> soak;
 };
 
 int fail(const std::string& message) {
@@ -160,6 +162,11 @@ void add_options(CLI::App& app, SimConfig& c, Request& q) {
       app.add_flag("--compare", q.compare, "run every policy over the workloads; print the table")
           ->excludes(trace, plot);
   app.add_flag("--markdown", q.markdown, "--compare: print the table as Markdown")->needs(compare);
+  value(app, "--soak", q.soak, duration, kDuration,
+        "soak for this long (real time): random built-in workloads, strategies, policies and "
+        "configurations, every run checked (only --seed and --inject-fault apply)")
+      ->excludes("--workload", "--replay", compare, trace, plot)
+      ->excludes("--json");
   app.add_flag("--quiet,-q", q.quiet, "no summary on stdout");
   app.add_flag("--no-progress", q.no_progress, "no progress bar");
   value(
@@ -216,6 +223,17 @@ int run_compare_table(const Request& q, const SimConfig& c, const std::vector<Wo
   return kExitViolation;
 }
 
+int run_soak(const Request& q, const SimConfig& c) {
+  ProgressBar bar(!q.no_progress);
+  const SoakResult s =
+      soak(*q.soak, c.seed, c.fault, [&](uint64_t done, uint64_t total, uint64_t runs) {
+        bar.update(done, total, fmt::format("{} runs", runs));
+      });
+  bar.clear();
+  std::fputs(soak_text(s, *q.soak, c.seed).c_str(), s.failure ? stderr : stdout);
+  return s.failure ? s.failure->exit_status : 0;
+}
+
 int run_one(const Request& q, const SimConfig& c, const Workload& w) {
   ProgressBar bar(!q.no_progress);
   auto result =
@@ -264,6 +282,7 @@ int main(int argc, char** argv) {
                  make_workload(name, 1, std::chrono::seconds(10))->description);
     return 0;
   }
+  if (q.soak) return run_soak(q, config);
   config.record_timeline = !q.trace.empty() || !q.plot.empty();
   if (config.delay) config.delay = parse_delay(config.delay->text, config.seed, nullptr);
   if (auto error = config_error(config)) return fail(*error);
