@@ -62,7 +62,7 @@ struct SimConfig {
   uint64_t cap = 0;
   /// Frames that may be queued on the GPU while the CPU records the next one: before frame f
   /// starts, frame f - N - 1 has completed (the swapchain's frame latency). 0 means no pacing.
-  /// The slot ring gets N + 1 slots (seed 004: two in flight plus the one being recorded).
+  /// The slot ring gets N + 1 slots (STAGING_SLOTS = 3: two in flight plus the one being recorded).
   uint32_t frames_in_flight = 2;
   /// The queue's delay model; none means the workload's default.
   std::optional<DelaySpec> delay;

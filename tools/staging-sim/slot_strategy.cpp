@@ -1,9 +1,9 @@
-// The slot-ring strategy (seed 004's StagingRing): a run of uploads of one frame takes one slot
+// The slot-ring strategy (StagingRing): a run of uploads of one frame takes one slot
 // (begin with the run's total, worst-case alignment padding included), places each upload with
 // the lease's bump cursor, and finishes at the submission; the FenceToken is signalled when the
-// queue reports the submission complete. A refused frame follows the policy: fallback (the seed's
-// "fall back to queue writes": the run goes by another route), wait (wait on the queue for the
-// oldest frame in flight, then begin again) or defer (come back at the next completion).
+// queue reports the submission complete. A refused frame follows the policy: fallback (the slot
+// ring's "fall back to queue writes": the run goes by another route), wait (wait on the queue for
+// the oldest frame in flight, then begin again) or defer (come back at the next completion).
 #include <algorithm>
 #include <bit>
 #include <deque>
@@ -286,7 +286,7 @@ class SlotStrategy final : public StrategyRunner {
           poll();
           break;
         }
-        default:  // Fallback: the seed's refusal — the frame goes by queue writes
+        default:  // Fallback: the slot ring's refusal — the frame goes by queue writes
           go_direct(BlockCause::InFlight);
           return;
       }
