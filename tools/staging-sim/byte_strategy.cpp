@@ -149,16 +149,14 @@ class SimObserver final : public RingObserver {
  private:
   Mark make(MarkKind kind, Duration t, BlockCause cause, uint64_t bytes, uint64_t id,
             TimelineValue token, uint32_t region) const {
-    Mark m;
-    m.time = t;
-    m.kind = kind;
-    m.cause = cause;
-    m.bytes = bytes;
-    m.id = id;
-    m.token = token;
-    m.region = region;
-    m.kind_index = ctx_->upload != nullptr ? ctx_->upload->kind : 0;
-    return m;
+    return Mark{.time = t,
+                .kind = kind,
+                .cause = cause,
+                .bytes = bytes,
+                .id = id,
+                .token = token,
+                .region = region,
+                .kind_index = ctx_->upload != nullptr ? ctx_->upload->kind : 0};
   }
   void add(MarkKind kind, Duration t, BlockCause cause, uint64_t bytes, uint64_t id,
            TimelineValue token, uint32_t region) {

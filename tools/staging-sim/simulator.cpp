@@ -130,22 +130,21 @@ void SimContext::placed(const Reservation& r, uint32_t track, uint64_t charged,
   Live live{0, charged};
   if (config.record_timeline) {
     live.span = result.spans.size();
-    Span s;
-    s.id = r.id;
-    s.region = track;
-    s.offset = r.offset;
-    s.size = r.size;
-    s.alignment = r.alignment;
-    s.skipped = r.skipped;
-    s.charged = charged;
-    s.asked = asked;
-    s.token = r.token;
-    s.kind = upload != nullptr ? upload->kind : 0;
-    s.frame = upload != nullptr ? upload->frame : -1;
-    s.policy = policy;
-    s.fallback = r.fallback;
-    s.begin = now();
-    result.spans.push_back(s);
+    result.spans.push_back(Span{.id = r.id,
+                                .region = track,
+                                .offset = r.offset,
+                                .size = r.size,
+                                .alignment = r.alignment,
+                                .skipped = r.skipped,
+                                .charged = charged,
+                                .asked = asked,
+                                .token = r.token,
+                                .kind = upload != nullptr ? upload->kind : 0,
+                                .frame = upload != nullptr ? upload->frame : -1,
+                                .policy = policy,
+                                .fallback = r.fallback,
+                                .begin = now(),
+                                .end = std::nullopt});
   }
   live_[r.id] = live;
   in_flight_ += charged;
@@ -177,13 +176,11 @@ void SimContext::direct(uint64_t bytes_, BlockCause cause) {
   result.direct_bytes = add_sat(result.direct_bytes, bytes_);
   result.direct_causes.add(cause);
   if (upload != nullptr) ++result.kinds[upload->kind].direct;
-  Mark m;
-  m.time = now();
-  m.kind = MarkKind::Direct;
-  m.cause = cause;
-  m.bytes = bytes_;
-  m.kind_index = upload != nullptr ? upload->kind : 0;
-  mark(m);
+  mark(Mark{.time = now(),
+            .kind = MarkKind::Direct,
+            .cause = cause,
+            .bytes = bytes_,
+            .kind_index = upload != nullptr ? upload->kind : 0});
 }
 
 TimelineValue SimContext::submit(bool early) {
@@ -217,12 +214,7 @@ void SimContext::pace(int64_t frame) {
       ++result.pacing_waits;
       result.pacing_total += waited;
       result.pacing_longest = std::max(result.pacing_longest, waited);
-      Mark m;
-      m.time = start;
-      m.duration = waited;
-      m.kind = MarkKind::Pacing;
-      m.token = v;
-      mark(m);
+      mark(Mark{.time = start, .duration = waited, .kind = MarkKind::Pacing, .token = v});
     }
   }
   recent_.push_back(RecentFrame{frame, 0});

@@ -247,12 +247,11 @@ class SlotStrategy final : public StrategyRunner {
           r.wait_causes.add(BlockCause::InFlight);
           r.wait_total += waited;
           r.wait_longest = std::max(r.wait_longest, waited);
-          Mark m;
-          m.time = start;
-          m.duration = waited;
-          m.kind = MarkKind::Wait;
-          m.token = want;
-          m.flag = got < want;
+          Mark m{.time = start,
+                 .duration = waited,
+                 .kind = MarkKind::Wait,
+                 .token = want,
+                 .flag = got < want};
           ctx_->mark(m);
           if (got < want) {
             ++r.timeouts;
@@ -272,11 +271,7 @@ class SlotStrategy final : public StrategyRunner {
         }
         case ExhaustionPolicy::Defer: {
           ctx_->result.would_block_causes.add(BlockCause::InFlight);
-          Mark m;
-          m.time = ctx_->now();
-          m.kind = MarkKind::WouldBlock;
-          m.bytes = needed;
-          ctx_->mark(m);
+          ctx_->mark(Mark{.time = ctx_->now(), .kind = MarkKind::WouldBlock, .bytes = needed});
           const std::optional<Duration> next = ctx_->retry_time();
           if (!next) {
             go_direct(BlockCause::InFlight);
@@ -307,12 +302,10 @@ class SlotStrategy final : public StrategyRunner {
                           (now.slots_replaced - before.slots_replaced);
     if (made > 0) {
       ctx_->result.grows += made;
-      Mark m;
-      m.time = ctx_->now();
-      m.kind = MarkKind::Grow;
-      m.bytes = lease_->capacity();
-      m.region = static_cast<uint32_t>(slot);
-      ctx_->mark(m);
+      ctx_->mark(Mark{.time = ctx_->now(),
+                      .kind = MarkKind::Grow,
+                      .bytes = lease_->capacity(),
+                      .region = static_cast<uint32_t>(slot)});
     }
   }
 
