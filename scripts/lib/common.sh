@@ -7,7 +7,7 @@ STAGING_DEBIAN_PACKAGES=(
   # toolchain and test frameworks
   build-essential cmake ninja-build git pkg-config clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
-  libcli11-dev nlohmann-json3-dev
+  libcli11-dev libfmt-dev nlohmann-json3-dev
   # Vulkan: headers and loader, lavapipe (Mesa's CPU driver), the Khronos validation layer
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
   # output checks (SVG rendering) and the demo report

@@ -11,6 +11,12 @@ Each subcommand runs build/bin/staging-sim and checks what it promises:
   determinism    the same seed gives byte-identical JSON; another seed does not
   fault          --inject-fault early-completion exits 1 naming the violated invariant
   policy-doc     docs/policy.md's table is exactly what the command it states prints
+  soak           a short soak (--soak 5s): random workloads, policies and configurations, zero
+                 violations, no leak, memory flat
+  soak-fault     a soak with a planted fault fails naming the violation, and the command line it
+                 prints repeats the failing run
+  hostile CASE   a hostile input (HOSTILE below) is refused with exit 2 and a clear message, or
+                 runs in bounded time with sane (never negative) totals
 """
 import argparse
 import json
@@ -199,6 +205,122 @@ def cmd_policy_doc(a):
     print("ok  docs/policy.md's table is reproduced by: %s" % m.group(1))
 
 
+# Hostile inputs. Each: (trace file or None, arguments, expected exit status, text expected on
+# stderr (or stdout for exit 0), seconds it may take). A trace is (name, bytes).
+BIG_CSV = "time_us,size\n0,%d\n"
+HOSTILE = {
+    # Sizes far beyond the ring: routed around it, copy time simulated, not ticked through.
+    "size-2p60-csv": (("t.csv", BIG_CSV % 2**60), [], 0, "1 (1048576 TiB)", 20),
+    "size-2p63-json": (("t.json", '[{"time_us": 0, "size": %d}]' % (2**63 - 1)), [], 0,
+                       "simulated time       17.0 years", 20),
+    "size-2p64-csv": (("t.csv", BIG_CSV % (2**64 - 1)), ["--policy", "grow"], 0,
+                      "direct (caller)      1", 20),
+    "size-2p60-split": (("t.csv", BIG_CSV % 2**60), ["--policy", "split"], 2,
+                        "passes under split", 20),
+    # Totals that overflowed: saturated, never negative.
+    "bandwidth-1b": (None, ["--bandwidth", "1B", "--duration", "1s"], 0,
+                     "total more than 292 years", 20),
+    "bandwidth-1b-10gb": (("t.csv", BIG_CSV % 10**10), ["--bandwidth", "1B"], 2,
+                          "73.1 years of virtual time", 20),
+    "delay-31-years": (None, ["--delay", "fixed:1000000000s", "--duration", "1s"], 2,
+                       "73.1 years of virtual time", 20),
+    # The command line.
+    "seed-negative": (None, ["--seed", "-1"], 2, "--seed: expected an integer", 10),
+    "frames-in-flight-negative": (None, ["--frames-in-flight", "-1"], 2,
+                                  "--frames-in-flight: expected an integer", 10),
+    "markdown-alone": (None, ["--markdown"], 2, "--markdown requires --compare", 10),
+    "unknown-flag": (None, ["--bogus"], 2, "--bogus", 10),
+    "capacity-2p64": (None, ["--capacity", str(2**64 - 1)], 2, "above 16 GiB", 10),
+    "duration-2h": (None, ["--duration", "7200s"], 2, "at most 1 hour", 10),
+    "stall-option-huge": (None, ["--stall", "1s:1000000000000s"], 2, "--stall: expected AT:FOR",
+                          10),
+    "bursty-2p32": (None, ["--delay", "bursty:1ms:2ms:4294967296"], 2, "bursty:FAST:SLOW:N", 10),
+    # Traces.
+    "stall-at-1e30": (("t.json", '{"uploads": [{"time_us": 0, "size": 1}], '
+                                 '"stalls": [{"at_us": 1e30, "for_us": 1}]}'), [], 2,
+                      "t.json: stall 0: ", 10),
+    "stall-for-1e30": (("t.json", '{"uploads": [{"time_us": 0, "size": 1}], '
+                                  '"stalls": [{"at_us": 0, "for_us": 1e30}]}'), [], 2,
+                       "t.json: stall 0: ", 10),
+    "frame-2p64": (("t.json", '[{"time_us": 0, "size": 1, "frame": %d}]' % (2**64 - 1)), [], 2,
+                   "t.json: upload 0: frame must be", 10),
+    "hex-time": (("t.csv", "time_us,size\n0x10,5\n"), [], 2, "t.csv:2: time_us must be", 10),
+    "cut-line": (("t.csv", "time_us,size\n0,40"), [], 2, "t.csv:2: the last line has no newline",
+                 10),
+    "binary-garbage": (("t.bin", bytes((i * 131 + 7) % 256 for i in range(4096))), [], 2,
+                       "t.bin:1: unknown column", 10),
+    # Time goes by events: gaps and tiny ticks cost nothing, a retry storm is bounded.
+    "time-gap-1e13us": (("t.csv", "time_us,size\n0,5\n10000000000000,5\n"), [], 0,
+                        "simulated time       10000000.00 s", 10),
+    "poll-interval-1ns": (None, ["--poll-interval", "1ns", "--duration", "1s"], 0,
+                          "invariant violations 0", 20),
+    "wait-timeout-0": (None, ["--wait-timeout", "0s", "--workload", "sizes-edge",
+                              "--duration", "2s"], 0, "invariant violations 0", 20),
+    "retry-storm": (None, ["--poll-interval", "1ns", "--workload", "sizes-edge", "--policy",
+                           "defer", "--duration", "1s"], 2, "steps (reservation attempts", 60),
+    "million-kinds": (("t.csv", "time_us,size,kind\n" +
+                       "".join("%d,64,k%d\n" % (i, i) for i in range(1000000))), [], 0,
+                      "uploads              1,000,000", 90),
+}
+
+
+def negative_numbers(value, path="$"):
+    """Paths of negative numbers in a JSON document (a total that overflowed)."""
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in negative_numbers(v, path + "." + k)]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in negative_numbers(v, "%s[%d]" % (path, i))]
+    return [path] if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0 \
+        else []
+
+
+def cmd_hostile(a):
+    trace, args, expect, says, seconds = HOSTILE[a.name]
+    if trace:
+        path = os.path.join(a.work, a.name + "-" + trace[0])
+        with open(path, "wb") as f:
+            f.write(trace[1] if isinstance(trace[1], bytes) else trace[1].encode())
+        args = ["--replay", path] + args
+    out = os.path.join(a.work, a.name + ".json")
+    cmd = [a.sim] + args + ["--no-progress", "--json", out]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, timeout=seconds)
+    except subprocess.TimeoutExpired:
+        fail("%s did not finish within %d s" % (" ".join(cmd[:12]), seconds))
+    stdout, stderr = proc.stdout.decode("ascii", "replace"), proc.stderr.decode("ascii", "replace")
+    if proc.returncode != expect:
+        fail("exit %d (expected %d)\nstdout:\n%s\nstderr:\n%s" %
+             (proc.returncode, expect, stdout[-2000:], stderr[-2000:]))
+    text = stdout if expect == 0 else stderr
+    if says not in text:
+        fail("expected %r in the output:\n%s" % (says, text[-3000:]))
+    if any(b >= 0x7f or (b < 0x20 and b not in (9, 10)) for b in proc.stderr):
+        fail("stderr has unprintable bytes: %r" % proc.stderr[:300])
+    if expect == 0:
+        bad = negative_numbers(load(out))
+        if bad or re.search(r"(?<![\w.])-\d", stdout):
+            fail("negative totals: %s\n%s" % (bad[:5], stdout))
+    print("ok  %s: exit %d, %r" % (a.name, proc.returncode, says))
+
+
+def cmd_soak(a):
+    proc = run(["--soak", "5s", "--seed", "1"], a.sim)
+    if "passed: no violation, no stats mismatch, no leak" not in proc.stdout:
+        fail("the soak did not pass:\n" + proc.stdout)
+    print(proc.stdout.strip())
+
+
+def cmd_soak_fault(a):
+    proc = run(["--soak", "1s", "--seed", "2", "--inject-fault", "early-completion"], a.sim, expect=1)
+    m = re.search(r"repeat it with: staging-sim (.*)", proc.stderr)
+    if "FAILED at run" not in proc.stderr or "I3 violated" not in proc.stderr or not m:
+        fail("the soak did not report the planted fault:\n" + proc.stderr)
+    again = run(shlex.split(m.group(1)) + ["-q"], a.sim, expect=1)
+    if "I3 violated" not in again.stderr:
+        fail("the printed command does not repeat the failure:\n" + again.stderr)
+    print("ok  soak failed on the planted fault; its command line repeats it")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--sim", required=True)
@@ -207,13 +329,17 @@ def main():
     sub = p.add_subparsers(dest="cmd", required=True)
     w = sub.add_parser("workload")
     w.add_argument("name")
-    for name in ("acceptance", "trace", "plot", "replay", "determinism", "fault", "policy-doc"):
+    h = sub.add_parser("hostile")
+    h.add_argument("name", choices=sorted(HOSTILE))
+    for name in ("acceptance", "trace", "plot", "replay", "determinism", "fault", "policy-doc",
+                 "soak", "soak-fault"):
         sub.add_parser(name)
     a = p.parse_args()
     os.makedirs(a.work, exist_ok=True)
     {"workload": cmd_workload, "acceptance": cmd_acceptance, "trace": cmd_trace,
      "plot": cmd_plot, "replay": cmd_replay, "determinism": cmd_determinism,
-     "fault": cmd_fault, "policy-doc": cmd_policy_doc}[a.cmd](a)
+     "fault": cmd_fault, "policy-doc": cmd_policy_doc, "hostile": cmd_hostile,
+     "soak": cmd_soak, "soak-fault": cmd_soak_fault}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
-// staging-sim's own parts, tested without the command line: the parsers (sizes, durations, delay
-// models, upload traces), the simulated queue (stalls, copy bandwidth, the planted fault), the
-// byte checks, and the simulator's promises — deterministic for a seed, zero violations on every
-// built-in workload and policy, and a planted early completion caught and named.
+// staging-sim's own parts, tested without the command line: the simulated queue (stalls, copy
+// bandwidth, the planted fault), the byte checks, and the simulator's promises — deterministic for
+// a seed, zero violations on every built-in workload and policy, and a planted early completion
+// caught and named.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -20,119 +20,6 @@ namespace staging::sim {
 namespace {
 
 using namespace std::chrono_literals;
-
-TEST(Units, ParsesByteCountsWithBinaryAndDecimalSuffixes) {
-  EXPECT_EQ(parse_bytes("4096"), 4096u);
-  EXPECT_EQ(parse_bytes("64KiB"), 64u << 10);
-  EXPECT_EQ(parse_bytes("64K"), 64u << 10);
-  EXPECT_EQ(parse_bytes("32MiB"), uint64_t{32} << 20);
-  EXPECT_EQ(parse_bytes("1.5MiB"), uint64_t{3} << 19);
-  EXPECT_EQ(parse_bytes("2GB"), uint64_t{2000000000});
-  EXPECT_EQ(parse_bytes("18446744073709551615"), UINT64_MAX);
-  EXPECT_FALSE(parse_bytes("18446744073709551616"));  // overflows
-  EXPECT_FALSE(parse_bytes(""));
-  EXPECT_FALSE(parse_bytes("MiB"));
-  EXPECT_FALSE(parse_bytes("12 parsecs"));
-  EXPECT_FALSE(parse_bytes("-4"));
-}
-
-TEST(Units, ParsesDurationsOnlyWithAUnit) {
-  EXPECT_EQ(parse_duration("2ms"), 2ms);
-  EXPECT_EQ(parse_duration("1.5s"), 1500ms);
-  EXPECT_EQ(parse_duration("250us"), 250us);
-  EXPECT_EQ(parse_duration("16.667ms"), 16667us);
-  EXPECT_EQ(parse_duration("7ns"), 7ns);
-  EXPECT_FALSE(parse_duration("100"));  // no unit
-  EXPECT_FALSE(parse_duration("1h"));
-  EXPECT_FALSE(parse_duration("1e30s"));
-}
-
-TEST(Units, FormatsForPeople) {
-  EXPECT_EQ(format_bytes(17), "17 B");
-  EXPECT_EQ(format_bytes(32u << 20), "32 MiB");
-  EXPECT_EQ(format_bytes(3u << 19), "1.50 MiB");
-  EXPECT_EQ(format_duration(0ms), "0 s");
-  EXPECT_EQ(format_duration(12300us), "12.3 ms");
-  EXPECT_EQ(format_count(1234567), "1,234,567");
-}
-
-TEST(DelaySpec, ParsesEveryModelAndNamesTheMistake) {
-  std::string error;
-  auto fixed = parse_delay("fixed:2ms", 1, &error);
-  ASSERT_TRUE(fixed);
-  EXPECT_EQ(fixed->model.kind, testing::DelayModel::Kind::Fixed);
-  EXPECT_EQ(fixed->model.base, 2ms);
-  auto random = parse_delay("random:1ms:6ms", 9, &error);
-  ASSERT_TRUE(random);
-  EXPECT_EQ(random->model.seed, 9u);
-  EXPECT_EQ(random->text, "random:1ms:6ms");
-  auto bursty = parse_delay("bursty:1ms:30ms:8", 1, &error);
-  ASSERT_TRUE(bursty);
-  EXPECT_EQ(bursty->model.burst, 8u);
-  EXPECT_TRUE(parse_delay("stalled", 1, &error));
-  EXPECT_FALSE(parse_delay("random:6ms:1ms", 1, &error));
-  EXPECT_NE(error.find("LO <= HI"), std::string::npos);
-  EXPECT_FALSE(parse_delay("gaussian:1ms", 1, &error));
-  EXPECT_NE(error.find("fixed, random, bursty, stalled"), std::string::npos);
-}
-
-TEST(TraceReplay, CsvWithHeaderCommentsAndOptionalColumns) {
-  const char* text =
-      "# captured from a test\n"
-      "time_us,size,alignment,kind,frame,granularity\n"
-      "0,65536,256,constants,0,1\n"
-      "\n"
-      "1500.5,4096,,vertices,,\n"
-      "20,1048576,512,texture,1,4096\n";
-  auto w = parse_trace(text, "t.csv");
-  ASSERT_TRUE(w) << w.error();
-  ASSERT_EQ(w->uploads.size(), 3u);
-  // Sorted by time: the texture at 20 us comes before the upload at 1500.5 us.
-  EXPECT_EQ(w->uploads[1].time, 20us);
-  EXPECT_EQ(w->uploads[1].granularity, 4096u);
-  EXPECT_EQ(w->uploads[2].time, Duration{1500500});
-  EXPECT_EQ(w->uploads[2].alignment, 1u);
-  EXPECT_EQ(w->uploads[2].frame, -1);
-  EXPECT_EQ(w->kinds[w->uploads[2].kind], "vertices");
-}
-
-TEST(TraceReplay, CsvErrorsNameTheLine) {
-  auto bad = parse_trace("time_us,size\n0,100\n5,0\n", "t.csv");
-  ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().find("t.csv:3:"), std::string::npos) << bad.error();
-  EXPECT_NE(bad.error().find("size"), std::string::npos);
-  auto column = parse_trace("time_us,size,colour\n", "t.csv");
-  ASSERT_FALSE(column);
-  EXPECT_NE(column.error().find("unknown column 'colour'"), std::string::npos);
-  auto no_time = parse_trace("size\n5\n", "t.csv");
-  ASSERT_FALSE(no_time);
-  auto empty = parse_trace("time_us,size\n", "t.csv");
-  ASSERT_FALSE(empty);
-  EXPECT_NE(empty.error().find("no uploads"), std::string::npos);
-}
-
-TEST(TraceReplay, JsonObjectWithStallsOrBareArray) {
-  auto w = parse_trace(
-      R"({"uploads": [{"time_us": 10, "size": 64, "alignment": 4, "kind": "a", "frame": 2},
-                      {"time_ms": 1, "size": 8, "frame": null}],
-          "stalls": [{"at_us": 500, "for_us": 250}]})",
-      "t.json");
-  ASSERT_TRUE(w) << w.error();
-  ASSERT_EQ(w->uploads.size(), 2u);
-  EXPECT_EQ(w->uploads[0].frame, 2);
-  EXPECT_EQ(w->uploads[1].time, 1ms);
-  EXPECT_EQ(w->uploads[1].frame, -1);
-  ASSERT_EQ(w->stalls.size(), 1u);
-  EXPECT_EQ(w->stalls[0].length, 250us);
-  auto bare = parse_trace(R"([{"time_us": 0, "size": 1}])", "t.json");
-  ASSERT_TRUE(bare) << bare.error();
-  auto bad = parse_trace(R"([{"time_us": 0, "size": -1}])", "t.json");
-  ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().find("upload 0"), std::string::npos);
-  auto typo = parse_trace(R"([{"time_us": 0, "sise": 1}])", "t.json");
-  ASSERT_FALSE(typo);
-  EXPECT_NE(typo.error().find("unknown key 'sise'"), std::string::npos);
-}
 
 TEST(SimQueue, StallWindowsHoldCompletionsAndTheClockStopsAtTheirEdges) {
   testing::FakeClock clock;
@@ -171,6 +58,16 @@ TEST(SimQueue, EarlyCompletionFaultLiesToTheRingOnly) {
   EXPECT_EQ(q.truth_completed(), 0u);
 }
 
+TEST(SimQueue, ACopyPastTheClockLimitIsClampedAndReported) {
+  testing::FakeClock clock;
+  SimQueue q(clock, testing::DelayModel::fixed(10us), {}, 1, false);  // 1 byte per second
+  q.submit(1000);                                                     // 1000 s: fine
+  EXPECT_FALSE(q.past_clock_limit());
+  q.submit(UINT64_MAX);  // 585 billion years: would overflow the clock
+  EXPECT_TRUE(q.past_clock_limit());
+  EXPECT_EQ(q.submissions()[1].completes, kClockLimit);
+}
+
 TEST(ByteCheck, FindsAnOverwriteAndNothingElse) {
   std::vector<std::byte> memory(64 * 1024);
   ByteCheck check;
@@ -200,8 +97,7 @@ TEST(Simulator, EveryWorkloadAndPolicyRunsClean) {
       c.policy = policy;
       auto r = simulate(c, w);
       ASSERT_TRUE(r) << r.error();
-      SCOPED_TRACE(std::string(name) + " " + std::string(to_string(strategy)) + "/" +
-                   std::string(policy_name(policy)));
+      SCOPED_TRACE(std::string(name) + " " + label(strategy, policy));
       EXPECT_EQ(r->invariant_violations(), 0u)
           << (r->violations.empty() ? "" : r->violations.front().message);
       EXPECT_TRUE(r->stat_mismatches.empty())
@@ -269,6 +165,86 @@ TEST(Simulator, APlantedEarlyCompletionIsCaughtAndNamed) {
               0u);
     EXPECT_EQ(r->violations.front().message.rfind("I3 violated: reservation #", 0), 0u)
         << r->violations.front().message;
+  }
+}
+
+// Two uploads 10^16 ns (115 days) apart: the poll ticks in between change nothing and are
+// skipped, so the run takes a handful of polls, not 6 x 10^11.
+TEST(Simulator, TimeMovesByEventsNotTicks) {
+  Workload w;
+  w.kinds = {"upload"};
+  w.uploads = {Upload{Duration{0}, 4096}, Upload{Duration{10000000000000000}, 4096}};
+  for (Strategy strategy : {Strategy::Byte, Strategy::Slot}) {
+    SimConfig c;
+    c.strategy = strategy;
+    c.poll_interval = 1ns;
+    const auto start = std::chrono::steady_clock::now();
+    auto r = simulate(c, w);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+    EXPECT_GE(r->end, Duration{10000000000000000});
+    if (r->byte_stats) {
+      EXPECT_LT(r->byte_stats->polls, 100u);
+    }
+  }
+}
+
+// A caller that retries every nanosecond while the queue takes milliseconds: the run's work
+// bound stops it with an error that names the upload, instead of running for hours.
+TEST(Simulator, ARetryStormHitsTheWorkBound) {
+  SimConfig c;
+  c.policy = ExhaustionPolicy::Defer;
+  c.poll_interval = 1ns;
+  c.duration = 1s;
+  auto r = simulate(c, *make_workload("sizes-edge", 1, c.duration));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().rfind("upload ", 0), 0u) << r.error();
+  EXPECT_NE(r.error().find("steps"), std::string::npos) << r.error();
+}
+
+TEST(Simulator, RefusesWhatCannotFinishInBoundedTime) {
+  Workload w;
+  w.kinds = {"upload"};
+  w.uploads = {Upload{Duration{0}, uint64_t{1} << 60}};
+  SimConfig c;
+  c.policy = ExhaustionPolicy::Split;  // 2^35 chunks through a 32 MiB ring
+  auto split = simulate(c, w);
+  ASSERT_FALSE(split);
+  EXPECT_NE(split.error().find("passes under split"), std::string::npos) << split.error();
+  c.policy = ExhaustionPolicy::Wait;  // routed around the ring: a copy of 2.1 years
+  auto direct = simulate(c, w);
+  ASSERT_TRUE(direct) << direct.error();
+  EXPECT_EQ(direct->direct_bytes, uint64_t{1} << 60);
+  c.bandwidth = 1;  // 36 billion years of copying: past the clock's limit
+  auto slow = simulate(c, w);
+  ASSERT_FALSE(slow);
+  EXPECT_NE(slow.error().find("virtual time"), std::string::npos) << slow.error();
+}
+
+// 1 B/s: the uploads' delays add up to more than an int64 of nanoseconds. The total saturates
+// instead of wrapping negative.
+TEST(Simulator, TotalsSaturate) {
+  SimConfig c;
+  c.bandwidth = 1;
+  c.duration = 1s;
+  auto r = simulate(c, *make_workload("frames-steady", 1, c.duration));
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->delay_total, Duration::max());
+  EXPECT_EQ(r->latency_total, Duration::max());
+  EXPECT_GT(r->delay_max, Duration{0});
+  EXPECT_EQ(r->invariant_violations(), 0u);
+}
+
+TEST(Simulator, AZeroWaitTimeoutRetriesAtTheNextTick) {
+  for (Strategy strategy : {Strategy::Byte, Strategy::Slot}) {
+    SimConfig c;
+    c.strategy = strategy;
+    c.wait_timeout = 0ns;
+    c.duration = 2s;
+    auto r = simulate(c, *make_workload("sizes-edge", 1, c.duration));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->invariant_violations(), 0u);
+    EXPECT_GT(r->timeouts, 0u);
   }
 }
 

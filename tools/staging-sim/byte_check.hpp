@@ -1,6 +1,7 @@
 // ByteCheck: the simulator's byte-level proof of I1/I4. Every reservation gets stamps — 8-byte
-// values derived from its id, written at its first byte, every 4 KiB, and its last 8 bytes — into
-// the real (fake-allocator) memory it was given. When the queue really completes its token (what
+// values derived from its id, written at its first byte, every 4 KiB (every 1/256 of it when it
+// is larger than 1 MiB: at most 258 stamps, whatever its size), and its last 8 bytes — into the
+// real memory it was given. When the queue really completes its token (what
 // the GPU read is final), the stamps are verified: a stamp that changed means another reservation
 // wrote into bytes a queued copy was still reading.
 //
@@ -9,6 +10,7 @@
 // Threading: not synchronised; the simulator's thread.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -94,7 +96,8 @@ class ByteCheck {
       return;
     }
     uint64_t last = 0;
-    for (uint64_t pos = 0; pos + 8 <= size; pos += kStride) {
+    const uint64_t stride = std::max(kStride, size / 256);
+    for (uint64_t pos = 0; pos + 8 <= size; pos += stride) {
       f(pos, 8);
       last = pos;
     }

@@ -35,6 +35,15 @@ ordered_json meta(const char* what, int pid, int tid, const std::string& name) {
   return e;
 }
 
+// A complete event ("X"): `name` from `begin` for `length` on thread `tid` of process `pid`.
+ordered_json span(std::string name, const char* cat, Duration begin, Duration length, int pid,
+                  int tid, ordered_json args = nullptr) {
+  ordered_json e{{"name", std::move(name)}, {"cat", cat}, {"ph", "X"}, {"ts", us(begin)},
+                 {"dur", us(length)},       {"pid", pid}, {"tid", tid}};
+  if (!args.is_null()) e["args"] = std::move(args);
+  return e;
+}
+
 ordered_json sort_index(int pid, int index) {
   return {
       {"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"args", {{"sort_index", index}}}};
@@ -59,90 +68,39 @@ class Lanes {
   std::vector<Duration> ends_;
 };
 
-enum PolicyThread : int {
-  kWaits = 1,
-  kWouldBlocks,
-  kSplits,
-  kFallbacks,
-  kGrows,
-  kWraps,
-  kTimeouts,
-  kDirect,
-  kPacing,
+// The staging-sim process's threads (tid = index + 1): the policy's events by kind.
+struct Thread {
+  const char* name;
+  MarkKind first, second;  // the marks it shows (second == first: one kind)
+};
+constexpr Thread kThreads[] = {
+    {"waits", MarkKind::Wait, MarkKind::Wait},
+    {"would-blocks", MarkKind::WouldBlock, MarkKind::WouldBlock},
+    {"splits", MarkKind::Split, MarkKind::Split},
+    {"fallbacks", MarkKind::Fallback, MarkKind::Fallback},
+    {"grows / trims", MarkKind::Grow, MarkKind::Trim},
+    {"wraps", MarkKind::Wrap, MarkKind::Wrap},
+    {"timeouts / cap refusals", MarkKind::Timeout, MarkKind::CapRefusal},
+    {"direct (caller's other route)", MarkKind::Direct, MarkKind::Direct},
+    {"frame pacing", MarkKind::Pacing, MarkKind::Pacing},
 };
 
 int thread_of(MarkKind k) {
-  switch (k) {
-    case MarkKind::Wait:
-      return kWaits;
-    case MarkKind::WouldBlock:
-      return kWouldBlocks;
-    case MarkKind::Split:
-      return kSplits;
-    case MarkKind::Fallback:
-      return kFallbacks;
-    case MarkKind::Grow:
-    case MarkKind::Trim:
-      return kGrows;
-    case MarkKind::Wrap:
-      return kWraps;
-    case MarkKind::Timeout:
-    case MarkKind::CapRefusal:
-      return kTimeouts;
-    case MarkKind::Direct:
-      return kDirect;
-    case MarkKind::Pacing:
-      return kPacing;
+  for (std::size_t i = 0; i < std::size(kThreads); ++i) {
+    if (kThreads[i].first == k || kThreads[i].second == k) return static_cast<int>(i) + 1;
   }
-  return kWaits;
+  return 1;
 }
 
 }  // namespace
-
-std::string_view to_string(MarkKind kind) noexcept {
-  switch (kind) {
-    case MarkKind::Wait:
-      return "wait";
-    case MarkKind::WouldBlock:
-      return "would-block";
-    case MarkKind::Split:
-      return "split";
-    case MarkKind::Fallback:
-      return "fallback";
-    case MarkKind::Grow:
-      return "grow";
-    case MarkKind::Trim:
-      return "trim";
-    case MarkKind::Wrap:
-      return "wrap";
-    case MarkKind::Timeout:
-      return "timeout";
-    case MarkKind::CapRefusal:
-      return "cap refusal";
-    case MarkKind::Direct:
-      return "direct";
-    case MarkKind::Pacing:
-      return "frame pacing";
-  }
-  return "?";
-}
 
 ordered_json chrome_trace(const RunResult& r) {
   const bool slot = r.config.strategy == Strategy::Slot;
   ordered_json events = ordered_json::array();
   events.push_back(meta("process_name", 1, -1, "staging-sim: " + r.workload));
   events.push_back(sort_index(1, 1));
-  const std::pair<int, const char*> threads[] = {{kWaits, "waits"},
-                                                 {kWouldBlocks, "would-blocks"},
-                                                 {kSplits, "splits"},
-                                                 {kFallbacks, "fallbacks"},
-                                                 {kGrows, "grows / trims"},
-                                                 {kWraps, "wraps"},
-                                                 {kTimeouts, "timeouts / cap refusals"},
-                                                 {kDirect, "direct (caller's other route)"},
-                                                 {kPacing, "frame pacing"}};
-  for (const auto& [tid, name] : threads)
-    events.push_back(meta("thread_name", 1, tid, name));
+  for (std::size_t i = 0; i < std::size(kThreads); ++i)
+    events.push_back(meta("thread_name", 1, static_cast<int>(i) + 1, kThreads[i].name));
   events.push_back(meta("process_name", 2, -1, "GPU queue (" + r.delay + ")"));
   events.push_back(sort_index(2, 2));
   events.push_back(meta("thread_name", 2, 0, "stalls"));
@@ -170,27 +128,15 @@ ordered_json chrome_trace(const RunResult& r) {
     const int lane = queue_lanes.take(s.submitted, end);
     ordered_json args{{"value", s.value}, {"submitted_ns", s.submitted.count()}};
     args["completed_ns"] = s.completes ? ordered_json(s.completes->count()) : ordered_json(nullptr);
-    events.push_back({{"name", "submission " + std::to_string(s.value)},
-                      {"cat", "queue"},
-                      {"ph", "X"},
-                      {"ts", us(s.submitted)},
-                      {"dur", us(end - s.submitted)},
-                      {"pid", 2},
-                      {"tid", lane + 1},
-                      {"args", args}});
+    events.push_back(span("submission " + std::to_string(s.value), "queue", s.submitted,
+                          end - s.submitted, 2, lane + 1, std::move(args)));
   }
   for (std::size_t i = 0; i < queue_lanes.count(); ++i) {
     events.push_back(
         meta("thread_name", 2, static_cast<int>(i) + 1, "in flight " + std::to_string(i + 1)));
   }
   for (const StallWindow& w : r.stalls) {
-    events.push_back({{"name", "queue stalled"},
-                      {"cat", "queue"},
-                      {"ph", "X"},
-                      {"ts", us(w.at)},
-                      {"dur", us(w.length)},
-                      {"pid", 2},
-                      {"tid", 0}});
+    events.push_back(span("queue stalled", "queue", w.at, w.length, 2, 0));
   }
 
   // Reservations, per track, in lanes.
@@ -213,28 +159,15 @@ ordered_json chrome_trace(const RunResult& r) {
     const Duration end = s.end.value_or(r.end);
     const int lane = lanes.take(s.begin, end);
     const std::string kind = s.kind < r.kinds.size() ? r.kinds[s.kind].name : "upload";
-    ordered_json args{{"id", s.id},
-                      {"region", s.region},
-                      {"offset", s.offset},
-                      {"size", s.size},
-                      {"alignment", s.alignment},
-                      {"skipped", s.skipped},
-                      {"charged", s.charged},
-                      {"asked", s.asked},
-                      {"token", s.token},
-                      {"kind", kind},
-                      {"frame", s.frame},
-                      {"policy", std::string(policy_name(s.policy))}};
+    ordered_json args{
+        {"id", s.id},           {"region", s.region},       {"offset", s.offset},
+        {"size", s.size},       {"alignment", s.alignment}, {"skipped", s.skipped},
+        {"charged", s.charged}, {"asked", s.asked},         {"token", s.token},
+        {"kind", kind},         {"frame", s.frame},         {"policy", policy_name(s.policy)}};
     if (s.fallback) args["fallback"] = true;
     if (!s.end) args["retired"] = false;
-    events.push_back({{"name", kind + " #" + std::to_string(s.id)},
-                      {"cat", "reservation"},
-                      {"ph", "X"},
-                      {"ts", us(s.begin)},
-                      {"dur", us(end - s.begin)},
-                      {"pid", pid},
-                      {"tid", lane + 1},
-                      {"args", args}});
+    events.push_back(span(kind + " #" + std::to_string(s.id), "reservation", s.begin, end - s.begin,
+                          pid, lane + 1, std::move(args)));
   }
   for (auto& [pid, track] : tracks) {
     events.push_back(meta("process_name", pid, -1, track.first));
@@ -263,20 +196,18 @@ ordered_json chrome_trace(const RunResult& r) {
     if (m.kind != MarkKind::Pacing && m.kind != MarkKind::Trim && m.kind != MarkKind::Wrap) {
       name += " (" + std::string(to_string(m.cause)) + ")";
     }
-    ordered_json e{{"name", name}, {"cat", "policy"}};
     if (m.kind == MarkKind::Wait || m.kind == MarkKind::Pacing) {
-      e["ph"] = "X";
-      e["ts"] = us(m.time);
-      e["dur"] = us(m.duration);
+      events.push_back(span(name, "policy", m.time, m.duration, 1, thread_of(m.kind), args));
     } else {
-      e["ph"] = "i";
-      e["s"] = "t";
-      e["ts"] = us(m.time);
+      events.push_back({{"name", name},
+                        {"cat", "policy"},
+                        {"ph", "i"},
+                        {"s", "t"},
+                        {"ts", us(m.time)},
+                        {"pid", 1},
+                        {"tid", thread_of(m.kind)},
+                        {"args", args}});
     }
-    e["pid"] = 1;
-    e["tid"] = thread_of(m.kind);
-    e["args"] = args;
-    events.push_back(std::move(e));
   }
 
   ordered_json trace;
@@ -285,7 +216,7 @@ ordered_json chrome_trace(const RunResult& r) {
   trace["otherData"] = {{"tool", "staging-sim"},
                         {"workload", r.workload},
                         {"strategy", std::string(to_string(r.config.strategy))},
-                        {"policy", std::string(policy_name(r.config.policy))},
+                        {"policy", policy_name(r.config.policy)},
                         {"capacity", r.capacity},
                         {"cap", r.cap},
                         {"seed", r.config.seed},

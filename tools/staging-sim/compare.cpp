@@ -1,35 +1,86 @@
 #include "compare.hpp"
 
-#include <algorithm>
-#include <cstdarg>
-#include <cstdio>
-#include <map>
+#include <fmt/format.h>
 
+#include <algorithm>
+
+#include "reports.hpp"
 #include "simulator.hpp"
 #include "units.hpp"
 
 namespace staging::sim {
 namespace {
 
-std::string fmt(const char* f, ...) {
-  char buf[256];
-  va_list args;
-  va_start(args, f);
-  std::vsnprintf(buf, sizeof buf, f, args);
-  va_end(args);
-  return buf;
+using nlohmann::ordered_json;
+
+// The run's figures a row shows, by their --json "stats" names, and the causes it sums.
+constexpr const char* kRowStats[] = {"wait_total_ns",   "wait_longest_ns",     "would_blocks",
+                                     "timeouts",        "fallbacks",           "fallback_bytes",
+                                     "direct",          "direct_bytes",        "bytes_skipped",
+                                     "peak_held_bytes", "upload_delay_max_ns", "throughput_mib_s"};
+constexpr const char* kRowCauses[] = {"would_block", "wait", "split", "grow", "fallback", "direct"};
+// Figures whose total over workloads is the largest row's, not the sum.
+constexpr const char* kMaxima[] = {"wait_longest_ns", "peak_held_bytes", "upload_delay_max_ns"};
+
+ordered_json row_of(const std::string& workload, const RunResult& r) {
+  const ordered_json run = result_json(r);
+  ordered_json row{
+      {"workload", workload}, {"strategy", run["strategy"]}, {"policy", run["policy"]}};
+  for (const char* key : kRowStats)
+    row[key] = run["stats"][key];
+  row["invariant_violations"] = run["invariant_violations"];
+  ordered_json& causes = row["causes"];
+  CauseCounts all;
+  for (const char* name : kRowCauses) {
+    for (std::size_t c = 0; c < 3; ++c) {
+      const std::string cause(to_string(static_cast<BlockCause>(c)));
+      causes[name][cause] = run["causes"][name][cause];
+      all.by_cause[c] += run["causes"][name][cause].get<uint64_t>();
+    }
+  }
+  for (std::size_t c = 0; c < 3; ++c)
+    causes["all"][std::string(to_string(static_cast<BlockCause>(c)))] = all.by_cause[c];
+  return row;
 }
 
-std::string mib(uint64_t bytes) {
-  return fmt("%.1f", static_cast<double>(bytes) / (1024.0 * 1024.0));
+// Adds `row`'s figures into `total` (sums, saturating; maxima for kMaxima; no throughput).
+void accumulate(ordered_json& total, const ordered_json& row) {
+  for (auto it = row.begin(); it != row.end(); ++it) {
+    ordered_json& t = total[it.key()];
+    const ordered_json& v = it.value();
+    const bool max =
+        std::find(std::begin(kMaxima), std::end(kMaxima), it.key()) != std::end(kMaxima);
+    if (v.is_object()) {
+      accumulate(t, v);
+    } else if (v.is_number_unsigned()) {
+      t = max ? std::max(t.get<uint64_t>(), v.get<uint64_t>())
+              : add_sat(t.get<uint64_t>(), v.get<uint64_t>());
+    } else if (v.is_number_integer()) {  // nanoseconds
+      const Duration a{t.get<int64_t>()}, b{v.get<int64_t>()};
+      t = (max ? std::max(a, b) : add_sat(a, b)).count();
+    }
+  }
 }
 
-std::string ms(Duration d) {
-  return fmt("%.1f", to_ms(d));
-}
-
-std::string label(const CompareRow& r) {
-  return std::string(to_string(r.strategy)) + "/" + std::string(policy_name(r.policy));
+// Totals per (strategy, policy) over every workload, in table order.
+std::vector<ordered_json> totals(const std::vector<ordered_json>& rows) {
+  std::vector<ordered_json> out;
+  for (const auto& [strategy, policy] : compared_policies()) {
+    std::optional<ordered_json> total;
+    for (const ordered_json& r : rows) {
+      if (r["strategy"] != to_string(strategy) || r["policy"] != policy_name(policy)) continue;
+      if (total) {
+        accumulate(*total, r);
+      } else {
+        total = r;
+      }
+    }
+    if (!total) continue;
+    (*total)["workload"] = "all";
+    (*total)["throughput_mib_s"] = 0.0;
+    out.push_back(std::move(*total));
+  }
+  return out;
 }
 
 const std::vector<std::string> kHeader = {
@@ -37,44 +88,39 @@ const std::vector<std::string> kHeader = {
     "fallbacks",     "fallback MiB",  "direct",      "direct MiB",   "skipped MiB",
     "peak held MiB", "max delay ms",  "MiB/s",       "causes G/F/C", "violations"};
 
-std::vector<std::string> cells(const CompareRow& r, bool totals) {
-  return {label(r),
-          ms(r.wait_total),
-          ms(r.wait_longest),
-          format_count(r.would_blocks),
-          format_count(r.timeouts),
-          format_count(r.fallbacks),
-          mib(r.fallback_bytes),
-          format_count(r.direct),
-          mib(r.direct_bytes),
-          mib(r.bytes_skipped),
-          mib(r.peak_held),
-          ms(r.delay_max),
-          totals ? std::string("-") : fmt("%.1f", r.throughput_mib_s),
-          format_count(r.causes[BlockCause::InFlight]) + "/" +
-              format_count(r.causes[BlockCause::Fragmentation]) + "/" +
-              format_count(r.causes[BlockCause::Cap]),
-          format_count(r.invariant_violations)};
+std::vector<std::string> cells(const ordered_json& r, bool total) {
+  const auto ms = [&](const char* k) { return fmt::format("{:.1f}", r[k].get<int64_t>() / 1e6); };
+  const auto mib = [&](const char* k) {
+    return fmt::format("{:.1f}", static_cast<double>(r[k].get<uint64_t>()) / (1024.0 * 1024.0));
+  };
+  const auto count = [](const ordered_json& v) { return format_count(v.get<uint64_t>()); };
+  const ordered_json& all = r["causes"]["all"];
+  return {r["strategy"].get<std::string>() + "/" + r["policy"].get<std::string>(),
+          ms("wait_total_ns"),
+          ms("wait_longest_ns"),
+          count(r["would_blocks"]),
+          count(r["timeouts"]),
+          count(r["fallbacks"]),
+          mib("fallback_bytes"),
+          count(r["direct"]),
+          mib("direct_bytes"),
+          mib("bytes_skipped"),
+          mib("peak_held_bytes"),
+          ms("upload_delay_max_ns"),
+          total ? std::string("-") : fmt::format("{:.1f}", r["throughput_mib_s"].get<double>()),
+          count(all["InFlight"]) + "/" + count(all["Fragmentation"]) + "/" + count(all["Cap"]),
+          count(r["invariant_violations"])};
 }
 
 std::string render(const std::string& title, const std::vector<std::vector<std::string>>& rows,
                    bool markdown) {
-  std::string out;
   if (markdown) {
-    out += "**" + title + "**\n\n|";
-    for (const std::string& h : kHeader)
-      out += " " + h + " |";
-    out += "\n|";
-    for (std::size_t i = 0; i < kHeader.size(); ++i)
-      out += i == 0 ? " --- |" : " ---: |";
-    out += "\n";
-    for (const auto& row : rows) {
-      out += "|";
-      for (const std::string& c : row)
-        out += " " + c + " |";
-      out += "\n";
-    }
-    return out + "\n";
+    std::string out = fmt::format("**{}**\n\n| {} |\n| --- |", title, fmt::join(kHeader, " | "));
+    for (std::size_t i = 1; i < kHeader.size(); ++i)
+      out += " ---: |";
+    for (const auto& row : rows)
+      out += fmt::format("\n| {} |", fmt::join(row, " | "));
+    return out + "\n\n";
   }
   std::vector<std::size_t> width(kHeader.size());
   for (std::size_t i = 0; i < kHeader.size(); ++i)
@@ -86,92 +132,15 @@ std::string render(const std::string& title, const std::vector<std::vector<std::
   const auto line = [&](const std::vector<std::string>& row) {
     std::string s = " ";
     for (std::size_t i = 0; i < row.size(); ++i) {
-      const std::size_t pad = width[i] - row[i].size();
-      s += i == 0 ? row[i] + std::string(pad, ' ') : std::string(pad, ' ') + row[i];
-      s += "  ";
+      s += i == 0 ? fmt::format("{:<{}}  ", row[i], width[i])
+                  : fmt::format("{:>{}}  ", row[i], width[i]);
     }
-    while (!s.empty() && s.back() == ' ')
-      s.pop_back();
-    return s + "\n";
+    return s.erase(s.find_last_not_of(' ') + 1) + "\n";
   };
-  out += title + "\n";
-  out += line(kHeader);
+  std::string out = title + "\n" + line(kHeader);
   for (const auto& row : rows)
     out += line(row);
   return out + "\n";
-}
-
-// Totals per (strategy, policy) over every workload: sums, and maxima for the longest wait, the
-// peak held bytes and the longest delay.
-std::vector<CompareRow> totals(const std::vector<CompareRow>& rows) {
-  std::vector<CompareRow> out;
-  for (const auto& [strategy, policy] : compared_policies()) {
-    CompareRow t;
-    t.workload = "all";
-    t.strategy = strategy;
-    t.policy = policy;
-    bool any = false;
-    for (const CompareRow& r : rows) {
-      if (r.strategy != strategy || r.policy != policy) continue;
-      any = true;
-      t.wait_total += r.wait_total;
-      t.wait_longest = std::max(t.wait_longest, r.wait_longest);
-      t.would_blocks += r.would_blocks;
-      t.timeouts += r.timeouts;
-      t.fallbacks += r.fallbacks;
-      t.fallback_bytes += r.fallback_bytes;
-      t.direct += r.direct;
-      t.direct_bytes += r.direct_bytes;
-      t.bytes_skipped += r.bytes_skipped;
-      t.peak_held = std::max(t.peak_held, r.peak_held);
-      t.delay_max = std::max(t.delay_max, r.delay_max);
-      t.invariant_violations += r.invariant_violations;
-      for (std::size_t c = 0; c < 3; ++c) {
-        t.causes.by_cause[c] += r.causes.by_cause[c];
-        t.would_block_causes.by_cause[c] += r.would_block_causes.by_cause[c];
-        t.wait_causes.by_cause[c] += r.wait_causes.by_cause[c];
-        t.split_causes.by_cause[c] += r.split_causes.by_cause[c];
-        t.grow_causes.by_cause[c] += r.grow_causes.by_cause[c];
-        t.fallback_causes.by_cause[c] += r.fallback_causes.by_cause[c];
-        t.direct_causes.by_cause[c] += r.direct_causes.by_cause[c];
-      }
-    }
-    if (any) out.push_back(t);
-  }
-  return out;
-}
-
-nlohmann::ordered_json causes(const CauseCounts& c) {
-  return {{"InFlight", c[BlockCause::InFlight]},
-          {"Fragmentation", c[BlockCause::Fragmentation]},
-          {"Cap", c[BlockCause::Cap]}};
-}
-
-nlohmann::ordered_json row_json(const CompareRow& r) {
-  return {{"workload", r.workload},
-          {"strategy", std::string(to_string(r.strategy))},
-          {"policy", std::string(policy_name(r.policy))},
-          {"wait_total_ns", r.wait_total.count()},
-          {"wait_longest_ns", r.wait_longest.count()},
-          {"would_blocks", r.would_blocks},
-          {"timeouts", r.timeouts},
-          {"fallbacks", r.fallbacks},
-          {"fallback_bytes", r.fallback_bytes},
-          {"direct", r.direct},
-          {"direct_bytes", r.direct_bytes},
-          {"bytes_skipped", r.bytes_skipped},
-          {"peak_held_bytes", r.peak_held},
-          {"upload_delay_max_ns", r.delay_max.count()},
-          {"throughput_mib_s", r.throughput_mib_s},
-          {"invariant_violations", r.invariant_violations},
-          {"causes",
-           {{"would_block", causes(r.would_block_causes)},
-            {"wait", causes(r.wait_causes)},
-            {"split", causes(r.split_causes)},
-            {"grow", causes(r.grow_causes)},
-            {"fallback", causes(r.fallback_causes)},
-            {"direct", causes(r.direct_causes)},
-            {"all", causes(r.causes)}}}};
 }
 
 }  // namespace
@@ -186,109 +155,66 @@ const std::vector<std::pair<Strategy, ExhaustionPolicy>>& compared_policies() {
   return all;
 }
 
-Expected<std::vector<CompareRow>, std::string> run_compare(
+Expected<std::vector<ordered_json>, std::string> run_compare(
     const SimConfig& base, const std::vector<Workload>& workloads,
     const std::function<void(std::size_t, std::size_t, const std::string&)>& progress) {
-  std::vector<CompareRow> rows;
+  std::vector<ordered_json> rows;
   const std::size_t runs = workloads.size() * compared_policies().size();
-  std::size_t done = 0;
   for (const Workload& w : workloads) {
     for (const auto& [strategy, policy] : compared_policies()) {
       SimConfig c = base;
       c.strategy = strategy;
       c.policy = policy;
       c.record_timeline = false;
-      if (progress) {
-        progress(done, runs,
-                 w.name + " " + std::string(to_string(strategy)) + "/" +
-                     std::string(policy_name(policy)));
-      }
+      if (progress) progress(rows.size(), runs, w.name + " " + label(strategy, policy));
       auto result = simulate(c, w);
       if (!result) return unexpected(w.name + ": " + result.error());
-      const RunResult& r = *result;
-      CompareRow row;
-      row.workload = w.name;
-      row.strategy = strategy;
-      row.policy = policy;
-      row.wait_total = r.wait_total;
-      row.wait_longest = r.wait_longest;
-      row.would_blocks = r.would_block_causes.total();
-      row.timeouts = r.timeouts;
-      row.fallbacks = r.fallbacks;
-      row.fallback_bytes = r.fallback_bytes;
-      row.direct = r.direct;
-      row.direct_bytes = r.direct_bytes;
-      row.bytes_skipped = r.bytes_skipped;
-      row.peak_held = r.peak_held;
-      row.delay_max = r.delay_max;
-      row.throughput_mib_s = r.throughput_mib_s();
-      row.invariant_violations = r.invariant_violations();
-      row.would_block_causes = r.would_block_causes;
-      row.wait_causes = r.wait_causes;
-      row.split_causes = r.split_causes;
-      row.grow_causes = r.grow_causes;
-      row.fallback_causes = r.fallback_causes;
-      row.direct_causes = r.direct_causes;
-      for (std::size_t k = 0; k < 3; ++k) {
-        row.causes.by_cause[k] = r.would_block_causes.by_cause[k] + r.wait_causes.by_cause[k] +
-                                 r.split_causes.by_cause[k] + r.grow_causes.by_cause[k] +
-                                 r.fallback_causes.by_cause[k] + r.direct_causes.by_cause[k];
-      }
-      rows.push_back(row);
-      ++done;
+      rows.push_back(row_of(w.name, *result));
     }
   }
   if (progress) progress(runs, runs, "done");
   return rows;
 }
 
-std::string compare_table(const std::vector<CompareRow>& rows, bool markdown) {
+std::string compare_table(const std::vector<ordered_json>& rows, bool markdown) {
   std::string out;
   std::vector<std::string> order;
-  for (const CompareRow& r : rows) {
-    if (std::find(order.begin(), order.end(), r.workload) == order.end()) {
-      order.push_back(r.workload);
+  for (const ordered_json& r : rows) {
+    if (std::find(order.begin(), order.end(), r["workload"]) == order.end()) {
+      order.push_back(r["workload"]);
     }
   }
   for (const std::string& w : order) {
     std::vector<std::vector<std::string>> block;
-    for (const CompareRow& r : rows) {
-      if (r.workload == w) block.push_back(cells(r, false));
+    for (const ordered_json& r : rows) {
+      if (r["workload"] == w) block.push_back(cells(r, false));
     }
     out += render(w, block, markdown);
   }
   if (order.size() < 2) return out;
   std::vector<std::vector<std::string>> block;
-  for (const CompareRow& t : totals(rows))
+  for (const ordered_json& t : totals(rows))
     block.push_back(cells(t, true));
-  out += render("all workloads (sums; maxima for wait max, peak held, max delay)", block, markdown);
-  return out;
+  return out +
+         render("all workloads (sums; maxima for wait max, peak held, max delay)", block, markdown);
 }
 
-nlohmann::ordered_json compare_json(const SimConfig& base, const std::vector<CompareRow>& rows) {
-  nlohmann::ordered_json config{{"capacity", base.capacity},
-                                {"cap", base.effective_cap()},
-                                {"frames_in_flight", base.frames_in_flight},
-                                {"delay", base.delay ? base.delay->text : "workload default"},
-                                {"bandwidth_bytes_per_s", base.bandwidth},
-                                {"seed", base.seed},
-                                {"duration_ns", base.duration.count()},
-                                {"wait_timeout_ns", base.wait_timeout.count()}};
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+ordered_json compare_json(const SimConfig& base, const std::vector<ordered_json>& rows) {
   uint64_t violations = 0;
-  for (const CompareRow& r : rows) {
-    list.push_back(row_json(r));
-    violations += r.invariant_violations;
-  }
-  nlohmann::ordered_json total = nlohmann::ordered_json::array();
-  for (const CompareRow& t : totals(rows))
-    total.push_back(row_json(t));
-  nlohmann::ordered_json j;
-  j["tool"] = "staging-sim";
-  j["format_version"] = 1;
-  j["invariant_violations"] = violations;
-  j["compare"] = {{"config", config}, {"rows", list}, {"totals", total}};
-  return j;
+  for (const ordered_json& r : rows)
+    violations += r["invariant_violations"].get<uint64_t>();
+  const ordered_json config{{"capacity", base.capacity},
+                            {"cap", base.effective_cap()},
+                            {"frames_in_flight", base.frames_in_flight},
+                            {"delay", base.delay ? base.delay->text : "workload default"},
+                            {"bandwidth_bytes_per_s", base.bandwidth},
+                            {"seed", base.seed},
+                            {"duration_ns", base.duration.count()},
+                            {"wait_timeout_ns", base.wait_timeout.count()}};
+  return {{"tool", "staging-sim"},
+          {"format_version", 1},
+          {"invariant_violations", violations},
+          {"compare", {{"config", config}, {"rows", rows}, {"totals", totals(rows)}}}};
 }
 
 }  // namespace staging::sim

@@ -47,8 +47,10 @@ std::optional<DelaySpec> parse_delay(std::string_view text, uint64_t seed, std::
                      "random:" + std::string(p[1]) + ":" + std::string(p[2])};
   }
   if (p[0] == "bursty") {
-    const std::optional<uint64_t> n = p.size() == 4 ? parse_bytes(p[3]) : std::nullopt;
-    if (p.size() != 4 || !duration(p[1], &a) || !duration(p[2], &b) || !n || *n > UINT32_MAX) {
+    const std::optional<uint64_t> n = p.size() == 4 && p[3].find('.') == p[3].npos
+                                          ? parse_scaled(p[3], 1, UINT32_MAX, false)
+                                          : std::nullopt;
+    if (p.size() != 4 || !duration(p[1], &a) || !duration(p[2], &b) || !n) {
       return fail("expected bursty:FAST:SLOW:N, e.g. bursty:1ms:30ms:8");
     }
     return DelaySpec{

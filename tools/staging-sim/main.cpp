@@ -2,8 +2,11 @@
 // GPU queue, deterministically, and reports what happened: a summary, JSON stats, a Chrome trace,
 // an SVG plot, and — with --compare — the policy table. docs/sim.md is the manual.
 //
-// Exit status: 0 ok; 1 an invariant was violated (the violation is named); 2 bad usage or an
-// input/output error; 3 the simulator's observed counts disagree with the ring's own stats.
+// Exit status: 0 ok; 1 an invariant was violated (the violation is named); 2 bad usage, a bad
+// input or an input the simulator refuses, or an input/output error; 3 the simulator's observed
+// counts disagree with the ring's own stats.
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
@@ -13,6 +16,7 @@
 #include "progress.hpp"
 #include "reports.hpp"
 #include "simulator.hpp"
+#include "soak.hpp"
 #include "trace_replay.hpp"
 #include "units.hpp"
 #include "workloads.hpp"
@@ -20,31 +24,17 @@
 namespace {
 
 using namespace staging::sim;
+using staging::Expected;
+using staging::unexpected;
 
 constexpr int kExitViolation = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitStatsMismatch = 3;
 
-struct Options {
+// What the command line asks for besides the simulation's configuration.
+struct Request {
   std::vector<std::string> workloads;
   std::string replay;
-  std::string strategy = "byte";
-  std::string policy = "wait";
-  std::string capacity = "32MiB";
-  std::string cap;
-  uint32_t frames_in_flight = 2;
-  std::string delay;
-  std::string bandwidth = "16GiB";
-  uint64_t seed = 1;
-  std::string duration = "10s";
-  std::string wait_timeout = "100ms";
-  std::string poll_interval = "16.667ms";
-  std::string grow_step = "0";
-  std::string trim_after = "1s";
-  std::string fallback_cap = "0";
-  std::string split_min_chunk = "0";
-  std::vector<std::string> stalls;
-  std::string fault = "none";
   std::string json;
   std::string trace;
   std::string plot;
@@ -53,247 +43,254 @@ struct Options {
   bool quiet = false;
   bool no_progress = false;
   bool list = false;
+  std::optional<staging::Duration> soak;
 };
 
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "staging-sim: %s\n", message.c_str());
+int fail(const std::string& message) {
+  fmt::print(stderr, "staging-sim: {}\n", message);
   return kExitUsage;
 }
 
-// Resolves the options into a SimConfig; an error names the option.
-bool make_config(const Options& o, SimConfig* c, std::string* error) {
-  const auto bytes = [&](const std::string& text, const char* option, uint64_t* out) {
-    const std::optional<uint64_t> v = parse_bytes(text);
-    if (!v) *error = std::string(option) + ": not a byte count: '" + text + "' (e.g. 32MiB)";
-    if (v) *out = *v;
-    return v.has_value();
-  };
-  const auto duration = [&](const std::string& text, const char* option, staging::Duration* out) {
-    const std::optional<staging::Duration> v = parse_duration(text);
-    if (!v) *error = std::string(option) + ": not a duration: '" + text + "' (e.g. 100ms)";
-    if (v) *out = *v;
-    return v.has_value();
-  };
-  const std::optional<Strategy> strategy = parse_strategy(o.strategy);
-  if (!strategy) {
-    *error = "--strategy: byte or slot, not '" + o.strategy + "'";
-    return false;
-  }
-  c->strategy = *strategy;
-  const std::optional<staging::ExhaustionPolicy> policy = parse_policy(o.policy);
-  if (!policy) {
-    *error = "--policy: defer, wait, split, grow or fallback, not '" + o.policy + "'";
-    return false;
-  }
-  c->policy = *policy;
-  if (!bytes(o.capacity, "--capacity", &c->capacity)) return false;
-  if (c->capacity == 0) {
-    *error = "--capacity: must be > 0";
-    return false;
-  }
-  if (!o.cap.empty() && !bytes(o.cap, "--cap", &c->cap)) return false;
-  if (c->cap != 0 && c->cap < c->capacity) {
-    *error = "--cap: must be >= the capacity";
-    return false;
-  }
-  c->frames_in_flight = o.frames_in_flight;
-  c->seed = o.seed;
-  if (!o.delay.empty()) {
-    auto d = parse_delay(o.delay, o.seed, error);
-    if (!d) return false;
-    c->delay = *d;
-  }
-  if (!bytes(o.bandwidth, "--bandwidth", &c->bandwidth)) return false;
-  if (!duration(o.duration, "--duration", &c->duration)) return false;
-  if (!duration(o.wait_timeout, "--wait-timeout", &c->wait_timeout)) return false;
-  if (!duration(o.poll_interval, "--poll-interval", &c->poll_interval)) return false;
-  if (!duration(o.trim_after, "--trim-after", &c->trim_after)) return false;
-  if (!bytes(o.grow_step, "--grow-step", &c->grow_step)) return false;
-  if (!bytes(o.fallback_cap, "--fallback-cap", &c->fallback_cap)) return false;
-  if (!bytes(o.split_min_chunk, "--split-min-chunk", &c->split_min_chunk)) return false;
-  if (c->fallback_cap > c->effective_cap()) {
-    *error = "--fallback-cap: must be <= the cap";
-    return false;
-  }
-  for (const std::string& s : o.stalls) {
-    const std::size_t colon = s.find(':');
-    staging::Duration at{0}, length{0};
-    if (colon == std::string::npos || !duration(s.substr(0, colon), "--stall AT:FOR (AT)", &at) ||
-        !duration(s.substr(colon + 1), "--stall AT:FOR (FOR)", &length)) {
-      if (error->empty()) *error = "--stall: expected AT:FOR, e.g. 2s:250ms";
-      return false;
-    }
-    c->stalls.push_back({at, length});
-  }
-  if (o.fault == "none") {
-    c->fault = Fault::None;
-  } else if (o.fault == "early-completion") {
-    c->fault = Fault::EarlyCompletion;
-  } else {
-    *error = "--inject-fault: none or early-completion";
-    return false;
-  }
-  c->record_timeline = !o.trace.empty() || !o.plot.empty();
-  return true;
+std::optional<uint64_t> integer(std::string_view text, uint64_t max) {
+  if (text.find('.') != text.npos) return std::nullopt;
+  return parse_scaled(text, 1, max, /*round=*/false);
 }
 
-bool write_json(const std::string& path, const nlohmann::ordered_json& j) {
+// The option's value converted by `parse` into `out`; a value `parse` refuses is a usage error
+// that names the option and says what was expected.
+// What an option's value is: its name in --help and what the error says was expected.
+struct ValueKind {
+  const char* type;
+  const char* expected;
+};
+constexpr ValueKind kBytes{"BYTES", "a byte count (e.g. 32MiB)"};
+constexpr ValueKind kDuration{"DURATION", "a duration with a unit (e.g. 100ms)"};
+
+template <class T, class Parse>
+CLI::Option* value(CLI::App& app, const char* flags, T& out, Parse parse, ValueKind kind,
+                   const char* help, const char* default_text = nullptr) {
+  const std::string name = std::string(flags).substr(0, std::string_view(flags).find(','));
+  CLI::Option* option = app.add_option_function<std::string>(
+      flags,
+      [&out, parse, expected = kind.expected, name](const std::string& text) {
+        const auto v = parse(text);
+        if (!v) {
+          throw CLI::ValidationError(
+              fmt::format("{}: expected {}, not {}", name, expected, quote(text)));
+        }
+        out = static_cast<T>(*v);
+      },
+      help);
+  option->type_name(kind.type);
+  if (default_text != nullptr) option->default_str(default_text);
+  return option;
+}
+
+void add_options(CLI::App& app, SimConfig& c, Request& q) {
+  const auto bytes = [](const std::string& t) { return parse_bytes(t); };
+  const auto duration = [](const std::string& t) { return parse_duration(t); };
+  app.add_option("--workload,-w", q.workloads,
+                 "built-in workload (repeat with --compare; default frames-steady): "
+                 "frames-steady, frames-bursty, asset-burst, chunk-stream, sizes-edge, "
+                 "stalled-queue, mixed");
+  app.add_option("--replay,-r", q.replay, "replay an upload trace (CSV or JSON; docs/sim.md)")
+      ->excludes("--workload");
+  app.add_flag("--list-workloads", q.list, "print the built-in workloads and exit");
+  value(
+      app, "--strategy,-s", c.strategy,
+      [](const std::string& t) { return staging::enum_from_string<Strategy>(t); },
+      ValueKind{"NAME", "byte or slot"}, "byte (ByteRing) or slot (StagingRing)", "byte");
+  value(app, "--policy,-p", c.policy, parse_policy,
+        ValueKind{"NAME", "defer, wait, split, grow or fallback"},
+        "when full: defer, wait, split, grow, fallback (slot: fallback, wait, defer)", "wait");
+  value(app, "--capacity,-c", c.capacity, bytes, kBytes, "ring bytes (slot: all slots together)",
+        "32MiB");
+  value(app, "--cap", c.cap, bytes, kBytes, "hard cap on all staging bytes (default 2 x capacity)");
+  value(
+      app, "--frames-in-flight,-f", c.frames_in_flight,
+      [](const std::string& t) { return integer(t, kMaxFramesInFlight); },
+      ValueKind{"N", "an integer from 0 to 1024"},
+      "frames queued on the GPU while the next records (0: no pacing)", "2");
+  app.add_option_function<std::string>(
+      "--delay,-d",
+      [&c](const std::string& t) {
+        std::string error;
+        c.delay = parse_delay(t, 0, &error);  // seeded from --seed when the run starts
+        if (!c.delay) throw CLI::ValidationError("--delay", error);
+      },
+      "queue delay model: fixed:D, random:LO:HI, bursty:FAST:SLOW:N, stalled (default: the "
+      "workload's)");
+  value(app, "--bandwidth", c.bandwidth, bytes, kBytes,
+        "copy-engine bytes per second on top of the delay model (0: none)", "16GiB");
+  value(
+      app, "--seed", c.seed, [](const std::string& t) { return integer(t, UINT64_MAX); },
+      ValueKind{"N", "an integer from 0 to 2^64 - 1"}, "seed of the workload and the random delay",
+      "1");
+  value(app, "--duration", c.duration, duration, kDuration,
+        "virtual time a built-in workload runs (at most 1 hour)", "10s");
+  value(app, "--wait-timeout", c.wait_timeout, duration, kDuration, "Wait/Split timeout", "100ms");
+  value(app, "--poll-interval", c.poll_interval, duration, kDuration,
+        "the caller retires completed work at least this often (0: before uploads only)",
+        "16.667ms");
+  value(app, "--grow-step", c.grow_step, bytes, kBytes,
+        "Grow: bytes per added region (0: capacity)", "0");
+  value(app, "--trim-after", c.trim_after, duration, kDuration,
+        "Grow: idle time before a grown region is released", "1s");
+  value(app, "--fallback-cap", c.fallback_cap, bytes, kBytes,
+        "Fallback: most bytes in fallback regions at once (0: cap - capacity)", "0");
+  value(app, "--split-min-chunk", c.split_min_chunk, bytes, kBytes,
+        "Split: smallest chunk (0: none)", "0");
+  app.add_option_function<std::vector<std::string>>(
+      "--stall",
+      [&c](const std::vector<std::string>& stalls) {
+        for (const std::string& s : stalls) {
+          const std::size_t colon = s.find(':');
+          const auto at = parse_duration(s.substr(0, colon));
+          const auto length = colon == s.npos ? std::nullopt : parse_duration(s.substr(colon + 1));
+          if (!at || !length) {
+            throw CLI::ValidationError("--stall",
+                                       "expected AT:FOR, e.g. 2s:250ms, not " + quote(s));
+          }
+          c.stalls.push_back({*at, *length});
+        }
+      },
+      "stall the queue at AT for FOR, e.g. 2s:250ms (repeatable)");
+  app.add_option("--json", q.json, "write every stat (or the policy table) as JSON");
+  CLI::Option* trace = app.add_option("--trace", q.trace, "write a Chrome trace-event file");
+  CLI::Option* plot = app.add_option("--plot", q.plot, "write an SVG plot of the run");
+  CLI::Option* compare =
+      app.add_flag("--compare", q.compare, "run every policy over the workloads; print the table")
+          ->excludes(trace, plot);
+  app.add_flag("--markdown", q.markdown, "--compare: print the table as Markdown")->needs(compare);
+  value(app, "--soak", q.soak, duration, kDuration,
+        "soak for this long (real time): random built-in workloads, strategies, policies and "
+        "configurations, every run checked (only --seed and --inject-fault apply)")
+      ->excludes("--workload", "--replay", compare, trace, plot)
+      ->excludes("--json");
+  app.add_flag("--quiet,-q", q.quiet, "no summary on stdout");
+  app.add_flag("--no-progress", q.no_progress, "no progress bar");
+  value(
+      app, "--inject-fault", c.fault,
+      [](const std::string& t) { return staging::enum_from_string<Fault>(t); },
+      ValueKind{"NAME", "none or early-completion"},
+      "self-check: early-completion (the queue tells the ring one submission more has completed "
+      "than has; the checker must catch it)",
+      "none");
+}
+
+bool write(const std::string& path, const std::string& text) {
   std::string error;
-  if (!write_file(path, j.dump(1) + "\n", &error)) {
-    std::fprintf(stderr, "staging-sim: %s\n", error.c_str());
-    return false;
+  if (write_file(path, text, &error)) return true;
+  fmt::print(stderr, "staging-sim: {}\n", error);
+  return false;
+}
+
+// The workloads the request names (a trace, the named built-ins, or the defaults).
+Expected<std::vector<Workload>, std::string> load_workloads(const Request& q, const SimConfig& c) {
+  std::vector<Workload> out;
+  if (!q.replay.empty()) {
+    auto w = read_trace(q.replay);
+    if (!w) return unexpected(w.error());
+    out.push_back(std::move(*w));
+    return out;
   }
-  return true;
+  std::vector<std::string> names = q.workloads;
+  if (names.empty() && q.compare) names.assign(workload_names().begin(), workload_names().end());
+  if (names.empty()) names.emplace_back("frames-steady");
+  for (const std::string& name : names) {
+    auto w = make_workload(name, c.seed, c.duration);
+    if (!w) return unexpected("unknown workload " + quote(name) + " (see --list-workloads)");
+    out.push_back(std::move(*w));
+  }
+  return out;
+}
+
+int run_compare_table(const Request& q, const SimConfig& c, const std::vector<Workload>& ws) {
+  ProgressBar bar(!q.no_progress);
+  auto rows = run_compare(c, ws, [&](std::size_t done, std::size_t total, const std::string& l) {
+    bar.update(done, total, l);
+  });
+  bar.clear();
+  if (!rows) return fail(rows.error());
+  if (!q.quiet) std::fputs(compare_table(*rows, q.markdown).c_str(), stdout);
+  if (!q.json.empty() && !write(q.json, compare_json(c, *rows).dump(1) + "\n")) return kExitUsage;
+  uint64_t violations = 0;
+  for (const nlohmann::ordered_json& r : *rows)
+    violations += r["invariant_violations"].get<uint64_t>();
+  if (violations == 0) return 0;
+  fmt::print(stderr, "staging-sim: {} invariant violations (run the rows alone for details)\n",
+             violations);
+  return kExitViolation;
+}
+
+int run_soak(const Request& q, const SimConfig& c) {
+  ProgressBar bar(!q.no_progress);
+  const SoakResult s =
+      soak(*q.soak, c.seed, c.fault, [&](uint64_t done, uint64_t total, uint64_t runs) {
+        bar.update(done, total, fmt::format("{} runs", runs));
+      });
+  bar.clear();
+  std::fputs(soak_text(s, *q.soak, c.seed).c_str(), s.failure ? stderr : stdout);
+  return s.failure ? s.failure->exit_status : 0;
+}
+
+int run_one(const Request& q, const SimConfig& c, const Workload& w) {
+  ProgressBar bar(!q.no_progress);
+  auto result =
+      simulate(c, w, [&](uint64_t done, uint64_t total) { bar.update(done, total, w.name); });
+  bar.clear();
+  if (!result) return fail(result.error());
+  const RunResult& r = *result;
+  if (!q.quiet) std::fputs(summary_text(r).c_str(), stdout);
+  if ((!q.json.empty() && !write(q.json, result_json(r).dump(1) + "\n")) ||
+      (!q.trace.empty() && !write(q.trace, chrome_trace(r).dump(1) + "\n")) ||
+      (!q.plot.empty() && !write(q.plot, svg_plot(r)))) {
+    return kExitUsage;
+  }
+  if (r.invariant_violations() > 0) {
+    fmt::print(stderr, "staging-sim: {} invariant violation(s); the first: {}\n",
+               r.violations.size(), r.violations.front().message);
+    return kExitViolation;
+  }
+  if (!r.stat_mismatches.empty()) {
+    fmt::print(stderr, "staging-sim: the ring's stats disagree with its events: {}\n",
+               r.stat_mismatches.front());
+    return kExitStatsMismatch;
+  }
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o;
+  SimConfig config;
+  Request q;
   CLI::App app{
       "staging-sim: runs the staging core (byte ring or slot ring, any exhaustion policy) against "
       "a simulated GPU queue in virtual time, deterministically for a seed, and reports the "
       "allocation timeline, stats by cause, invariant checks and the policy table. Manual: "
       "docs/sim.md"};
-  app.add_option("--workload,-w", o.workloads,
-                 "built-in workload (repeat with --compare; default frames-steady): "
-                 "frames-steady, frames-bursty, asset-burst, chunk-stream, sizes-edge, "
-                 "stalled-queue, mixed");
-  app.add_option("--replay,-r", o.replay, "replay an upload trace (CSV or JSON; docs/sim.md)");
-  app.add_flag("--list-workloads", o.list, "print the built-in workloads and exit");
-  app.add_option("--strategy,-s", o.strategy, "byte (ByteRing) or slot (seed 004's StagingRing)")
-      ->capture_default_str();
-  app.add_option("--policy,-p", o.policy,
-                 "when full: defer, wait, split, grow, fallback (slot: fallback, wait, defer)")
-      ->capture_default_str();
-  app.add_option("--capacity,-c", o.capacity, "ring bytes (slot: all slots together)")
-      ->capture_default_str();
-  app.add_option("--cap", o.cap, "hard cap on all staging bytes (default 2 x capacity)");
-  app.add_option("--frames-in-flight,-f", o.frames_in_flight,
-                 "frames queued on the GPU while the next records (0: no pacing)")
-      ->capture_default_str();
-  app.add_option("--delay,-d", o.delay,
-                 "queue delay model: fixed:D, random:LO:HI, bursty:FAST:SLOW:N, stalled "
-                 "(default: the workload's)");
-  app.add_option("--bandwidth", o.bandwidth,
-                 "copy-engine bytes per second on top of the delay model (0: none)")
-      ->capture_default_str();
-  app.add_option("--seed", o.seed, "seed of the workload and the random delay")
-      ->capture_default_str();
-  app.add_option("--duration", o.duration, "virtual time a built-in workload runs")
-      ->capture_default_str();
-  app.add_option("--wait-timeout", o.wait_timeout, "Wait/Split timeout")->capture_default_str();
-  app.add_option("--poll-interval", o.poll_interval,
-                 "the caller retires completed work at least this often (0: before uploads only)")
-      ->capture_default_str();
-  app.add_option("--grow-step", o.grow_step, "Grow: bytes per added region (0: capacity)")
-      ->capture_default_str();
-  app.add_option("--trim-after", o.trim_after, "Grow: idle time before a grown region is released")
-      ->capture_default_str();
-  app.add_option("--fallback-cap", o.fallback_cap,
-                 "Fallback: most bytes in fallback regions at once (0: cap - capacity)")
-      ->capture_default_str();
-  app.add_option("--split-min-chunk", o.split_min_chunk, "Split: smallest chunk (0: none)")
-      ->capture_default_str();
-  app.add_option("--stall", o.stalls, "stall the queue at AT for FOR, e.g. 2s:250ms (repeatable)");
-  app.add_option("--json", o.json, "write every stat (or the policy table) as JSON");
-  app.add_option("--trace", o.trace, "write a Chrome trace-event file (Perfetto)");
-  app.add_option("--plot", o.plot, "write an SVG plot of the run");
-  app.add_flag("--compare", o.compare, "run every policy over the workloads; print the table");
-  app.add_flag("--markdown", o.markdown, "--compare: print the table as Markdown");
-  app.add_flag("--quiet,-q", o.quiet, "no summary on stdout");
-  app.add_flag("--no-progress", o.no_progress, "no progress bar");
-  app.add_option("--inject-fault", o.fault,
-                 "self-check: early-completion (the queue tells the ring one submission more "
-                 "has completed than has; the checker must catch it)")
-      ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-
-  if (o.list) {
-    for (std::string_view name : workload_names()) {
-      const auto w = make_workload(name, 1, std::chrono::seconds(10));
-      std::printf("%-14s %s\n", std::string(name).c_str(), w->description.c_str());
-    }
+  add_options(app, config, q);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitUsage;  // --help: 0; every usage error: 2
+  }
+  if (q.list) {
+    for (std::string_view name : workload_names())
+      fmt::print("{:<14} {}\n", name,
+                 make_workload(name, 1, std::chrono::seconds(10))->description);
     return 0;
   }
-
-  SimConfig config;
-  std::string error;
-  if (!make_config(o, &config, &error)) return usage_error(error);
-  if (!o.replay.empty() && !o.workloads.empty()) {
-    return usage_error("--replay and --workload exclude each other");
+  if (q.soak) return run_soak(q, config);
+  config.record_timeline = !q.trace.empty() || !q.plot.empty();
+  if (config.delay) config.delay = parse_delay(config.delay->text, config.seed, nullptr);
+  if (auto error = config_error(config)) return fail(*error);
+  if (!q.compare && q.workloads.size() > 1) {
+    return fail("one --workload per run (several only with --compare)");
   }
-  if (!o.compare && o.workloads.size() > 1) {
-    return usage_error("one --workload per run (several only with --compare)");
-  }
-  if (o.compare && (!o.trace.empty() || !o.plot.empty())) {
-    return usage_error("--trace and --plot describe one run; not with --compare");
-  }
-
-  std::vector<Workload> workloads;
-  if (!o.replay.empty()) {
-    auto w = read_trace(o.replay);
-    if (!w) return usage_error(w.error());
-    workloads.push_back(std::move(*w));
-  } else {
-    std::vector<std::string> names = o.workloads;
-    if (names.empty()) {
-      if (o.compare) {
-        for (std::string_view n : workload_names())
-          names.emplace_back(n);
-      } else {
-        names.emplace_back("frames-steady");
-      }
-    }
-    for (const std::string& name : names) {
-      auto w = make_workload(name, config.seed, config.duration);
-      if (!w) return usage_error("unknown workload '" + name + "' (see --list-workloads)");
-      workloads.push_back(std::move(*w));
-    }
-  }
-
-  ProgressBar bar(!o.no_progress);
-  if (o.compare) {
-    auto rows = run_compare(config, workloads,
-                            [&](std::size_t done, std::size_t total, const std::string& label) {
-                              bar.update(done, total, label);
-                            });
-    bar.clear();
-    if (!rows) return usage_error(rows.error());
-    if (!o.quiet) std::fputs(compare_table(*rows, o.markdown).c_str(), stdout);
-    if (!o.json.empty() && !write_json(o.json, compare_json(config, *rows))) return kExitUsage;
-    uint64_t violations = 0;
-    for (const CompareRow& r : *rows)
-      violations += r.invariant_violations;
-    if (violations > 0) {
-      std::fprintf(stderr,
-                   "staging-sim: %llu invariant violations (run the rows alone for details)\n",
-                   static_cast<unsigned long long>(violations));
-      return kExitViolation;
-    }
-    return 0;
-  }
-
-  const Workload& workload = workloads.front();
-  auto result = simulate(config, workload, [&](uint64_t done, uint64_t total) {
-    bar.update(done, total, workload.name);
-  });
-  bar.clear();
-  if (!result) return usage_error(result.error());
-  const RunResult& r = *result;
-  if (!o.quiet) std::fputs(summary_text(r).c_str(), stdout);
-  if (!o.json.empty() && !write_json(o.json, result_json(r))) return kExitUsage;
-  if (!o.trace.empty() && !write_json(o.trace, chrome_trace(r))) return kExitUsage;
-  if (!o.plot.empty() && !write_file(o.plot, svg_plot(r), &error)) return usage_error(error);
-  if (r.invariant_violations() > 0) {
-    std::fprintf(stderr, "staging-sim: %zu invariant violation(s); the first: %s\n",
-                 r.violations.size(), r.violations.front().message.c_str());
-    return kExitViolation;
-  }
-  if (!r.stat_mismatches.empty()) {
-    std::fprintf(stderr, "staging-sim: the ring's stats disagree with its events: %s\n",
-                 r.stat_mismatches.front().c_str());
-    return kExitStatsMismatch;
-  }
-  return 0;
+  auto workloads = load_workloads(q, config);
+  if (!workloads) return fail(workloads.error());
+  return q.compare ? run_compare_table(q, config, *workloads)
+                   : run_one(q, config, workloads->front());
 }

@@ -1,5 +1,6 @@
 // The JSON report of one run (--json): every stat, each cause count, the checker's verdict.
 #include "reports.hpp"
+#include "staging/core/counters.hpp"
 
 namespace staging::sim {
 namespace {
@@ -19,65 +20,15 @@ ordered_json causes(const CauseCounts& c) {
   return j;
 }
 
-ordered_json by_cause(const uint64_t (&a)[3]) {
-  return ordered_json{{"InFlight", a[0]}, {"Fragmentation", a[1]}, {"Cap", a[2]}};
-}
-
-ordered_json byte_stats(const ByteRingStats& s) {
+// Every counter of a core stats struct, from the core's own counter list: {"key": n, ...}, an
+// enum-indexed counter as {"InFlight": n, "Fragmentation": n, "Cap": n}.
+template <class Stats>
+ordered_json counters_json(const Stats& stats) {
   ordered_json j;
-  j["reservations"] = s.reservations;
-  j["bytes_reserved"] = s.bytes_reserved;
-  j["retired"] = s.retired;
-  j["cancelled"] = s.cancelled;
-  j["wraps"] = s.wraps;
-  j["bytes_skipped"] = s.bytes_skipped;
-  j["would_blocks"] = s.would_blocks;
-  j["would_blocks_by_cause"] = by_cause(s.would_blocks_by_cause);
-  j["waits"] = s.waits;
-  j["waits_by_cause"] = by_cause(s.waits_by_cause);
-  j["wait_total_ns"] = ns(s.wait_total);
-  j["wait_longest_ns"] = ns(s.wait_longest);
-  j["timeouts"] = s.timeouts;
-  j["splits"] = s.splits;
-  j["splits_by_cause"] = by_cause(s.splits_by_cause);
-  j["grows"] = s.grows;
-  j["trims"] = s.trims;
-  j["fallbacks"] = s.fallbacks;
-  j["fallbacks_by_cause"] = by_cause(s.fallbacks_by_cause);
-  j["fallback_bytes"] = s.fallback_bytes;
-  j["cap_refusals"] = s.cap_refusals;
-  j["peak_held_bytes"] = s.peak_held_bytes;
-  j["held_bytes"] = s.held_bytes;
-  j["in_flight_bytes"] = s.in_flight_bytes;
-  j["invalid_requests"] = s.invalid_requests;
-  j["allocation_failures"] = s.allocation_failures;
-  j["wait_calls"] = s.wait_calls;
-  j["polls"] = s.polls;
-  j["fallback_held_bytes"] = s.fallback_held_bytes;
-  j["peak_fallback_bytes"] = s.peak_fallback_bytes;
-  j["peak_in_flight_bytes"] = s.peak_in_flight_bytes;
-  j["regions"] = s.regions;
-  return j;
-}
-
-ordered_json slot_stats(const StagingStats& s) {
-  ordered_json j;
-  j["frames_begun"] = s.frames_begun;
-  j["frames_finished"] = s.frames_finished;
-  j["placements"] = s.placements;
-  j["bytes_placed"] = s.bytes_placed;
-  j["placements_refused"] = s.placements_refused;
-  j["slots_created"] = s.slots_created;
-  j["slots_grown"] = s.slots_grown;
-  j["slots_replaced"] = s.slots_replaced;
-  j["abandoned_seen"] = s.abandoned_seen;
-  j["failed_seen"] = s.failed_seen;
-  j["refusals_too_large"] = s.refusals_too_large;
-  j["refusals_all_in_flight"] = s.refusals_all_in_flight;
-  j["refusals_allocation_failed"] = s.refusals_allocation_failed;
-  j["polls"] = s.polls;
-  j["bytes_allocated"] = s.bytes_allocated;
-  j["peak_bytes_allocated"] = s.peak_bytes_allocated;
+  for_each_counter(stats, [&](const CounterInfo& c, uint64_t value) {
+    ordered_json& slot = j[std::string(c.key)];
+    (c.index.empty() ? slot : slot[std::string(c.index)]) = value;
+  });
   return j;
 }
 
@@ -90,7 +41,7 @@ ordered_json result_json(const RunResult& r) {
   j["format_version"] = 1;
   j["workload"] = r.workload;
   j["strategy"] = std::string(to_string(c.strategy));
-  j["policy"] = std::string(policy_name(c.policy));
+  j["policy"] = policy_name(c.policy);
   j["invariant_violations"] = r.invariant_violations();
   j["capacity"] = r.capacity;
   j["cap"] = r.cap;
@@ -110,7 +61,7 @@ ordered_json result_json(const RunResult& r) {
   config["fallback_cap"] = c.fallback_cap;
   config["split_min_chunk"] = c.split_min_chunk;
   config["duration_ns"] = ns(c.duration);
-  config["fault"] = c.fault == Fault::None ? "none" : "early-completion";
+  config["fault"] = to_string(c.fault);
   if (c.strategy == Strategy::Slot) {
     config["slots"] = r.slots;
     config["max_slot_bytes"] = r.max_slot_bytes;
@@ -164,15 +115,8 @@ ordered_json result_json(const RunResult& r) {
   s["pacing_longest_ns"] = ns(r.pacing_longest);
   j["stats"] = s;
 
-  ordered_json cs;
-  cs["would_block"] = causes(r.would_block_causes);
-  cs["wait"] = causes(r.wait_causes);
-  cs["timeout"] = causes(r.timeout_causes);
-  cs["split"] = causes(r.split_causes);
-  cs["grow"] = causes(r.grow_causes);
-  cs["fallback"] = causes(r.fallback_causes);
-  cs["direct"] = causes(r.direct_causes);
-  j["causes"] = cs;
+  for (const CauseTable& t : kCauseTables)
+    j["causes"][std::string(t.key)] = causes(r.*t.counts);
 
   ordered_json checks;
   checks["reservations_checked"] = r.checks;
@@ -198,8 +142,8 @@ ordered_json result_json(const RunResult& r) {
         {{"kind", k.name}, {"uploads", k.uploads}, {"bytes", k.bytes}, {"direct", k.direct}});
   }
   j["kinds"] = kinds;
-  if (r.byte_stats) j["byte_ring_stats"] = byte_stats(*r.byte_stats);
-  if (r.slot_stats) j["slot_ring_stats"] = slot_stats(*r.slot_stats);
+  if (r.byte_stats) j["byte_ring_stats"] = counters_json(*r.byte_stats);
+  if (r.slot_stats) j["slot_ring_stats"] = counters_json(*r.slot_stats);
   return j;
 }
 

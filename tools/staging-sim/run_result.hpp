@@ -64,7 +64,12 @@ enum class MarkKind : uint8_t {
   Direct,      ///< the caller routed an upload around the ring (refused for good, or gave up)
   Pacing,      ///< the CPU waited for frame f - frames_in_flight - 1 (frame pacing, not the ring)
 };
-[[nodiscard]] std::string_view to_string(MarkKind kind) noexcept;
+/// Names of MarkKind's values, as the trace shows them (to_string).
+constexpr auto enum_names(std::type_identity<MarkKind>) noexcept {
+  return std::to_array<std::string_view>({"wait", "would-block", "split", "fallback", "grow",
+                                          "trim", "wrap", "timeout", "cap refusal", "direct",
+                                          "frame pacing"});
+}
 
 struct Mark {
   Duration time{0};
@@ -201,6 +206,22 @@ struct RunResult {
   [[nodiscard]] double throughput_mib_s() const noexcept;
   /// Makespan: first arrival to end.
   [[nodiscard]] Duration makespan() const noexcept { return end - first_arrival; }
+};
+
+/// A run's cause counts in report order: the JSON key (under "causes"), the summary's label.
+struct CauseTable {
+  std::string_view key;
+  std::string_view label;
+  CauseCounts RunResult::*counts;
+};
+inline constexpr CauseTable kCauseTables[] = {
+    {"would_block", "would-block", &RunResult::would_block_causes},
+    {"wait", "wait", &RunResult::wait_causes},
+    {"timeout", "timeout", &RunResult::timeout_causes},
+    {"split", "split", &RunResult::split_causes},
+    {"grow", "grow", &RunResult::grow_causes},
+    {"fallback", "fallback", &RunResult::fallback_causes},
+    {"direct", "direct", &RunResult::direct_causes},
 };
 
 }  // namespace staging::sim

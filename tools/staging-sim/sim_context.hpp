@@ -42,6 +42,8 @@ class SimContext {
   /// The frame of the batch being recorded (-1: streaming), and the payload bytes in it.
   int64_t batch_frame = -1;
   uint64_t batch_bytes = 0;
+  /// Payload bytes of the current upload placed or routed around so far.
+  uint64_t upload_bytes = 0;
   /// The token of the last bytes of the current upload (a reservation's, or a direct upload's
   /// submission); 0 when none yet.
   TimelineValue upload_token = 0;
@@ -85,6 +87,27 @@ class SimContext {
   /// event, whichever is first; none when nothing will ever change (the caller gives up).
   [[nodiscard]] std::optional<Duration> retry_time();
 
+  // --- time moves by events ---
+  /// When a poll of the ring can next change anything: the queue's next event (a completion, a
+  /// stall's start or end) or the next trim of an idle grown region, whichever is first; none
+  /// when nothing will ever change. Between now and then every poll finds what the last one did.
+  [[nodiscard]] std::optional<Duration> next_change();
+  /// How many whole `period`s from now end before next_change() (0 when none or `period` <= 0):
+  /// the ticks a loop that polls every `period` may skip, since none of them changes anything.
+  [[nodiscard]] uint64_t idle_periods(Duration period);
+  /// When the byte ring next trims an idle grown region (set by its strategy; none otherwise).
+  std::function<std::optional<Duration>()> next_trim;
+
+  // --- the work bound ---
+  /// Spends one step of the run's work budget (a reservation attempt, a retry, a poll tick);
+  /// false once it is spent — the caller then stops, and the run ends with an error (set in
+  /// `out_of_steps`). The budget is kStepsPerRun plus kStepsPerUpload per upload: a run takes
+  /// time proportional to its uploads, whatever their sizes and time gaps.
+  [[nodiscard]] bool step();
+  bool out_of_steps = false;
+  static constexpr uint64_t kStepsPerRun = 1000000;
+  static constexpr uint64_t kStepsPerUpload = 1000;
+
   // --- submissions and frame pacing ---
   /// Submits the open batch (its batch_bytes) on the queue and records it; returns the value.
   TimelineValue submit(bool early);
@@ -107,6 +130,7 @@ class SimContext {
     TimelineValue last;
   };
   std::deque<RecentFrame> recent_;
+  uint64_t steps_left_;
 };
 
 /// A strategy: how uploads become reservations in one kind of ring.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "units.hpp"
+
 namespace staging::sim {
 namespace {
 
@@ -120,14 +122,21 @@ TimelineValue SimQueue::submit(uint64_t bytes) {
   entry.value = v;
   entry.submitted = t;
   entry.bytes = bytes;
+  engine_free_ = std::max(engine_free_, t);
   if (bandwidth_ > 0) {
+    // The copy's time, checked before it becomes an integer (2^64 bytes at 1 B/s overflows).
     const double ns = static_cast<double>(bytes) * 1e9 / static_cast<double>(bandwidth_);
-    engine_free_ = std::max(engine_free_, t) + Duration{static_cast<Duration::rep>(ns)};
-  } else {
-    engine_free_ = t;
+    const double room = static_cast<double>((kClockLimit - engine_free_).count());
+    past_limit_ = past_limit_ || ns > room;
+    engine_free_ +=
+        ns > room ? kClockLimit - engine_free_ : Duration{static_cast<Duration::rep>(ns)};
   }
   entry.engine_done = engine_free_;
   entry.fake_done = queue_.completion_time(v);
+  if (entry.fake_done && *entry.fake_done > kClockLimit) {
+    past_limit_ = true;
+    entry.fake_done = kClockLimit;
+  }
   log_.push_back(entry);
   log_.back().completes = completion_of(v);
   return v;

@@ -19,6 +19,10 @@
 // Stall windows: the clock never jumps over a window's start or end; advance_to() and both waits
 // stop there and stall or release the fake queue at exactly that time.
 //
+// Time limit: a submission that would complete after kClockLimit (units.hpp) — a copy of huge
+// bytes at a tiny bandwidth — is clamped there and raises past_clock_limit(); the simulator stops
+// the run with an error. So every time the queue computes stays far from overflowing.
+//
 // Threading: not synchronised; the simulator's single thread.
 #pragma once
 
@@ -86,6 +90,8 @@ class SimQueue final : public CompletionSource {
   [[nodiscard]] const std::vector<StallWindow>& stalls() const noexcept { return windows_; }
   /// wait() and wait_truth() calls the fake queue saw.
   [[nodiscard]] uint64_t wait_calls() const noexcept { return queue_.wait_calls(); }
+  /// True once a submission would have completed after kClockLimit (see the file comment).
+  [[nodiscard]] bool past_clock_limit() const noexcept { return past_limit_; }
 
  private:
   struct Event {
@@ -110,6 +116,7 @@ class SimQueue final : public CompletionSource {
   bool lie_;
   uint64_t bandwidth_;
   Duration engine_free_{0};
+  bool past_limit_ = false;
   TimelineValue truth_ = 0;  // the highest value really completed so far
   struct Logged : Submission {
     Duration engine_done{0};

@@ -1,9 +1,11 @@
 #include "simulator.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <limits>
 
 #include "sim_context.hpp"
+#include "units.hpp"
 
 namespace staging::sim {
 
@@ -16,7 +18,10 @@ SimContext::SimContext(const SimConfig& c, const Workload& w, RunResult& r,
       workload(w),
       result(r),
       queue(clock, model, std::move(stalls), c.bandwidth, c.fault == Fault::EarlyCompletion),
-      checker(InvariantChecker::Mode::Record, c.effective_cap()) {}
+      checker(InvariantChecker::Mode::Record, c.effective_cap()),
+      steps_left_(add_sat(kStepsPerRun, w.uploads.size() > UINT64_MAX / kStepsPerUpload
+                                            ? UINT64_MAX
+                                            : w.uploads.size() * kStepsPerUpload)) {}
 
 uint64_t SimContext::resolve_size(const Upload& u, uint64_t free_contiguous, uint64_t capacity) {
   switch (u.relative) {
@@ -70,6 +75,29 @@ std::optional<Duration> SimContext::retry_time() {
   return std::min(*next, now() + config.poll_interval);
 }
 
+std::optional<Duration> SimContext::next_change() {
+  std::optional<Duration> change = queue.next_event();
+  if (const std::optional<Duration> trim = next_trim ? next_trim() : std::nullopt) {
+    change = change ? std::min(*change, *trim) : *trim;
+  }
+  return change;
+}
+
+uint64_t SimContext::idle_periods(Duration period) {
+  const std::optional<Duration> change = next_change();
+  if (!change || period <= Duration{0} || *change <= now()) return 0;
+  return static_cast<uint64_t>((*change - now() - Duration{1}) / period);
+}
+
+bool SimContext::step() {
+  if (steps_left_ == 0) {
+    out_of_steps = true;
+    return false;
+  }
+  --steps_left_;
+  return true;
+}
+
 void SimContext::held_changed(int64_t delta) {
   held_ = static_cast<uint64_t>(static_cast<int64_t>(held_) + delta);
   result.peak_held = std::max(result.peak_held, held_);
@@ -92,8 +120,9 @@ void SimContext::placed(const Reservation& r, uint32_t track, uint64_t charged,
   sync_truth();  // verify what completed before these bytes are written
   checker.on_reserve(r);
   ++result.reservations;
-  result.bytes_reserved += r.size;
-  batch_bytes += r.size;
+  upload_bytes = add_sat(upload_bytes, r.size);
+  result.bytes_reserved = add_sat(result.bytes_reserved, r.size);
+  batch_bytes = add_sat(batch_bytes, r.size);
   upload_token = r.token;
   if (memory != nullptr && r.offset <= region_bytes && r.size <= region_bytes - r.offset) {
     bytes.add(r.id, r.token, r.region, r.offset, r.size, memory);
@@ -101,22 +130,21 @@ void SimContext::placed(const Reservation& r, uint32_t track, uint64_t charged,
   Live live{0, charged};
   if (config.record_timeline) {
     live.span = result.spans.size();
-    Span s;
-    s.id = r.id;
-    s.region = track;
-    s.offset = r.offset;
-    s.size = r.size;
-    s.alignment = r.alignment;
-    s.skipped = r.skipped;
-    s.charged = charged;
-    s.asked = asked;
-    s.token = r.token;
-    s.kind = upload != nullptr ? upload->kind : 0;
-    s.frame = upload != nullptr ? upload->frame : -1;
-    s.policy = policy;
-    s.fallback = r.fallback;
-    s.begin = now();
-    result.spans.push_back(s);
+    result.spans.push_back(Span{.id = r.id,
+                                .region = track,
+                                .offset = r.offset,
+                                .size = r.size,
+                                .alignment = r.alignment,
+                                .skipped = r.skipped,
+                                .charged = charged,
+                                .asked = asked,
+                                .token = r.token,
+                                .kind = upload != nullptr ? upload->kind : 0,
+                                .frame = upload != nullptr ? upload->frame : -1,
+                                .policy = policy,
+                                .fallback = r.fallback,
+                                .begin = now(),
+                                .end = std::nullopt});
   }
   live_[r.id] = live;
   in_flight_ += charged;
@@ -144,16 +172,15 @@ void SimContext::direct(uint64_t bytes_, BlockCause cause) {
   record_submission(value, false);
   upload_token = value;
   ++result.direct;
-  result.direct_bytes += bytes_;
+  upload_bytes = add_sat(upload_bytes, bytes_);
+  result.direct_bytes = add_sat(result.direct_bytes, bytes_);
   result.direct_causes.add(cause);
   if (upload != nullptr) ++result.kinds[upload->kind].direct;
-  Mark m;
-  m.time = now();
-  m.kind = MarkKind::Direct;
-  m.cause = cause;
-  m.bytes = bytes_;
-  m.kind_index = upload != nullptr ? upload->kind : 0;
-  mark(m);
+  mark(Mark{.time = now(),
+            .kind = MarkKind::Direct,
+            .cause = cause,
+            .bytes = bytes_,
+            .kind_index = upload != nullptr ? upload->kind : 0});
 }
 
 TimelineValue SimContext::submit(bool early) {
@@ -180,19 +207,14 @@ void SimContext::pace(int64_t frame) {
     if (v == 0) continue;  // that frame went entirely by another route
     const Duration start = now();
     while (queue.truth_completed() < v && queue.can_complete(v)) {
-      queue.wait_truth(v, std::chrono::seconds(1));
+      queue.wait_truth(v, Duration::max());  // to the completion (or the next stall's edge)
     }
     const Duration waited = now() - start;
     if (waited > Duration{0}) {
       ++result.pacing_waits;
       result.pacing_total += waited;
       result.pacing_longest = std::max(result.pacing_longest, waited);
-      Mark m;
-      m.time = start;
-      m.duration = waited;
-      m.kind = MarkKind::Pacing;
-      m.token = v;
-      mark(m);
+      mark(Mark{.time = start, .duration = waited, .kind = MarkKind::Pacing, .token = v});
     }
   }
   recent_.push_back(RecentFrame{frame, 0});
@@ -218,14 +240,19 @@ double RunResult::throughput_mib_s() const noexcept {
 
 Expected<RunResult, std::string> simulate(const SimConfig& config, const Workload& workload,
                                           const ProgressFn& progress) {
-  if (!supports(config.strategy, config.policy)) {
-    return unexpected("the " + std::string(to_string(config.strategy)) +
-                      " strategy does not support the " + std::string(policy_name(config.policy)) +
-                      " policy (slot: fallback, wait, defer)");
-  }
-  if (config.capacity == 0) return unexpected(std::string("the capacity must be > 0"));
-  if (config.effective_cap() < config.capacity) {
-    return unexpected(std::string("the cap must be >= the capacity"));
+  if (auto error = config_error(config)) return unexpected(std::move(*error));
+  // Split streams an upload through the ring in chunks: a few per pass. Bound the passes, so that
+  // a run's time does not grow with its sizes.
+  constexpr uint64_t kMaxSplitPasses = 256;
+  if (config.strategy == Strategy::Byte && config.policy == ExhaustionPolicy::Split) {
+    for (std::size_t i = 0; i < workload.uploads.size(); ++i) {
+      if (workload.uploads[i].size / kMaxSplitPasses >= config.capacity) {
+        return unexpected(fmt::format(
+            "upload {} ({} bytes) would stream through the {} ring in more than {} passes under "
+            "split, the simulator's bound: raise --capacity",
+            i, workload.uploads[i].size, format_bytes(config.capacity), kMaxSplitPasses));
+      }
+    }
   }
   // A trace without a delay model of its own gets a busy frame's GPU latency.
   const DelaySpec delay = config.delay             ? *config.delay
@@ -268,21 +295,48 @@ Expected<RunResult, std::string> simulate(const SimConfig& config, const Workloa
   };
   std::vector<Timing> timings;
   timings.reserve(n);
-  // Polls every poll_interval while the clock moves to `t` (an engine's per-frame tick).
-  Duration next_poll = config.poll_interval;
+  // Polls every poll_interval while the clock moves to `t` (an engine's per-frame tick). A tick
+  // before the next change finds what the last poll found: those are skipped, so a gap of years
+  // between two uploads costs nothing.
+  const Duration tick = config.poll_interval;
+  Duration next_poll = tick;
   const auto advance_polling = [&](Duration t) {
-    if (config.poll_interval > Duration{0}) {
-      if (next_poll <= ctx.now()) {
-        next_poll = ctx.now() + config.poll_interval;
-      }
-      while (next_poll < t) {
+    if (tick > Duration{0}) {
+      if (next_poll <= ctx.now()) next_poll = ctx.now() + tick;
+      while (next_poll < t && ctx.step()) {
+        const Duration useful = std::min(ctx.next_change().value_or(t), t);
+        if (useful > next_poll)
+          next_poll += (useful - next_poll + tick - Duration{1}) / tick * tick;
+        if (next_poll >= t) break;
         ctx.queue.advance_to(next_poll);
         strategy->poll();
         ctx.sync_truth();
-        next_poll += config.poll_interval;
+        next_poll += tick;
       }
     }
     ctx.queue.advance_to(t);
+  };
+  // Why the run cannot go on (the work bound, or the clock's limit); none while it can.
+  const auto stopped = [&](std::size_t i) -> std::optional<std::string> {
+    const std::string which = i < n ? fmt::format("upload {} ({} bytes at {})", i, uploads[i].size,
+                                                  format_duration(uploads[i].time))
+                                    : std::string("draining the queue");
+    if (ctx.out_of_steps) {
+      return fmt::format(
+          "{}: the run took more than {} steps (reservation attempts, retries, polls) for {} "
+          "uploads, so the simulator stops. The caller retries every poll interval or wait "
+          "timeout while the queue holds the bytes; a queue that holds them this long (slow "
+          "--delay or --bandwidth, long stalls), a tiny --poll-interval or --wait-timeout, or "
+          "an upload far larger than the ring under split makes too many",
+          which, SimContext::kStepsPerRun + n * SimContext::kStepsPerUpload, n);
+    }
+    if (ctx.queue.past_clock_limit()) {
+      return fmt::format(
+          "{}: the queue would complete it after {} of virtual time, the simulator's limit "
+          "(copying {} bytes at --bandwidth {} B/s takes that long)",
+          which, format_duration(kClockLimit), i < n ? uploads[i].size : 0, config.bandwidth);
+    }
+    return std::nullopt;
   };
   for (std::size_t i = 0; i < n; ++i) {
     const Upload& u = uploads[i];
@@ -302,18 +356,16 @@ Expected<RunResult, std::string> simulate(const SimConfig& config, const Workloa
     ctx.batch_frame = u.frame;
     ctx.upload = &u;
     ctx.upload_token = 0;
-    const uint64_t direct_before = result.direct_bytes;
-    const uint64_t reserved_before = result.bytes_reserved;
+    ctx.upload_bytes = 0;
     strategy->make(u, i);
-    const uint64_t size =
-        (result.direct_bytes - direct_before) + (result.bytes_reserved - reserved_before);
+    if (auto why = stopped(i)) return unexpected(std::move(*why));
     ++result.uploads;
-    result.upload_bytes += size;
+    result.upload_bytes = add_sat(result.upload_bytes, ctx.upload_bytes);
     KindStats& k = result.kinds[std::min<std::size_t>(u.kind, result.kinds.size() - 1)];
     ++k.uploads;
-    k.bytes += size;
+    k.bytes = add_sat(k.bytes, ctx.upload_bytes);
     const Duration delay_felt = ctx.now() > u.time ? ctx.now() - u.time : Duration{0};
-    result.delay_total += delay_felt;
+    result.delay_total = add_sat(result.delay_total, delay_felt);
     result.delay_max = std::max(result.delay_max, delay_felt);
     if (delay_felt > Duration{0}) ++result.delayed_uploads;
     timings.push_back(Timing{u.time, ctx.upload_token, ctx.now()});
@@ -324,17 +376,20 @@ Expected<RunResult, std::string> simulate(const SimConfig& config, const Workloa
   }
   if (n > 0) result.last_arrival = uploads.back().time;
 
-  // Drain: every submission completes (unless the queue is stalled for good).
+  // Drain: every submission completes (unless the queue is stalled for good). The caller polls
+  // every tick while it waits; ticks before the next change are skipped.
   if (strategy->batch_open()) strategy->flush(false);
   const TimelineValue last = ctx.queue.submitted();
-  const Duration tick =
-      config.poll_interval > Duration{0} ? config.poll_interval : std::chrono::seconds(1);
+  const Duration drain_tick = tick > Duration{0} ? tick : std::chrono::seconds(1);
   while (ctx.queue.truth_completed() < last) {
     if (!ctx.queue.can_complete(last)) {
       result.drained = false;
       break;
     }
-    ctx.queue.wait_truth(last, tick);
+    if (!ctx.step()) return unexpected(*stopped(n));
+    ctx.queue.advance_to(ctx.now() +
+                         drain_tick * static_cast<int64_t>(ctx.idle_periods(drain_tick)));
+    ctx.queue.wait_truth(last, drain_tick);
     strategy->poll();
     ctx.sync_truth();
   }
@@ -354,18 +409,18 @@ Expected<RunResult, std::string> simulate(const SimConfig& config, const Workloa
       done = std::max(done, s.completes && *s.completes <= result.end ? *s.completes : result.end);
     }
     const Duration latency = done - t.arrival;
-    result.latency_total += latency;
+    result.latency_total = add_sat(result.latency_total, latency);
     result.latency_max = std::max(result.latency_max, latency);
     if (busy_open && t.arrival <= busy_to) {
       busy_to = std::max(busy_to, done);
     } else {
-      if (busy_open) result.busy += busy_to - busy_from;
+      if (busy_open) result.busy += busy_to - busy_from;  // a union of intervals: at most `end`
       busy_from = t.arrival;
       busy_to = done;
       busy_open = true;
     }
   }
-  if (busy_open) result.busy += busy_to - busy_from;
+  if (busy_open) result.busy += busy_to - busy_from;  // a union of intervals: at most `end`
 
   ctx.tearing_down = true;
   ctx.flush_batch = nullptr;

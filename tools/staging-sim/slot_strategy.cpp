@@ -1,15 +1,16 @@
-// The slot-ring strategy (seed 004's StagingRing): a run of uploads of one frame takes one slot
+// The slot-ring strategy (StagingRing): a run of uploads of one frame takes one slot
 // (begin with the run's total, worst-case alignment padding included), places each upload with
 // the lease's bump cursor, and finishes at the submission; the FenceToken is signalled when the
-// queue reports the submission complete. A refused frame follows the policy: fallback (the seed's
-// "fall back to queue writes": the run goes by another route), wait (wait on the queue for the
-// oldest frame in flight, then begin again) or defer (come back at the next completion).
+// queue reports the submission complete. A refused frame follows the policy: fallback (the slot
+// ring's "fall back to queue writes": the run goes by another route), wait (wait on the queue for
+// the oldest frame in flight, then begin again) or defer (come back at the next completion).
 #include <algorithm>
 #include <bit>
 #include <deque>
 #include <map>
 #include <optional>
 
+#include "host_memory.hpp"
 #include "sim_context.hpp"
 #include "staging/core/staging_ring.hpp"
 
@@ -20,16 +21,13 @@ namespace {
 // when it grows, so the id, not the slot index, names the memory).
 class SimBuffer {
  public:
-  SimBuffer(uint32_t id, uint64_t capacity, SimContext* ctx,
+  SimBuffer(uint32_t id, HostMemory memory, SimContext* ctx,
             std::map<uint32_t, SimBuffer*>* registry)
-      : id_(id),
-        bytes_(static_cast<std::size_t>(capacity), std::byte{0xA5}),
-        ctx_(ctx),
-        registry_(registry) {
+      : id_(id), memory_(std::move(memory)), ctx_(ctx), registry_(registry) {
     (*registry_)[id_] = this;
   }
   SimBuffer(SimBuffer&& o) noexcept
-      : id_(o.id_), bytes_(std::move(o.bytes_)), ctx_(o.ctx_), registry_(o.registry_) {
+      : id_(o.id_), memory_(std::move(o.memory_)), ctx_(o.ctx_), registry_(o.registry_) {
     o.ctx_ = nullptr;
     if (ctx_ != nullptr) (*registry_)[id_] = this;
   }
@@ -39,16 +37,21 @@ class SimBuffer {
   ~SimBuffer() {
     if (ctx_ == nullptr) return;
     ctx_->region_destroyed(id_);
+    if (!memory_.guard_intact()) {
+      ctx_->checker.report(Invariant::I4_InBounds,
+                           "guard bytes after slot buffer " + std::to_string(id_) +
+                               " were overwritten: something wrote past the buffer's end");
+    }
     registry_->erase(id_);
-    ctx_->held_changed(-static_cast<int64_t>(bytes_.size()));
+    ctx_->held_changed(-static_cast<int64_t>(memory_.size()));
   }
-  [[nodiscard]] uint64_t capacity() const noexcept { return bytes_.size(); }
+  [[nodiscard]] uint64_t capacity() const noexcept { return memory_.size(); }
   [[nodiscard]] uint32_t id() const noexcept { return id_; }
-  [[nodiscard]] std::byte* data() noexcept { return bytes_.data(); }
+  [[nodiscard]] std::byte* data() noexcept { return memory_.data(); }
 
  private:
   uint32_t id_;
-  std::vector<std::byte> bytes_;
+  HostMemory memory_;
   SimContext* ctx_;
   std::map<uint32_t, SimBuffer*>* registry_;
 };
@@ -63,9 +66,11 @@ class SimSlotAllocator final : public StagingAllocator<SimBuffer> {
     for (const auto& [id, buffer] : registry_)
       live += buffer->capacity();
     if (capacity > budget_ || live > budget_ - capacity) return unexpected(AllocError::OutOfMemory);
+    HostMemory memory(capacity);
+    if (memory.data() == nullptr) return unexpected(AllocError::OutOfMemory);
     const uint32_t id = next_id_++;
     ctx_->region_created(id, capacity);
-    return SimBuffer(id, capacity, ctx_, &registry_);
+    return SimBuffer(id, std::move(memory), ctx_, &registry_);
   }
   [[nodiscard]] std::byte* data(uint32_t id) {
     const auto it = registry_.find(id);
@@ -211,6 +216,10 @@ class SlotStrategy final : public StrategyRunner {
     const uint64_t needed = run_needed(index);
     const StagingStats before = ring_->stats();
     for (;;) {
+      if (!ctx_->step()) {  // the run's work bound: the simulator stops with an error
+        go_direct(BlockCause::InFlight);
+        return;
+      }
       auto lease = ring_->begin(needed);
       if (lease) {
         lease_.emplace(std::move(*lease));
@@ -238,12 +247,11 @@ class SlotStrategy final : public StrategyRunner {
           r.wait_causes.add(BlockCause::InFlight);
           r.wait_total += waited;
           r.wait_longest = std::max(r.wait_longest, waited);
-          Mark m;
-          m.time = start;
-          m.duration = waited;
-          m.kind = MarkKind::Wait;
-          m.token = want;
-          m.flag = got < want;
+          Mark m{.time = start,
+                 .duration = waited,
+                 .kind = MarkKind::Wait,
+                 .token = want,
+                 .flag = got < want};
           ctx_->mark(m);
           if (got < want) {
             ++r.timeouts;
@@ -256,16 +264,14 @@ class SlotStrategy final : public StrategyRunner {
               go_direct(BlockCause::InFlight);
               return;
             }
+            // A zero wait_timeout waits for nothing: come back at the next tick or event.
+            if (waited <= Duration{0}) ctx_->queue.advance_to(ctx_->retry_time().value_or(start));
           }
           break;
         }
         case ExhaustionPolicy::Defer: {
           ctx_->result.would_block_causes.add(BlockCause::InFlight);
-          Mark m;
-          m.time = ctx_->now();
-          m.kind = MarkKind::WouldBlock;
-          m.bytes = needed;
-          ctx_->mark(m);
+          ctx_->mark(Mark{.time = ctx_->now(), .kind = MarkKind::WouldBlock, .bytes = needed});
           const std::optional<Duration> next = ctx_->retry_time();
           if (!next) {
             go_direct(BlockCause::InFlight);
@@ -275,7 +281,7 @@ class SlotStrategy final : public StrategyRunner {
           poll();
           break;
         }
-        default:  // Fallback: the seed's refusal — the frame goes by queue writes
+        default:  // Fallback: the slot ring's refusal — the frame goes by queue writes
           go_direct(BlockCause::InFlight);
           return;
       }
@@ -296,12 +302,10 @@ class SlotStrategy final : public StrategyRunner {
                           (now.slots_replaced - before.slots_replaced);
     if (made > 0) {
       ctx_->result.grows += made;
-      Mark m;
-      m.time = ctx_->now();
-      m.kind = MarkKind::Grow;
-      m.bytes = lease_->capacity();
-      m.region = static_cast<uint32_t>(slot);
-      ctx_->mark(m);
+      ctx_->mark(Mark{.time = ctx_->now(),
+                      .kind = MarkKind::Grow,
+                      .bytes = lease_->capacity(),
+                      .region = static_cast<uint32_t>(slot)});
     }
   }
 

@@ -1,7 +1,6 @@
 // The readable summary table of one run.
-#include <cinttypes>
-#include <cstdarg>
-#include <cstdio>
+#include <fmt/format.h>
+
 #include <fstream>
 
 #include "reports.hpp"
@@ -10,27 +9,8 @@
 namespace staging::sim {
 namespace {
 
-void line(std::string& out, const char* label, const std::string& value) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "  %-20s ", label);
-  out += buf;
-  out += value;
-  out += '\n';
-}
-
-std::string fmt(const char* f, ...) {
-  char buf[512];
-  va_list args;
-  va_start(args, f);
-  std::vsnprintf(buf, sizeof buf, f, args);
-  va_end(args);
-  return buf;
-}
-
-std::string cause_row(const char* label, const CauseCounts& c) {
-  return fmt("  %-14s %14s %14s %14s %14s\n", label, format_count(c[BlockCause::InFlight]).c_str(),
-             format_count(c[BlockCause::Fragmentation]).c_str(),
-             format_count(c[BlockCause::Cap]).c_str(), format_count(c.total()).c_str());
+void line(std::string& out, std::string_view label, std::string_view value) {
+  out += fmt::format("  {:<20} {}\n", label, value);
 }
 
 }  // namespace
@@ -38,14 +18,13 @@ std::string cause_row(const char* label, const CauseCounts& c) {
 std::string summary_text(const RunResult& r) {
   const SimConfig& c = r.config;
   std::string out;
-  out += fmt("staging-sim: workload %s, strategy %s, policy %s, seed %" PRIu64 "\n",
-             r.workload.c_str(), std::string(to_string(c.strategy)).c_str(),
-             std::string(policy_name(c.policy)).c_str(), c.seed);
+  out += fmt::format("staging-sim: workload {}, strategy {}, policy {}, seed {}\n", r.workload,
+                     to_string(c.strategy), policy_name(c.policy), c.seed);
   out += "  " + r.workload_description + "\n\n";
   out += "configuration\n";
   if (c.strategy == Strategy::Slot) {
     line(out, "capacity",
-         format_bytes(r.capacity) + fmt(" (%" PRIu64 " slots of up to ", r.slots) +
+         format_bytes(r.capacity) + fmt::format(" ({} slots of up to ", r.slots) +
              format_bytes(r.max_slot_bytes) + ")");
   } else {
     line(out, "capacity", format_bytes(r.capacity));
@@ -74,7 +53,8 @@ std::string summary_text(const RunResult& r) {
   line(out, "simulated time",
        format_duration(r.makespan()) + (r.drained ? "" : " (the queue never drained)"));
   line(out, "busy time", format_duration(r.busy) + " (some upload arrived and not yet copied)");
-  line(out, "throughput", fmt("%.1f MiB/s simulated (bytes / busy time)", r.throughput_mib_s()));
+  line(out, "throughput",
+       fmt::format("{:.1f} MiB/s simulated (bytes / busy time)", r.throughput_mib_s()));
 
   out += "\nring\n";
   line(out, "reservations",
@@ -109,13 +89,13 @@ std::string summary_text(const RunResult& r) {
            ", longest " + format_duration(r.pacing_longest));
 
   out += "\ncauses          InFlight(GPU) Fragmentation            Cap          total\n";
-  out += cause_row("would-block", r.would_block_causes);
-  out += cause_row("wait", r.wait_causes);
-  out += cause_row("timeout", r.timeout_causes);
-  out += cause_row("split", r.split_causes);
-  out += cause_row("grow", r.grow_causes);
-  out += cause_row("fallback", r.fallback_causes);
-  out += cause_row("direct", r.direct_causes);
+  for (const CauseTable& t : kCauseTables) {
+    const CauseCounts& n = r.*t.counts;
+    out += fmt::format("  {:<14} {:>14} {:>14} {:>14} {:>14}\n", t.label,
+                       format_count(n[BlockCause::InFlight]),
+                       format_count(n[BlockCause::Fragmentation]), format_count(n[BlockCause::Cap]),
+                       format_count(n.total()));
+  }
 
   out += "\nchecks\n";
   line(out, "invariant checker",
@@ -132,14 +112,14 @@ std::string summary_text(const RunResult& r) {
     line(out, "invariant violations", "0");
   } else {
     line(out, "INVARIANT VIOLATIONS",
-         fmt("%zu (I1 %" PRIu64 ", I2 %" PRIu64 ", I3 %" PRIu64 ", I4 %" PRIu64 ", I5 %" PRIu64 ")",
-             r.violations.size(), r.violations_by_invariant[0], r.violations_by_invariant[1],
-             r.violations_by_invariant[2], r.violations_by_invariant[3],
-             r.violations_by_invariant[4]));
+         fmt::format("{} (I1 {}, I2 {}, I3 {}, I4 {}, I5 {})", r.violations.size(),
+                     r.violations_by_invariant[0], r.violations_by_invariant[1],
+                     r.violations_by_invariant[2], r.violations_by_invariant[3],
+                     r.violations_by_invariant[4]));
     std::size_t shown = 0;
     for (const Violation& v : r.violations) {
       if (shown++ == 5) {
-        out += fmt("    ... and %zu more (see --json)\n", r.violations.size() - 5);
+        out += fmt::format("    ... and {} more (see --json)\n", r.violations.size() - 5);
         break;
       }
       out += "    " + v.message + "\n";

@@ -3,12 +3,13 @@
 // splits, fallbacks, grows/trims, timeouts, direct uploads, wraps, frame pacing), coloured by
 // cause. Long runs are reduced to one value per pixel column (the column's maximum), so the file
 // stays small and no peak is lost.
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <cinttypes>
 #include <cmath>
-#include <cstdarg>
-#include <cstdio>
-#include <map>
+#include <iterator>
+#include <set>
+#include <tuple>
 #include <vector>
 
 #include "reports.hpp"
@@ -22,7 +23,8 @@ constexpr double kLeft = 120;    // chart area
 constexpr double kRight = 1190;  // chart area's right edge (lane counts to its right)
 constexpr double kTop = 92;
 constexpr double kChartHeight = 330;
-constexpr double kLaneTop = kTop + kChartHeight + 58;
+constexpr double kBottom = kTop + kChartHeight;
+constexpr double kLaneTop = kBottom + 58;
 constexpr double kLaneHeight = 22;
 
 constexpr const char* kHeld = "#1f5fbf";
@@ -31,39 +33,43 @@ constexpr const char* kInFlightEdge = "#d9822b";
 constexpr const char* kCapacity = "#333333";
 constexpr const char* kCap = "#c1121f";
 constexpr const char* kNeutral = "#6c757d";
+constexpr const char* kStall = "#adb5bd";
 constexpr const char* kCauseColour[3] = {"#f08c00", "#7b2cbf", "#c1121f"};  // InFlight, Frag, Cap
+constexpr const char* kDiamond = "l5 5 l-5 5 l-5 -5 z";
 
-std::string fmt(const char* f, ...) {
-  char buf[1024];
-  va_list args;
-  va_start(args, f);
-  std::vsnprintf(buf, sizeof buf, f, args);
-  va_end(args);
-  return buf;
-}
-
-std::string escape(const std::string& s) {
+std::string escape(std::string_view s) {
   std::string out;
   for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
+    out += c == '&'   ? "&amp;"
+           : c == '<' ? "&lt;"
+           : c == '>' ? "&gt;"
+           : c == '"' ? "&quot;"
+                      : std::string(1, c);
   }
   return out;
 }
+
+// An SVG document being written, one element per line.
+struct Svg {
+  std::string out;
+  template <class... Args>
+  void add(fmt::format_string<Args...> f, Args&&... args) {
+    fmt::format_to(std::back_inserter(out), f, std::forward<Args>(args)...);
+    out += '\n';
+  }
+  void rect(double x, double y, double w, double h, std::string_view style) {
+    add(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.2f}" height="{:.1f}" {}/>)", x, y, w, h, style);
+  }
+  void line(double x1, double y1, double x2, double y2, std::string_view style) {
+    add(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" {}/>)", x1, y1, x2, y2, style);
+  }
+  void path(double x, double y, std::string_view shape, std::string_view style) {
+    add(R"(<path d="M{:.1f} {:.1f} {}" {}/>)", x, y, shape, style);
+  }
+  void text(double x, double y, std::string_view style, std::string_view content) {
+    add(R"(<text x="{:.1f}" y="{:.1f}" {}>{}</text>)", x, y, style, escape(content));
+  }
+};
 
 // 1, 2 or 5 times a power of ten, so that `range` has about `target` steps.
 double nice_step(double range, int target) {
@@ -77,29 +83,66 @@ double nice_step(double range, int target) {
 }
 
 std::string tick_label(double v, double step) {
-  if (step >= 1) return fmt("%.0f", v);
-  if (step >= 0.1) return fmt("%.1f", v);
-  if (step >= 0.01) return fmt("%.2f", v);
-  return fmt("%.3f", v);
+  return fmt::format("{:.{}f}", v, step >= 1 ? 0 : step >= 0.1 ? 1 : step >= 0.01 ? 2 : 3);
 }
 
 struct Lane {
-  MarkKind kinds[2];
-  int n_kinds;
+  MarkKind first, second;  // the marks it shows (second == first: one kind)
   const char* label;
 };
-
 constexpr Lane kLanes[] = {
-    {{MarkKind::Wait}, 1, "waits"},
-    {{MarkKind::WouldBlock}, 1, "would-blocks"},
-    {{MarkKind::Timeout, MarkKind::CapRefusal}, 2, "timeouts / cap"},
-    {{MarkKind::Split}, 1, "splits"},
-    {{MarkKind::Fallback}, 1, "fallbacks"},
-    {{MarkKind::Grow, MarkKind::Trim}, 2, "grows / trims"},
-    {{MarkKind::Direct}, 1, "direct (caller)"},
-    {{MarkKind::Wrap}, 1, "wraps"},
-    {{MarkKind::Pacing}, 1, "frame pacing"},
+    {MarkKind::Wait, MarkKind::Wait, "waits"},
+    {MarkKind::WouldBlock, MarkKind::WouldBlock, "would-blocks"},
+    {MarkKind::Timeout, MarkKind::CapRefusal, "timeouts / cap"},
+    {MarkKind::Split, MarkKind::Split, "splits"},
+    {MarkKind::Fallback, MarkKind::Fallback, "fallbacks"},
+    {MarkKind::Grow, MarkKind::Trim, "grows / trims"},
+    {MarkKind::Direct, MarkKind::Direct, "direct (caller)"},
+    {MarkKind::Wrap, MarkKind::Wrap, "wraps"},
+    {MarkKind::Pacing, MarkKind::Pacing, "frame pacing"},
 };
+
+// Per pixel column, the highest held and in-flight bytes (step functions from the samples).
+std::pair<std::vector<uint64_t>, std::vector<uint64_t>> column_maxima(const RunResult& r,
+                                                                      int columns, double total) {
+  std::vector<uint64_t> held(columns, 0), in_flight(columns, 0);
+  uint64_t cur_held = 0, cur_flight = 0;
+  std::size_t i = 0;
+  for (int c = 0; c < columns; ++c) {
+    held[c] = cur_held;
+    in_flight[c] = cur_flight;
+    for (; i < r.samples.size() &&
+           static_cast<double>(r.samples[i].time.count()) < total * (c + 1) / columns;
+         ++i) {
+      cur_held = r.samples[i].held;
+      cur_flight = r.samples[i].in_flight;
+      held[c] = std::max(held[c], cur_held);
+      in_flight[c] = std::max(in_flight[c], cur_flight);
+    }
+  }
+  return {held, in_flight};
+}
+
+// A lane's marker for mark `m` at x (waits and pacing are drawn as spans by the caller).
+void marker(Svg& svg, const Mark& m, double x, double mid, const char* colour) {
+  switch (m.kind) {
+    case MarkKind::Fallback:
+      return svg.path(x, mid - 5, kDiamond, fmt::format(R"(fill="{}")", colour));
+    case MarkKind::Grow:
+      return svg.path(x, mid - 5, "l5 9 l-10 0 z", R"(fill="#2b9348")");
+    case MarkKind::Trim:
+      return svg.path(x, mid + 5, "l5 -9 l-10 0 z", fmt::format(R"(fill="{}")", colour));
+    case MarkKind::Timeout:
+    case MarkKind::CapRefusal:
+      return svg.path(x - 4, mid - 4, "l8 8 m0 -8 l-8 8",
+                      fmt::format(R"(stroke="{}" stroke-width="2")", colour));
+    case MarkKind::Direct:
+      return svg.rect(x - 4, mid - 4, 8, 8, fmt::format(R"(fill="{}")", colour));
+    default:
+      return svg.line(x, mid - 7, x, mid + 7,
+                      fmt::format(R"(stroke="{}" stroke-width="1.2")", colour));
+  }
+}
 
 }  // namespace
 
@@ -108,304 +151,183 @@ std::string svg_plot(const RunResult& r) {
   const int columns = static_cast<int>(chart_w);
   const double lanes_h = std::size(kLanes) * kLaneHeight;
   const double height = kLaneTop + lanes_h + 50;
-
   // Time axis: seconds, or milliseconds for short runs.
-  const Duration span = std::max(r.end, Duration{1000000});
-  const double t_total = static_cast<double>(span.count());
+  const double t_total = static_cast<double>(std::max(r.end, Duration{1000000}).count());
   const bool in_ms = t_total < 2e9;
-  const double unit = in_ms ? 1e6 : 1e9;
   const auto x_of = [&](Duration t) {
     return kLeft + chart_w * static_cast<double>(t.count()) / t_total;
   };
-
   // Bytes axis: MiB.
-  uint64_t top_bytes = std::max({r.cap, r.peak_held, r.peak_in_flight, uint64_t{1}});
   const double mib = 1024.0 * 1024.0;
-  const double y_max_raw = static_cast<double>(top_bytes) / mib * 1.08;
+  const double y_max_raw =
+      static_cast<double>(std::max({r.cap, r.peak_held, r.peak_in_flight, uint64_t{1}})) / mib *
+      1.08;
   const double y_step = nice_step(y_max_raw, 6);
   const double y_max = std::ceil(y_max_raw / y_step) * y_step;
-  const auto y_of = [&](double bytes) {
-    return kTop + kChartHeight - kChartHeight * (bytes / mib) / y_max;
-  };
+  const auto y_of = [&](double bytes) { return kBottom - kChartHeight * (bytes / mib) / y_max; };
+  const auto cause_colour = [](BlockCause c) { return kCauseColour[static_cast<int>(c)]; };
 
-  // Per column maxima of held and in-flight bytes (step functions from the samples).
-  std::vector<uint64_t> held(columns, 0), in_flight(columns, 0);
-  {
-    uint64_t cur_held = 0, cur_flight = 0;
-    std::size_t i = 0;
-    const std::vector<Sample>& s = r.samples;
-    for (int c = 0; c < columns; ++c) {
-      const double col_end = t_total * (c + 1) / columns;
-      uint64_t mh = cur_held, mf = cur_flight;
-      while (i < s.size() && static_cast<double>(s[i].time.count()) < col_end) {
-        cur_held = s[i].held;
-        cur_flight = s[i].in_flight;
-        mh = std::max(mh, cur_held);
-        mf = std::max(mf, cur_flight);
-        ++i;
-      }
-      held[c] = mh;
-      in_flight[c] = mf;
-    }
-  }
-
-  std::string o;
-  o += fmt(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 "
-      "%.0f %.0f\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\">\n",
-      kWidth, height, kWidth, height);
-  o += fmt("<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", kWidth, height);
+  Svg svg;
+  svg.add(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0:.0f}" height="{1:.0f}" )"
+          R"(viewBox="0 0 {0:.0f} {1:.0f}" font-family="DejaVu Sans, Helvetica, Arial, )"
+          R"(sans-serif" font-size="12">)",
+          kWidth, height);
+  svg.rect(0, 0, kWidth, height, R"(fill="#ffffff")");
 
   // Title and key numbers.
-  std::string title = "staging-sim — " + r.workload + " · " +
-                      std::string(to_string(r.config.strategy)) + " ring, policy " +
-                      std::string(policy_name(r.config.policy)) + " · capacity " +
-                      format_bytes(r.capacity) + ", cap " + format_bytes(r.cap) + " · delay " +
-                      r.delay + " · seed " + std::to_string(r.config.seed);
-  o += fmt("<text x=\"%.0f\" y=\"26\" font-size=\"16\" font-weight=\"bold\">%s</text>\n", kLeft,
-           escape(title).c_str());
-  std::string sub = "peak held " + format_bytes(r.peak_held) + " · peak in flight " +
-                    format_bytes(r.peak_in_flight) + " · " + format_count(r.waits) +
-                    " waits (total " + format_duration(r.wait_total) + ", longest " +
-                    format_duration(r.wait_longest) + ") · " +
-                    format_count(r.would_block_causes.total()) + " would-blocks · " +
-                    format_count(r.fallbacks) + " fallbacks · " + format_count(r.direct) +
-                    " direct · invariant violations: " + std::to_string(r.invariant_violations());
-  o += fmt("<text x=\"%.0f\" y=\"48\" font-size=\"12\" fill=\"#333\">%s</text>\n", kLeft,
-           escape(sub).c_str());
+  svg.text(kLeft, 26, R"(font-size="16" font-weight="bold")",
+           fmt::format("staging-sim — {} · {} ring, policy {} · capacity {}, cap {} · delay {} · "
+                       "seed {}",
+                       r.workload, to_string(r.config.strategy), policy_name(r.config.policy),
+                       format_bytes(r.capacity), format_bytes(r.cap), r.delay, r.config.seed));
+  svg.text(
+      kLeft, 48, R"(font-size="12" fill="#333")",
+      fmt::format("peak held {} · peak in flight {} · {} waits (total {}, longest {}) · {} "
+                  "would-blocks · {} fallbacks · {} direct · invariant violations: {}",
+                  format_bytes(r.peak_held), format_bytes(r.peak_in_flight), format_count(r.waits),
+                  format_duration(r.wait_total), format_duration(r.wait_longest),
+                  format_count(r.would_block_causes.total()), format_count(r.fallbacks),
+                  format_count(r.direct), r.invariant_violations()));
 
-  // Stall windows (behind everything).
+  // Stall windows (behind everything), then waits as translucent bands.
   for (const StallWindow& w : r.stalls) {
     const double x0 = x_of(w.at), x1 = std::min(x_of(w.at + w.length), kRight);
     if (x0 >= kRight) continue;
-    o +=
-        fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#adb5bd\" "
-            "fill-opacity=\"0.35\"/>\n",
-            x0, kTop, std::max(1.0, x1 - x0), kChartHeight);
-    o += fmt("<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#495057\">queue stalled</text>\n",
-             x0 + 3, kTop + 12);
+    svg.rect(x0, kTop, std::max(1.0, x1 - x0), kChartHeight,
+             fmt::format(R"(fill="{}" fill-opacity="0.35")", kStall));
+    svg.text(x0 + 3, kTop + 12, R"(font-size="10" fill="#495057")", "queue stalled");
   }
-
-  // Waits as translucent bands in the chart.
   for (const Mark& m : r.marks) {
     if (m.kind != MarkKind::Wait) continue;
-    const double x0 = x_of(m.time), x1 = x_of(m.time + m.duration);
-    o += fmt(
-        "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
-        "fill-opacity=\"0.18\"/>\n",
-        x0, kTop, std::max(0.8, x1 - x0), kChartHeight, kCauseColour[static_cast<int>(m.cause)]);
+    svg.rect(x_of(m.time), kTop, std::max(0.8, x_of(m.time + m.duration) - x_of(m.time)),
+             kChartHeight, fmt::format(R"(fill="{}" fill-opacity="0.18")", cause_colour(m.cause)));
   }
 
   // Grid and axes.
   for (double v = 0; v <= y_max + 1e-9; v += y_step) {
     const double y = y_of(v * mib);
-    o += fmt("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#e9ecef\"/>\n", kLeft,
-             y, kRight, y);
-    o += fmt("<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", kLeft - 6, y + 4,
-             tick_label(v, y_step).c_str());
+    svg.line(kLeft, y, kRight, y, R"(stroke="#e9ecef")");
+    svg.text(kLeft - 6, y + 4, R"(text-anchor="end")", tick_label(v, y_step));
   }
-  const double t_units = t_total / unit;
+  const double t_units = t_total / (in_ms ? 1e6 : 1e9);
   const double x_step = nice_step(t_units, 10);
   for (double v = 0; v <= t_units + 1e-9; v += x_step) {
     const double x = kLeft + chart_w * v / t_units;
-    o += fmt("<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#e9ecef\"/>\n", x,
-             kTop, x, kTop + kChartHeight);
-    o += fmt("<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#333\"/>\n", x,
-             kTop + kChartHeight, x, kTop + kChartHeight + 5);
-    o += fmt("<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n", x,
-             kTop + kChartHeight + 18, tick_label(v, x_step).c_str());
+    svg.line(x, kTop, x, kBottom, R"(stroke="#e9ecef")");
+    svg.line(x, kBottom, x, kBottom + 5, R"(stroke="#333")");
+    svg.text(x, kBottom + 18, R"(text-anchor="middle")", tick_label(v, x_step));
   }
-  o += fmt("<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">simulated time (%s)</text>\n",
-           kLeft + chart_w / 2, kTop + kChartHeight + 36, in_ms ? "ms" : "s");
-  o +=
-      fmt("<text transform=\"translate(%.0f %.0f) rotate(-90)\" text-anchor=\"middle\">staging "
-          "memory (MiB)</text>\n",
+  svg.text(kLeft + chart_w / 2, kBottom + 36, R"(text-anchor="middle")",
+           fmt::format("simulated time ({})", in_ms ? "ms" : "s"));
+  svg.add(R"x(<text transform="translate({:.0f} {:.0f}) rotate(-90)" text-anchor="middle">)x"
+          R"(staging memory (MiB)</text>)",
           kLeft - 52, kTop + kChartHeight / 2);
 
-  // In flight: filled steps.
-  {
-    std::string pts = fmt("%.1f,%.1f", kLeft, y_of(0));
-    for (int c = 0; c < columns; ++c) {
-      const double y = y_of(static_cast<double>(in_flight[c]));
-      pts += fmt(" %.1f,%.1f %.1f,%.1f", kLeft + c, y, kLeft + c + 1, y);
-    }
-    pts += fmt(" %.1f,%.1f", kRight, y_of(0));
-    o += "<polygon points=\"" + pts + "\" fill=\"" + kInFlight +
-         "\" fill-opacity=\"0.55\" stroke=\"" + kInFlightEdge + "\" stroke-width=\"0.8\"/>\n";
+  // In flight as filled steps, held as a step line, capacity and cap as dashed lines.
+  const auto [held, in_flight] = column_maxima(r, columns, t_total);
+  std::string flight_pts = fmt::format("{:.1f},{:.1f}", kLeft, y_of(0)), held_pts;
+  for (int c = 0; c < columns; ++c) {
+    const double yf = y_of(static_cast<double>(in_flight[c]));
+    const double yh = y_of(static_cast<double>(held[c]));
+    flight_pts += fmt::format(" {:.1f},{:.1f} {:.1f},{:.1f}", kLeft + c, yf, kLeft + c + 1, yf);
+    held_pts += fmt::format("{}{:.1f},{:.1f} {:.1f},{:.1f}", c == 0 ? "" : " ", kLeft + c, yh,
+                            kLeft + c + 1, yh);
   }
-  // Held: a step line.
-  {
-    std::string pts;
-    for (int c = 0; c < columns; ++c) {
-      const double y = y_of(static_cast<double>(held[c]));
-      pts += fmt("%s%.1f,%.1f %.1f,%.1f", c == 0 ? "" : " ", kLeft + c, y, kLeft + c + 1, y);
-    }
-    o += "<polyline points=\"" + pts + "\" fill=\"none\" stroke=\"" + kHeld +
-         "\" stroke-width=\"2.2\"/>\n";
-  }
-  // Capacity and cap.
-  const auto hline = [&](uint64_t bytes, const char* colour, const char* label, double dy) {
+  svg.add(R"(<polygon points="{} {:.1f},{:.1f}" fill="{}" fill-opacity="0.55" stroke="{}" )"
+          R"(stroke-width="0.8"/>)",
+          flight_pts, kRight, y_of(0), kInFlight, kInFlightEdge);
+  svg.add(R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="2.2"/>)", held_pts, kHeld);
+  const auto limit = [&](uint64_t bytes, const char* colour, const char* label, double dy) {
     const double y = y_of(static_cast<double>(bytes));
-    o +=
-        fmt("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"%s\" "
-            "stroke-width=\"1.4\" stroke-dasharray=\"7 4\"/>\n",
-            kLeft, y, kRight, y, colour);
-    o +=
-        fmt("<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\" fill=\"%s\">%s "
-            "%s</text>\n",
-            kRight - 4, y + dy, colour, label, format_bytes(bytes).c_str());
+    svg.line(kLeft, y, kRight, y,
+             fmt::format(R"(stroke="{}" stroke-width="1.4" stroke-dasharray="7 4")", colour));
+    svg.text(kRight - 4, y + dy,
+             fmt::format(R"(text-anchor="end" font-size="11" fill="{}")", colour),
+             fmt::format("{} {}", label, format_bytes(bytes)));
   };
-  hline(r.capacity, kCapacity, "capacity", r.cap == r.capacity ? 14 : -4);
-  if (r.cap != r.capacity) hline(r.cap, kCap, "cap", -4);
-  // Fallbacks: diamonds on the top edge of the chart.
-  for (const Mark& m : r.marks) {
+  limit(r.capacity, kCapacity, "capacity", r.cap == r.capacity ? 14 : -4);
+  if (r.cap != r.capacity) limit(r.cap, kCap, "cap", -4);
+  for (const Mark& m : r.marks) {  // fallbacks: diamonds on the chart's top edge
     if (m.kind != MarkKind::Fallback) continue;
-    const double x = x_of(m.time), y = kTop + 6;
-    o +=
-        fmt("<path d=\"M%.1f %.1f l5 5 l-5 5 l-5 -5 z\" fill=\"%s\" stroke=\"#fff\" "
-            "stroke-width=\"0.6\"/>\n",
-            x, y - 5, kCauseColour[static_cast<int>(m.cause)]);
+    svg.path(x_of(m.time), kTop + 1, kDiamond,
+             fmt::format(R"(fill="{}" stroke="#fff" stroke-width="0.6")", cause_colour(m.cause)));
   }
-  o +=
-      fmt("<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
-          "stroke=\"#333\"/>\n",
-          kLeft, kTop, chart_w, kChartHeight);
+  svg.rect(kLeft, kTop, chart_w, kChartHeight, R"(fill="none" stroke="#333")");
 
   // Legend: one row between the title and the chart.
-  {
-    double x = kLeft;
-    const double y = kTop - 14;
-    const auto entry = [&](const std::string& swatch, const std::string& text) {
-      o += swatch;
-      o += fmt("<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\">%s</text>\n", x + 24, y + 4,
-               escape(text).c_str());
-      x += 24 + 6.0 * static_cast<double>(text.size()) + 18;
-    };
-    entry(fmt("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"%s\" "
-              "stroke-width=\"2.2\"/>\n",
-              x, y, x + 20, y, kHeld),
-          "held bytes");
-    entry(fmt("<rect x=\"%.0f\" y=\"%.1f\" width=\"20\" height=\"10\" fill=\"%s\" "
-              "fill-opacity=\"0.55\" stroke=\"%s\"/>\n",
-              x, y - 5, kInFlight, kInFlightEdge),
-          "bytes in flight (not yet retired)");
-    entry(fmt("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"%s\" "
-              "stroke-dasharray=\"7 4\"/>\n",
-              x, y, x + 20, y, kCapacity),
-          "capacity");
-    entry(fmt("<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"%s\" "
-              "stroke-dasharray=\"7 4\"/>\n",
-              x, y, x + 20, y, kCap),
-          "cap");
-    entry(fmt("<rect x=\"%.0f\" y=\"%.1f\" width=\"20\" height=\"10\" fill=\"#adb5bd\" "
-              "fill-opacity=\"0.5\"/>\n",
-              x, y - 5),
-          "queue stalled");
-    entry(fmt("<rect x=\"%.0f\" y=\"%.1f\" width=\"20\" height=\"10\" fill=\"%s\" "
-              "fill-opacity=\"0.3\"/>\n",
-              x, y - 5, kCauseColour[0]),
-          "wait");
-    entry(fmt("<path d=\"M%.0f %.1f l5 5 l-5 5 l-5 -5 z\" fill=\"%s\"/>\n", x + 10, y - 5,
-              kCauseColour[0]),
-          "fallback");
-  }
+  double lx = kLeft;
+  const double ly = kTop - 14;
+  const auto entry = [&](const std::string& swatch, std::string_view label) {
+    svg.out += swatch + "\n";
+    svg.text(lx + 24, ly + 4, R"(font-size="11")", label);
+    lx += 24 + 6.0 * static_cast<double>(label.size()) + 18;
+  };
+  const auto swatch_line = [&](const char* colour, const char* style) {
+    return fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" {}/>)",
+                       lx, ly, lx + 20, ly, colour, style);
+  };
+  const auto swatch_box = [&](const char* colour, const char* style) {
+    return fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="20" height="10" fill="{}" {}/>)", lx,
+                       ly - 5, colour, style);
+  };
+  entry(swatch_line(kHeld, R"(stroke-width="2.2")"), "held bytes");
+  entry(swatch_box(kInFlight,
+                   fmt::format(R"(fill-opacity="0.55" stroke="{}")", kInFlightEdge).c_str()),
+        "bytes in flight (not yet retired)");
+  entry(swatch_line(kCapacity, R"(stroke-dasharray="7 4")"), "capacity");
+  entry(swatch_line(kCap, R"(stroke-dasharray="7 4")"), "cap");
+  entry(swatch_box(kStall, R"(fill-opacity="0.5")"), "queue stalled");
+  entry(swatch_box(kCauseColour[0], R"(fill-opacity="0.3")"), "wait");
+  entry(fmt::format(R"(<path d="M{:.1f} {:.1f} {}" fill="{}"/>)", lx + 10, ly - 5, kDiamond,
+                    kCauseColour[0]),
+        "fallback");
 
-  // Event lanes.
-  o +=
-      fmt("<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\" font-weight=\"bold\">policy events "
-          "(count at the right)</text>\n",
-          kLeft, kLaneTop - 8);
-  {
-    // The cause colours, on the lanes' heading line.
-    double x = kLeft + 240;
-    const double y = kLaneTop - 12;
-    o +=
-        fmt("<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" font-weight=\"bold\">colour = "
-            "cause:</text>\n",
-            x, y + 4);
-    x += 110;
-    const char* names[4] = {"InFlight (the GPU still holds the bytes)",
-                            "Fragmentation (free, not contiguous)", "Cap", "no cause (wrap, trim)"};
-    const char* colours[4] = {kCauseColour[0], kCauseColour[1], kCauseColour[2], kNeutral};
-    for (int c = 0; c < 4; ++c) {
-      o += fmt("<rect x=\"%.0f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\"/>\n", x, y - 5,
-               colours[c]);
-      o += fmt("<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\">%s</text>\n", x + 18, y + 4, names[c]);
-      x += 18 + 6.0 * static_cast<double>(std::string_view(names[c]).size()) + 16;
-    }
+  // Event lanes: a heading with the cause colours, then one lane per kind of mark.
+  svg.text(kLeft, kLaneTop - 8, R"(font-size="12" font-weight="bold")",
+           "policy events (count at the right)");
+  svg.text(kLeft + 240, kLaneTop - 8, R"(font-size="11" font-weight="bold")", "colour = cause:");
+  double cx = kLeft + 350;
+  for (const auto& [colour, name] :
+       {std::pair{kCauseColour[0], "InFlight (the GPU still holds the bytes)"},
+        std::pair{kCauseColour[1], "Fragmentation (free, not contiguous)"},
+        std::pair{kCauseColour[2], "Cap"}, std::pair{kNeutral, "no cause (wrap, trim)"}}) {
+    svg.rect(cx, kLaneTop - 17, 14, 10, fmt::format(R"(fill="{}")", colour));
+    svg.text(cx + 18, kLaneTop - 8, R"(font-size="11")", name);
+    cx += 18 + 6.0 * static_cast<double>(std::string_view(name).size()) + 16;
   }
   for (std::size_t li = 0; li < std::size(kLanes); ++li) {
     const Lane& lane = kLanes[li];
-    const double y0 = kLaneTop + li * kLaneHeight;
-    const double mid = y0 + kLaneHeight / 2;
-    o += fmt("<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" fill=\"%s\"/>\n", kLeft,
-             y0, chart_w, kLaneHeight, li % 2 == 0 ? "#f8f9fa" : "#ffffff");
-    o += fmt("<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%s</text>\n",
-             kLeft - 6, mid + 4, lane.label);
+    const double y0 = kLaneTop + static_cast<double>(li) * kLaneHeight, mid = y0 + kLaneHeight / 2;
+    svg.rect(kLeft, y0, chart_w, kLaneHeight,
+             li % 2 == 0 ? R"(fill="#f8f9fa")" : R"(fill="#ffffff")");
+    svg.text(kLeft - 6, mid + 4, R"(text-anchor="end" font-size="11")", lane.label);
     uint64_t count = 0;
-    // One marker per (pixel column, cause, kind): dense events do not bloat the file.
-    std::map<std::tuple<int, int, int>, bool> drawn;
+    std::set<std::tuple<int, int, int>> drawn;  // one marker per (pixel column, cause, kind)
     for (const Mark& m : r.marks) {
-      bool mine = false;
-      for (int k = 0; k < lane.n_kinds; ++k)
-        mine = mine || m.kind == lane.kinds[k];
-      if (!mine) continue;
+      if (m.kind != lane.first && m.kind != lane.second) continue;
       ++count;
       const double x = x_of(m.time);
       const bool neutral =
           m.kind == MarkKind::Wrap || m.kind == MarkKind::Trim || m.kind == MarkKind::Pacing;
-      const char* colour = neutral ? kNeutral : kCauseColour[static_cast<int>(m.cause)];
+      const char* colour = neutral ? kNeutral : cause_colour(m.cause);
       if (m.kind == MarkKind::Wait || m.kind == MarkKind::Pacing) {
-        o += fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"12\" fill=\"%s\"%s/>\n", x,
-                 mid - 6, std::max(1.0, x_of(m.time + m.duration) - x), colour,
-                 m.flag ? " stroke=\"#000\" stroke-width=\"0.8\"" : "");
-        continue;
-      }
-      const auto key =
-          std::tuple{static_cast<int>(x), static_cast<int>(m.cause), static_cast<int>(m.kind)};
-      if (drawn[key]) continue;
-      drawn[key] = true;
-      switch (m.kind) {
-        case MarkKind::Fallback:
-          o +=
-              fmt("<path d=\"M%.1f %.1f l5 5 l-5 5 l-5 -5 z\" fill=\"%s\"/>\n", x, mid - 5, colour);
-          break;
-        case MarkKind::Grow:
-          o += fmt("<path d=\"M%.1f %.1f l5 9 l-10 0 z\" fill=\"%s\"/>\n", x, mid - 5, "#2b9348");
-          break;
-        case MarkKind::Trim:
-          o += fmt("<path d=\"M%.1f %.1f l5 -9 l-10 0 z\" fill=\"%s\"/>\n", x, mid + 5, colour);
-          break;
-        case MarkKind::Timeout:
-        case MarkKind::CapRefusal:
-          o += fmt("<path d=\"M%.1f %.1f l8 8 m0 -8 l-8 8\" stroke=\"%s\" stroke-width=\"2\"/>\n",
-                   x - 4, mid - 4, colour);
-          break;
-        case MarkKind::Direct:
-          o += fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" fill=\"%s\"/>\n", x - 4,
-                   mid - 4, colour);
-          break;
-        default:
-          o +=
-              fmt("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                  "stroke-width=\"1.2\"/>\n",
-                  x, mid - 7, x, mid + 7, colour);
+        svg.rect(x, mid - 6, std::max(1.0, x_of(m.time + m.duration) - x), 12,
+                 fmt::format(R"(fill="{}"{})", colour,
+                             m.flag ? R"( stroke="#000" stroke-width="0.8")" : ""));
+      } else if (drawn
+                     .insert(
+                         {static_cast<int>(x), static_cast<int>(m.cause), static_cast<int>(m.kind)})
+                     .second) {
+        marker(svg, m, x, mid, colour);
       }
     }
-    o += fmt("<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" fill=\"#333\">%s</text>\n", kRight + 8,
-             mid + 4, format_count(count).c_str());
+    svg.text(kRight + 8, mid + 4, R"(font-size="11" fill="#333")", format_count(count));
   }
-  o +=
-      fmt("<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
-          "stroke=\"#adb5bd\"/>\n",
-          kLeft, kLaneTop, chart_w, lanes_h);
-  o +=
-      fmt("<text x=\"%.0f\" y=\"%.0f\" font-size=\"10\" fill=\"#6c757d\">The GPU queue is "
-          "simulated (virtual time); every byte count is the real core's. Waits are shaded in the "
-          "chart; stalls in grey.</text>\n",
-          kLeft, kLaneTop + lanes_h + 22);
-  o += "</svg>\n";
-  return o;
+  svg.rect(kLeft, kLaneTop, chart_w, lanes_h, R"(fill="none" stroke="#adb5bd")");
+  svg.text(kLeft, kLaneTop + lanes_h + 22, R"(font-size="10" fill="#6c757d")",
+           "The GPU queue is simulated (virtual time); every byte count is the real core's. Waits "
+           "are shaded in the chart; stalls in grey.");
+  return svg.out + "</svg>\n";
 }
 
 }  // namespace staging::sim

@@ -1,149 +1,152 @@
 #include "units.hpp"
 
-#include <cctype>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
 #include <cmath>
-#include <cstdio>
+#include <utility>
+
+#include "staging/core/align.hpp"
 
 namespace staging::sim {
 namespace {
 
-// Splits "12.5MiB" into the number and the suffix. None when there is no leading number.
-std::optional<std::pair<double, std::string_view>> split_number(std::string_view text) {
-  std::size_t i = 0;
-  bool digits = false, dot = false;
-  while (i < text.size()) {
-    const char c = text[i];
-    if (std::isdigit(static_cast<unsigned char>(c))) {
-      digits = true;
-    } else if (c == '.' && !dot) {
-      dot = true;
-    } else {
-      break;
-    }
-    ++i;
-  }
-  if (!digits) return std::nullopt;
-  const std::string number(text.substr(0, i));
-  char* end = nullptr;
-  const double value = std::strtod(number.c_str(), &end);
-  if (end != number.c_str() + number.size() || !std::isfinite(value)) return std::nullopt;
-  std::string_view suffix = text.substr(i);
-  while (!suffix.empty() && suffix.front() == ' ')
-    suffix.remove_prefix(1);
-  return std::pair{value, suffix};
+bool all_digits(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-bool all_digits(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+// Splits "12.5MiB" into the number and the suffix after it (spaces between them skipped).
+std::pair<std::string_view, std::string_view> split_suffix(std::string_view text) {
+  const std::size_t end = std::min(text.find_first_not_of("0123456789."), text.size());
+  std::string_view suffix = text.substr(end);
+  suffix.remove_prefix(std::min(suffix.find_first_not_of(' '), suffix.size()));
+  return {text.substr(0, end), suffix};
+}
+
+template <class T, std::size_t N>
+std::optional<T> lookup(const std::array<std::pair<std::string_view, T>, N>& table,
+                        std::string_view key) {
+  for (const auto& [name, value] : table) {
+    if (name == key) return value;
   }
-  return true;
+  return std::nullopt;
 }
 
 }  // namespace
 
-std::optional<uint64_t> parse_bytes(std::string_view text) {
-  if (all_digits(text)) {  // exact integer path: no double rounding for large counts
-    uint64_t v = 0;
-    for (char c : text) {
-      const uint64_t d = static_cast<uint64_t>(c - '0');
-      if (v > (UINT64_MAX - d) / 10) return std::nullopt;
-      v = v * 10 + d;
-    }
-    return v;
-  }
-  const auto parts = split_number(text);
-  if (!parts) return std::nullopt;
-  const auto [value, suffix] = *parts;
-  double scale = 0;
-  if (suffix == "B" || suffix.empty()) {
-    scale = 1;
-  } else if (suffix == "K" || suffix == "KiB") {
-    scale = 1024.0;
-  } else if (suffix == "M" || suffix == "MiB") {
-    scale = 1024.0 * 1024.0;
-  } else if (suffix == "G" || suffix == "GiB") {
-    scale = 1024.0 * 1024.0 * 1024.0;
-  } else if (suffix == "KB") {
-    scale = 1e3;
-  } else if (suffix == "MB") {
-    scale = 1e6;
-  } else if (suffix == "GB") {
-    scale = 1e9;
-  } else {
+std::optional<uint64_t> parse_scaled(std::string_view text, uint64_t scale, uint64_t max,
+                                     bool round) {
+  const std::size_t dot = text.find('.');
+  const std::string_view whole = text.substr(0, dot);
+  const std::string_view fraction = dot == text.npos ? std::string_view{} : text.substr(dot + 1);
+  if ((whole.empty() && fraction.empty()) || !all_digits(whole) || !all_digits(fraction) ||
+      (dot != text.npos && fraction.empty())) {
     return std::nullopt;
   }
-  const double bytes = std::floor(value * scale);
-  if (bytes >= 18446744073709551616.0) return std::nullopt;
-  return static_cast<uint64_t>(bytes);
+  uint64_t w = 0;
+  for (char c : whole) {
+    const auto times_ten = checked_mul(w, 10);
+    const auto next =
+        times_ten ? checked_add(*times_ten, static_cast<uint64_t>(c - '0')) : std::nullopt;
+    if (!next) return std::nullopt;
+    w = *next;
+  }
+  // The first nine fraction digits, as billionths (f * scale fits 64 bits: scale <= 2^34).
+  uint64_t f = 0;
+  for (std::size_t i = 0; i < 9; ++i)
+    f = f * 10 + (i < fraction.size() ? static_cast<uint64_t>(fraction[i] - '0') : 0);
+  const auto scaled = checked_mul(w, scale);
+  if (!scaled) return std::nullopt;
+  const auto value = checked_add(*scaled, (f * scale + (round ? 500000000 : 0)) / 1000000000);
+  if (!value || *value > max) return std::nullopt;
+  return *value;
+}
+
+std::optional<uint64_t> parse_bytes(std::string_view text) {
+  static constexpr std::array<std::pair<std::string_view, uint64_t>, 11> kUnits = {{
+      {"", 1},
+      {"B", 1},
+      {"K", uint64_t{1} << 10},
+      {"KiB", uint64_t{1} << 10},
+      {"M", uint64_t{1} << 20},
+      {"MiB", uint64_t{1} << 20},
+      {"G", uint64_t{1} << 30},
+      {"GiB", uint64_t{1} << 30},
+      {"KB", 1000},
+      {"MB", 1000000},
+      {"GB", 1000000000},
+  }};
+  const auto [number, suffix] = split_suffix(text);
+  const std::optional<uint64_t> scale = lookup(kUnits, suffix);
+  if (!scale) return std::nullopt;
+  return parse_scaled(number, *scale, UINT64_MAX, /*round=*/false);
 }
 
 std::optional<Duration> parse_duration(std::string_view text) {
-  const auto parts = split_number(text);
-  if (!parts) return std::nullopt;
-  const auto [value, suffix] = *parts;
-  double ns_per = 0;
-  if (suffix == "ns") {
-    ns_per = 1;
-  } else if (suffix == "us") {
-    ns_per = 1e3;
-  } else if (suffix == "ms") {
-    ns_per = 1e6;
-  } else if (suffix == "s") {
-    ns_per = 1e9;
-  } else {
-    return std::nullopt;
-  }
-  const double ns = std::round(value * ns_per);
-  if (ns >= 9.2e18) return std::nullopt;
-  return Duration{static_cast<Duration::rep>(ns)};
+  static constexpr std::array<std::pair<std::string_view, uint64_t>, 4> kUnits = {{
+      {"ns", 1},
+      {"us", 1000},
+      {"ms", 1000000},
+      {"s", 1000000000},
+  }};
+  const auto [number, suffix] = split_suffix(text);
+  const std::optional<uint64_t> scale = lookup(kUnits, suffix);
+  if (!scale) return std::nullopt;
+  const auto ns =
+      parse_scaled(number, *scale, static_cast<uint64_t>(kTimeLimit.count()), /*round=*/true);
+  if (!ns) return std::nullopt;
+  return Duration{static_cast<Duration::rep>(*ns)};
 }
 
 std::string format_bytes(uint64_t bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  if (bytes < 1024) return std::to_string(bytes) + " B";
+  if (bytes < 1024) return fmt::format("{} B", bytes);
   double v = static_cast<double>(bytes);
   int unit = 0;
   while (v >= 1024.0 && unit < 4) {
     v /= 1024.0;
     ++unit;
   }
-  char buf[32];
-  if (v == std::floor(v)) {
-    std::snprintf(buf, sizeof buf, "%.0f %s", v, kUnits[unit]);
-  } else {
-    std::snprintf(buf, sizeof buf, v < 10 ? "%.2f %s" : "%.1f %s", v, kUnits[unit]);
-  }
-  return buf;
+  if (v == std::floor(v)) return fmt::format("{:.0f} {}", v, kUnits[unit]);
+  return v < 10 ? fmt::format("{:.2f} {}", v, kUnits[unit])
+                : fmt::format("{:.1f} {}", v, kUnits[unit]);
 }
 
 std::string format_duration(Duration d) {
   const double ns = static_cast<double>(d.count());
-  char buf[32];
   if (ns == 0) return "0 s";
-  if (ns >= 1e9) {
-    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
-  } else if (ns >= 1e6) {
-    std::snprintf(buf, sizeof buf, ns >= 1e8 ? "%.0f ms" : "%.1f ms", ns / 1e6);
-  } else if (ns >= 1e3) {
-    std::snprintf(buf, sizeof buf, "%.0f us", ns / 1e3);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  }
-  return buf;
+  if (d == Duration::max()) return "more than 292 years";  // a saturated total
+  if (ns >= 365.25 * 86400e9) return fmt::format("{:.1f} years", ns / (365.25 * 86400e9));
+  if (ns >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
+  if (ns >= 1e8) return fmt::format("{:.0f} ms", ns / 1e6);
+  if (ns >= 1e6) return fmt::format("{:.1f} ms", ns / 1e6);
+  if (ns >= 1e3) return fmt::format("{:.0f} us", ns / 1e3);
+  return fmt::format("{:.0f} ns", ns);
 }
 
 std::string format_count(uint64_t value) {
-  std::string digits = std::to_string(value);
+  const std::string digits = std::to_string(value);
   std::string out;
-  const std::size_t n = digits.size();
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
     out.push_back(digits[i]);
-    const std::size_t left = n - 1 - i;
-    if (left > 0 && left % 3 == 0) out.push_back(',');
   }
   return out;
+}
+
+std::string quote(std::string_view text) {
+  constexpr std::size_t kMax = 40;
+  std::string out = "'";
+  for (std::size_t i = 0; i < text.size() && i < kMax; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  return out + (text.size() > kMax ? "'..." : "'");
 }
 
 }  // namespace staging::sim

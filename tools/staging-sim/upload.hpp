@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "delay_spec.hpp"
@@ -62,6 +64,18 @@ struct Workload {
   std::vector<StallWindow> stalls;
   /// The delay model the workload is meant for (used unless --delay is given).
   std::optional<DelaySpec> default_delay;
+
+  /// The index of kind `kind` in `kinds`, added when new. Constant time (a trace may have a
+  /// million kinds).
+  uint32_t kind_id(std::string_view kind) {
+    const auto [it, added] =
+        kind_ids_.try_emplace(std::string(kind), static_cast<uint32_t>(kinds.size()));
+    if (added) kinds.emplace_back(kind);
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<std::string, uint32_t> kind_ids_;
 };
 
 }  // namespace staging::sim

@@ -36,20 +36,12 @@ class Rng {
 // Builds a workload's upload list; kinds are named once and referred to by index.
 class Builder {
  public:
-  Builder(std::string name, std::string description, uint64_t seed)
-      : rng(seed), w_{std::move(name), std::move(description), {}, {}, {}, {}} {}
+  explicit Builder(uint64_t seed) : rng(seed) {}
   Rng rng;
 
-  uint32_t kind(std::string_view name) {
-    for (uint32_t i = 0; i < w_.kinds.size(); ++i) {
-      if (w_.kinds[i] == name) return i;
-    }
-    w_.kinds.emplace_back(name);
-    return static_cast<uint32_t>(w_.kinds.size() - 1);
-  }
   void add(Duration t, uint64_t size, uint64_t alignment, std::string_view k, int64_t frame,
            uint64_t granularity = 1, RelativeSize rel = RelativeSize::None) {
-    w_.uploads.push_back(Upload{t, size, alignment, kind(k), frame, granularity, rel});
+    w_.uploads.push_back(Upload{t, size, alignment, w_.kind_id(k), frame, granularity, rel});
   }
   // A texture of `rows` rows of `pitch` bytes: split granularity is the row pitch.
   void texture(Duration t, uint64_t pitch, uint64_t rows, int64_t frame,
@@ -57,9 +49,6 @@ class Builder {
     add(t, pitch * rows, 512, k, frame, pitch);
   }
   void stall(Duration at, Duration length) { w_.stalls.push_back({at, length}); }
-  void delay(std::string_view spelling, uint64_t seed) {
-    w_.default_delay = parse_delay(spelling, seed, nullptr);
-  }
   Workload done() {
     std::stable_sort(w_.uploads.begin(), w_.uploads.end(),
                      [](const Upload& a, const Upload& b) { return a.time < b.time; });
@@ -145,21 +134,13 @@ void chunk_stream(Builder& b, Duration from, Duration to) {
   }
 }
 
-Workload frames_steady(uint64_t seed, Duration duration) {
-  Builder b("frames-steady",
-            "60 Hz frames of constants, vertex data and texture updates (~0.7 MiB a frame)", seed);
+void frames_steady(Builder& b, Duration duration) {
   int64_t f = 0;
   for (Duration t{0}; t < duration; t += kFrame, ++f)
     ordinary_frame(b, f, t);
-  b.delay("random:2ms:12ms", seed);
-  return b.done();
 }
 
-Workload frames_bursty(uint64_t seed, Duration duration) {
-  Builder b("frames-bursty",
-            "60 Hz frames with bursts of 5-20 heavy frames (2-6 textures of 1-4 MiB, ~10 MiB a "
-            "frame) every 1-2 s; every 7th submission takes 40 ms",
-            seed);
+void frames_bursty(Builder& b, Duration duration) {
   int64_t f = 0;
   Duration next_burst = milliseconds(b.rng.range(500, 1500));
   int64_t burst_left = 0;
@@ -177,36 +158,19 @@ Workload frames_bursty(uint64_t seed, Duration duration) {
       }
     }
   }
-  b.delay("bursty:2ms:40ms:6", seed);
-  return b.done();
 }
 
-Workload asset_burst_workload(uint64_t seed, Duration duration) {
-  Builder b("asset-burst",
-            "bursts of 4-12 assets (256 KiB-48 MiB, some larger than the ring) every 0.4-0.9 s",
-            seed);
+void asset_bursts(Builder& b, Duration duration) {
   for (Duration t = milliseconds(10); t < duration; t += milliseconds(b.rng.range(400, 900))) {
     asset_burst(b, t, b.rng.range(4, 12));
   }
-  b.delay("random:4ms:20ms", seed);
-  return b.done();
 }
 
-Workload chunk_stream_workload(uint64_t seed, Duration duration) {
-  Builder b("chunk-stream",
-            "open-world chunks (heightmap, meshes, textures, collision; ~6 MiB) every 25-130 ms",
-            seed);
+void chunk_streaming(Builder& b, Duration duration) {
   chunk_stream(b, Duration{0}, duration);
-  b.delay("random:1ms:8ms", seed);
-  return b.done();
 }
 
-Workload sizes_edge(uint64_t seed, Duration duration) {
-  Builder b("sizes-edge",
-            "background uploads keep the ring wrapped; every 50 ms a probe smaller than, equal "
-            "to or larger than the contiguous free region, the capacity, 2x the capacity, or tiny "
-            "with odd alignments",
-            seed);
+void sizes_edge(Builder& b, Duration duration) {
   for (Duration t{0}; t < duration; t += milliseconds(2)) {
     b.add(t, b.rng.range(64 * KiB, 2 * MiB), b.rng.chance(0.5) ? 256 : 16, "background", -1);
   }
@@ -233,15 +197,9 @@ Workload sizes_edge(uint64_t seed, Duration duration) {
     const Probe& p = kProbes[i % std::size(kProbes)];
     b.add(t + microseconds(1), p.size, p.alignment, "probe", -1, 1, p.rel);
   }
-  b.delay("random:1ms:6ms", seed);
-  return b.done();
 }
 
-Workload stalled_queue(uint64_t seed, Duration duration) {
-  Builder b("stalled-queue",
-            "chunk and asset streaming while the queue stalls: 250 ms at 20%, 1.5 s at 50% and "
-            "60 ms at 80% of the run",
-            seed);
+void stalled_queue(Builder& b, Duration duration) {
   chunk_stream(b, Duration{0}, duration);
   for (Duration t = milliseconds(100); t < duration; t += milliseconds(b.rng.range(300, 600))) {
     asset(b, t + microseconds(8000), b.rng.range(512 * KiB, 6 * MiB));
@@ -252,40 +210,73 @@ Workload stalled_queue(uint64_t seed, Duration duration) {
   b.stall(at(0.2), milliseconds(250));
   b.stall(at(0.5), milliseconds(1500));
   b.stall(at(0.8), milliseconds(60));
-  b.delay("random:2ms:10ms", seed);
-  return b.done();
 }
 
-Workload mixed(uint64_t seed, Duration duration) {
-  Builder b("mixed", "60 Hz frames + open-world chunk streaming + an asset burst every ~2 s", seed);
-  int64_t f = 0;
-  for (Duration t{0}; t < duration; t += kFrame, ++f)
-    ordinary_frame(b, f, t);
+void mixed(Builder& b, Duration duration) {
+  frames_steady(b, duration);
   chunk_stream(b, milliseconds(3), duration);
   for (Duration t = milliseconds(700); t < duration; t += milliseconds(b.rng.range(1500, 2500))) {
     asset_burst(b, t, b.rng.range(3, 6));
   }
-  b.delay("random:2ms:12ms", seed);
-  return b.done();
 }
+
+// The built-in workloads, in the order --compare runs them.
+struct Spec {
+  std::string_view name;
+  std::string_view description;
+  std::string_view delay;  // the delay model it is meant for
+  void (*build)(Builder&, Duration);
+};
+constexpr Spec kWorkloads[] = {
+    {"frames-steady",
+     "60 Hz frames of constants, vertex data and texture updates (~0.7 MiB a frame)",
+     "random:2ms:12ms", frames_steady},
+    {"frames-bursty",
+     "60 Hz frames with bursts of 5-20 heavy frames (2-6 textures of 1-4 MiB, ~10 MiB a frame) "
+     "every 1-2 s; every 7th submission takes 40 ms",
+     "bursty:2ms:40ms:6", frames_bursty},
+    {"asset-burst",
+     "bursts of 4-12 assets (256 KiB-48 MiB, some larger than the ring) every 0.4-0.9 s",
+     "random:4ms:20ms", asset_bursts},
+    {"chunk-stream",
+     "open-world chunks (heightmap, meshes, textures, collision; ~6 MiB) every 25-130 ms",
+     "random:1ms:8ms", chunk_streaming},
+    {"sizes-edge",
+     "background uploads keep the ring wrapped; every 50 ms a probe smaller than, equal to or "
+     "larger than the contiguous free region, the capacity, 2x the capacity, or tiny with odd "
+     "alignments",
+     "random:1ms:6ms", sizes_edge},
+    {"stalled-queue",
+     "chunk and asset streaming while the queue stalls: 250 ms at 20%, 1.5 s at 50% and 60 ms at "
+     "80% of the run",
+     "random:2ms:10ms", stalled_queue},
+    {"mixed", "60 Hz frames + open-world chunk streaming + an asset burst every ~2 s",
+     "random:2ms:12ms", mixed},
+};
 
 }  // namespace
 
 const std::vector<std::string_view>& workload_names() {
-  static const std::vector<std::string_view> names = {
-      "frames-steady", "frames-bursty", "asset-burst", "chunk-stream",
-      "sizes-edge",    "stalled-queue", "mixed"};
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (const Spec& w : kWorkloads)
+      out.push_back(w.name);
+    return out;
+  }();
   return names;
 }
 
 std::optional<Workload> make_workload(std::string_view name, uint64_t seed, Duration duration) {
-  if (name == "frames-steady") return frames_steady(seed, duration);
-  if (name == "frames-bursty") return frames_bursty(seed, duration);
-  if (name == "asset-burst") return asset_burst_workload(seed, duration);
-  if (name == "chunk-stream") return chunk_stream_workload(seed, duration);
-  if (name == "sizes-edge") return sizes_edge(seed, duration);
-  if (name == "stalled-queue") return stalled_queue(seed, duration);
-  if (name == "mixed") return mixed(seed, duration);
+  for (const Spec& spec : kWorkloads) {
+    if (spec.name != name) continue;
+    Builder b(seed);
+    spec.build(b, duration);
+    Workload w = b.done();
+    w.name = spec.name;
+    w.description = spec.description;
+    w.default_delay = parse_delay(spec.delay, seed, nullptr);
+    return w;
+  }
   return std::nullopt;
 }
 
