@@ -114,8 +114,7 @@ RingImpl::RingImpl(const Device& d, const RingConfig& c) : device(d), config(c) 
     memory = config.memory;
   }
   if (config.strategy == Strategy::Slots) {
-    slots.emplace(std::move(
-        StagingRing<SlotBuffer>::create(allocator, config.slots, [this] { poll(); }).value()));
+    slots.emplace(std::move(StagingRing<SlotBuffer>::create(allocator, config.slots).value()));
   }
 }
 
