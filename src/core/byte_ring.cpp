@@ -215,7 +215,7 @@ std::string describe(const ReserveError& e) {
                         "Timeout (%s): waited %llu ns for token %llu, oldest pending token %llu; "
                         "needed %llu bytes, free %llu (largest run %llu)",
                         cause.c_str(), u(static_cast<uint64_t>(e.waited.count())),
-                        u(e.waited_for.value_or(0)), u(e.oldest_pending.value_or(0)), u(e.needed),
+                        u(e.wait_for.value_or(0)), u(e.oldest_pending.value_or(0)), u(e.needed),
                         u(e.free_total), u(e.free_contiguous));
       break;
     case ReserveErrorKind::AllocationFailed:
@@ -249,7 +249,6 @@ std::string describe(const ReserveError& e) {
 struct ByteRing::Impl {
   ByteRingConfig config;
   RegionAllocator* allocator;
-  CompletionSource* completion;
   Clock* clock;
   RingObserver* observer;
   InvariantChecker* checker;
@@ -269,7 +268,6 @@ struct ByteRing::Impl {
   Impl(const ByteRingConfig& c, const Deps& d)
       : config(c),
         allocator(d.allocator),
-        completion(d.completion),
         clock(d.clock != nullptr ? d.clock : &SteadyClock::instance()),
         observer(d.observer),
         checker(d.checker),
@@ -505,10 +503,11 @@ struct ByteRing::Impl {
       reclaim(true);
   }
 
-  uint64_t poll() {
-    if (completion == nullptr) return 0;
+  // reserve_waiting()'s look at the queue on a miss: retire what completed, if anything is live.
+  void poll(CompletionSource& source) {
+    if (fifo.empty()) return;
     ++stats.polls;
-    return retire(completion->completed());
+    retire(source.completed());
   }
 
   // --- refusals -------------------------------------------------------------------------------
@@ -563,43 +562,122 @@ struct ByteRing::Impl {
     return unexpected(std::move(e));
   }
 
-  // --- waiting (Wait, Split) -------------------------------------------------------------------
+  // --- Wait and Split: answers that name what to wait for -----------------------------------
 
-  // Waits on the queue until `try_place` succeeds or the timeout passes. `fit_size` is what must
-  // fit for try_place to succeed (the request, or Split's smallest acceptable chunk).
-  template <class TryPlace>
-  Expected<Reservation, ReserveError> wait_until(const ReserveRequest& req, uint64_t fit_size,
-                                                 uint64_t alignment, BlockCause cause,
-                                                 TryPlace&& try_place) {
+  // What Split places: chunks that are multiples of `granularity`, at least `min_chunk`; nothing
+  // is placed before `min_need` (a minimum chunk, or the whole smaller request) fits.
+  struct SplitPlan {
+    uint64_t granularity;
+    uint64_t min_chunk;
+    uint64_t min_need;
+  };
+
+  // Split's plan for `req`, or none when no chunk can ever be placed (CapExceeded).
+  std::optional<SplitPlan> plan_split(const ReserveRequest& req) const {
+    const uint64_t granularity = req.granularity == 0 ? 1 : req.granularity;
+    const uint64_t max_cap = ring_max_capacity();
+    // The largest chunk any ring region can ever hold, and the smallest chunk worth placing.
+    const uint64_t max_chunk = max_cap - max_cap % granularity;
+    if (req.size > max_cap && max_chunk == 0) return std::nullopt;
+    uint64_t min_chunk = granularity;
+    if (config.split_min_chunk > granularity) {
+      const std::optional<uint64_t> rounded = align_up(config.split_min_chunk, granularity);
+      min_chunk = rounded ? *rounded : max_chunk;
+    }
+    if (max_chunk != 0) min_chunk = std::min(min_chunk, max_chunk);
+    return SplitPlan{granularity, min_chunk, std::min(req.size, min_chunk)};
+  }
+
+  // One try under Wait (the whole request) or Split (the whole request, else a chunk), placing
+  // nothing when neither fits. `cause` is reported with a chunk.
+  std::optional<Reservation> try_fit(const ReserveRequest& req, uint64_t alignment,
+                                     ExhaustionPolicy policy, BlockCause cause) {
+    if (auto f = fit_any(req.size, alignment)) {
+      return commit(f->first, f->second, req.size, alignment, req, policy, false);
+    }
+    if (policy != ExhaustionPolicy::Split) return std::nullopt;
+    const std::optional<SplitPlan> plan = plan_split(req);
+    if (!plan || plan->min_need >= req.size) return std::nullopt;
+    uint64_t chunk = 0;
+    const auto f = best_chunk(req.size, alignment, plan->granularity, plan->min_chunk, &chunk);
+    if (!f) return std::nullopt;
+    Reservation r = commit(f->first, f->second, chunk, alignment, req, policy, false);
+    ++stats.splits;
+    ++stats.splits_by_cause[cause_index(cause)];
+    if (observer != nullptr) {
+      observer->on_split(SplitEvent{now(), cause, r.id, req.size, chunk, req.owner});
+    }
+    return r;
+  }
+
+  // What must fit before a Wait or Split request places anything: the request, or Split's
+  // smallest acceptable part of it.
+  uint64_t fit_size(const ReserveRequest& req, ExhaustionPolicy policy) const {
+    if (policy != ExhaustionPolicy::Split) return req.size;
+    const std::optional<SplitPlan> plan = plan_split(req);
+    return plan ? plan->min_need : req.size;
+  }
+
+  // A Wait or Split request that nothing fits: WouldBlock naming the token to wait for. Counted
+  // as a would-block when `count` (reserve()); reserve_waiting() waits instead and counts that.
+  Unexpected<ReserveError> must_wait(const ReserveRequest& req, uint64_t alignment,
+                                     ExhaustionPolicy policy, BlockCause cause, bool count) {
+    const uint64_t size = fit_size(req, policy);
+    const uint64_t needed = natural_charge(regions[0], size, alignment);
+    std::optional<TimelineValue> wait_for;
+    if (!fifo.empty()) wait_for = token_needed(size, alignment);
+    if (count) {
+      Unexpected<ReserveError> e = would_block(req, policy, cause, needed);
+      e.error.wait_for = wait_for;
+      return e;
+    }
+    ReserveError e = make_error(ReserveErrorKind::WouldBlock, cause, needed);
+    e.wait_for = wait_for;
+    return unexpected(std::move(e));
+  }
+
+  // --- waiting (reserve_waiting) ---------------------------------------------------------------
+
+  // Waits on `source` until try_fit() places the request or the timeout passes. `miss` is the
+  // uncounted answer of must_wait() that started it.
+  Expected<Reservation, ReserveError> wait_for_room(CompletionSource& source,
+                                                    const ReserveRequest& req, uint64_t alignment,
+                                                    const ReserveError& miss) {
+    const ExhaustionPolicy policy = req.policy.value_or(config.policy);
+    const BlockCause cause = miss.cause;
+    const uint64_t size = fit_size(req, policy);
     const Duration timeout = req.timeout.value_or(config.wait_timeout);
     const Duration start = now();
     const Duration deadline = saturating_add(start, std::max(timeout, Duration{0}));
-    const uint64_t needed = natural_charge(regions[0], fit_size, alignment);
-    TimelineValue target = token_needed(fit_size, alignment);
+    TimelineValue target = miss.wait_for.value_or(0);
     if (observer != nullptr) {
-      observer->on_wait_begin(WaitBeginEvent{start, cause, target, needed, req.owner});
+      observer->on_wait_begin(WaitBeginEvent{start, cause, target, miss.needed, req.owner});
     }
     Duration t = start;
     std::optional<Reservation> placed;
     for (;;) {
       const Duration remaining = deadline > t ? deadline - t : Duration{0};
       ++stats.wait_calls;
-      const TimelineValue got = completion->wait(target, remaining);
+      const TimelineValue got = source.wait(target, remaining);
       const uint64_t freed = retire(got);
       const Duration t2 = now();
-      if (auto r = try_place(); r) {
-        placed = *r;
-        t = t2;
-        break;
-      }
+      placed = try_fit(req, alignment, policy, cause);
       // Timed out; or the source returned with no progress and either no time passed (it broke
       // its contract) or it answered below the target before the deadline (it knows waiting
       // cannot reach it: CompletionSource::wait). Never spin.
       const bool stuck = freed == 0 && (t2 <= t || (got < target && t2 < deadline));
       t = t2;
-      if (t >= deadline || stuck) break;
-      target = token_needed(fit_size, alignment);
+      if (placed || t >= deadline || stuck) break;
+      target = token_needed(size, alignment);
     }
+    return end_wait(req, cause, miss.needed, target, start, t, placed);
+  }
+
+  // Counts and reports a finished wait; the reservation, or Timeout.
+  Expected<Reservation, ReserveError> end_wait(const ReserveRequest& req, BlockCause cause,
+                                               uint64_t needed, TimelineValue target,
+                                               Duration start, Duration t,
+                                               const std::optional<Reservation>& placed) {
     const Duration waited = t - start;
     ++stats.waits;
     ++stats.waits_by_cause[cause_index(cause)];
@@ -612,7 +690,7 @@ struct ByteRing::Impl {
     if (placed) return *placed;
     ++stats.timeouts;
     ReserveError e = make_error(ReserveErrorKind::Timeout, cause, needed);
-    e.waited_for = target;
+    e.wait_for = target;
     e.waited = waited;
     if (observer != nullptr) {
       observer->on_timeout(
@@ -623,19 +701,30 @@ struct ByteRing::Impl {
 
   // --- policies --------------------------------------------------------------------------------
 
-  Expected<Reservation, ReserveError> reserve_slow(const ReserveRequest& req, uint64_t alignment) {
+  // ZeroSize and Overflow, or none. `alignment` is the request's, 0 made 1.
+  std::optional<Unexpected<ReserveError>> invalid(const ReserveRequest& req, uint64_t alignment) {
+    const uint64_t size = req.size;
+    if (size != 0 && size <= UINT64_MAX - (alignment - 1)) [[likely]]
+      return std::nullopt;
+    ++stats.invalid_requests;
+    return unexpected(
+        make_error(size == 0 ? ReserveErrorKind::ZeroSize : ReserveErrorKind::Overflow,
+                   BlockCause::Cap, size));
+  }
+
+  // The whole request in any ring region (region 0 first), or none. No policy.
+  std::optional<Reservation> fit_now(const ReserveRequest& req, uint64_t alignment) {
+    const auto f = fit_any(req.size, alignment);
+    if (!f) return std::nullopt;
+    return commit(f->first, f->second, req.size, alignment, req, req.policy.value_or(config.policy),
+                  false);
+  }
+
+  // The policy, once nothing fits the ring regions. `count_wait` as must_wait().
+  Expected<Reservation, ReserveError> apply_policy(const ReserveRequest& req, uint64_t alignment,
+                                                   bool count_wait) {
     const ExhaustionPolicy policy = req.policy.value_or(config.policy);
     const uint64_t size = req.size;
-    if (auto f = fit_any(size, alignment)) {
-      return commit(f->first, f->second, size, alignment, req, policy, false);
-    }
-    // One non-blocking look at the queue before any policy: bytes may have retired already.
-    if (completion != nullptr && !fifo.empty()) {
-      poll();
-      if (auto f = fit_any(size, alignment)) {
-        return commit(f->first, f->second, size, alignment, req, policy, false);
-      }
-    }
     const BlockCause cause = classify(size);
     const uint64_t needed = natural_charge(regions[0], size, alignment);
     switch (policy) {
@@ -644,21 +733,34 @@ struct ByteRing::Impl {
         return would_block(req, policy, cause, needed);
       case ExhaustionPolicy::Wait:
         if (cause == BlockCause::Cap) return cap_exceeded(req, policy, needed);
-        if (completion == nullptr) return would_block(req, policy, cause, needed);
-        return wait_until(req, size, alignment, cause, [&]() -> std::optional<Reservation> {
-          if (auto f = fit_any(size, alignment)) {
-            return commit(f->first, f->second, size, alignment, req, policy, false);
-          }
-          return std::nullopt;
-        });
+        return must_wait(req, alignment, policy, cause, count_wait);
       case ExhaustionPolicy::Split:
-        return split(req, alignment, cause, needed);
+        if (!plan_split(req)) return cap_exceeded(req, policy, needed);
+        if (auto r = try_fit(req, alignment, policy, cause)) return *r;
+        return must_wait(req, alignment, policy, cause, count_wait);
       case ExhaustionPolicy::Grow:
         return grow(req, alignment, cause, needed);
       case ExhaustionPolicy::Fallback:
         return fallback(req, cause, needed);
     }
     return would_block(req, policy, cause, needed);
+  }
+
+  // reserve_waiting(): see byte_ring.hpp.
+  Expected<Reservation, ReserveError> reserve_waiting(CompletionSource& source,
+                                                      const ReserveRequest& req) {
+    const uint64_t alignment = req.alignment == 0 ? 1 : req.alignment;
+    if (auto bad = invalid(req, alignment)) [[unlikely]]
+      return *bad;
+    if (auto r = fit_now(req, alignment)) [[likely]]
+      return *r;
+    poll(source);  // one non-blocking look at the queue before any policy
+    if (auto r = fit_now(req, alignment)) return *r;
+    Expected<Reservation, ReserveError> r = apply_policy(req, alignment, /*count_wait=*/false);
+    const ExhaustionPolicy policy = req.policy.value_or(config.policy);
+    const bool waits = policy == ExhaustionPolicy::Wait || policy == ExhaustionPolicy::Split;
+    if (r || !waits || r.error().kind != ReserveErrorKind::WouldBlock) return r;
+    return wait_for_room(source, req, alignment, r.error());
   }
 
   // Split: the largest chunk (a multiple of the granularity, >= the minimum chunk) that fits a
@@ -700,47 +802,6 @@ struct ByteRing::Impl {
       if (auto f = in_region(id)) return std::pair{id, *f};
     }
     return std::nullopt;
-  }
-
-  Expected<Reservation, ReserveError> split(const ReserveRequest& req, uint64_t alignment,
-                                            BlockCause cause, uint64_t needed) {
-    constexpr ExhaustionPolicy policy = ExhaustionPolicy::Split;
-    const uint64_t size = req.size;
-    const uint64_t granularity = req.granularity == 0 ? 1 : req.granularity;
-    const uint64_t max_cap = ring_max_capacity();
-    // The largest chunk any ring region can ever hold, and the smallest chunk worth placing.
-    const uint64_t max_chunk = max_cap - max_cap % granularity;
-    if (size > max_cap && max_chunk == 0) return cap_exceeded(req, policy, needed);
-    uint64_t min_chunk = granularity;
-    if (config.split_min_chunk > granularity) {
-      const std::optional<uint64_t> rounded = align_up(config.split_min_chunk, granularity);
-      min_chunk = rounded ? *rounded : max_chunk;
-    }
-    if (max_chunk != 0) min_chunk = std::min(min_chunk, max_chunk);
-    // What must fit before anything is placed: a minimum chunk, or the whole (smaller) request.
-    const uint64_t min_need = std::min(size, min_chunk);
-
-    const auto try_place = [&]() -> std::optional<Reservation> {
-      if (auto f = fit_any(size, alignment)) {
-        return commit(f->first, f->second, size, alignment, req, policy, false);
-      }
-      uint64_t chunk = 0;
-      if (min_need < size) {
-        if (auto f = best_chunk(size, alignment, granularity, min_chunk, &chunk)) {
-          Reservation r = commit(f->first, f->second, chunk, alignment, req, policy, false);
-          ++stats.splits;
-          ++stats.splits_by_cause[cause_index(cause)];
-          if (observer != nullptr) {
-            observer->on_split(SplitEvent{now(), cause, r.id, size, chunk, req.owner});
-          }
-          return r;
-        }
-      }
-      return std::nullopt;
-    };
-    if (auto r = try_place()) return *r;
-    if (completion == nullptr) return would_block(req, policy, cause, needed);
-    return wait_until(req, min_need, alignment, cause, try_place);
   }
 
   Expected<Reservation, ReserveError> grow(const ReserveRequest& req, uint64_t alignment,
@@ -805,10 +866,6 @@ Expected<ByteRing, ByteRing::CreateError> ByteRing::create(const ByteRingConfig&
   if (cap < config.capacity) return unexpected(CreateError::CapBelowCapacity);
   if (config.fallback_cap > cap) return unexpected(CreateError::FallbackCapAboveCap);
   if (deps.allocator == nullptr) return unexpected(CreateError::MissingAllocator);
-  if (deps.completion == nullptr &&
-      (config.policy == ExhaustionPolicy::Wait || config.policy == ExhaustionPolicy::Split)) {
-    return unexpected(CreateError::MissingCompletionSource);
-  }
   auto impl = std::make_unique<Impl>(config, deps);
   auto region = impl->add_region(config.capacity, RegionKind::Ring);
   if (!region) return unexpected(CreateError::AllocationFailed);
@@ -825,18 +882,20 @@ Expected<Reservation, ReserveError> ByteRing::reserve(const ReserveRequest& requ
   Impl& m = *impl_;
   const uint64_t size = request.size;
   const uint64_t alignment = request.alignment == 0 ? 1 : request.alignment;
-  if (size == 0 || size > UINT64_MAX - (alignment - 1)) [[unlikely]] {
-    ++m.stats.invalid_requests;
-    ReserveError e = m.make_error(
-        size == 0 ? ReserveErrorKind::ZeroSize : ReserveErrorKind::Overflow, BlockCause::Cap, size);
-    return unexpected(std::move(e));
-  }
+  if (auto bad = m.invalid(request, alignment)) [[unlikely]]
+    return *bad;
   // The hot path: region 0 takes it.
   if (const std::optional<Fit> f = fit_ring(m.regions[0], size, alignment)) [[likely]] {
     return m.commit(0, *f, size, alignment, request, request.policy.value_or(m.config.policy),
                     false);
   }
-  return m.reserve_slow(request, alignment);
+  if (auto r = m.fit_now(request, alignment)) return *r;
+  return m.apply_policy(request, alignment, /*count_wait=*/true);
+}
+
+Expected<Reservation, ReserveError> reserve_waiting(ByteRing& ring, CompletionSource& source,
+                                                    const ReserveRequest& request) {
+  return ring.impl_->reserve_waiting(source, request);
 }
 
 void ByteRing::cancel(uint64_t reservation_id) noexcept {
@@ -845,10 +904,6 @@ void ByteRing::cancel(uint64_t reservation_id) noexcept {
 
 uint64_t ByteRing::retire(TimelineValue completed) {
   return impl_->retire(completed);
-}
-
-uint64_t ByteRing::poll() {
-  return impl_->poll();
 }
 
 uint64_t ByteRing::trim_idle() {

@@ -56,7 +56,7 @@ bool lock_within(std::unique_lock<std::mutex>& lock, Duration timeout) {
   return true;
 }
 
-// Counts a thread that holds the ring lock while it may wait inside ByteRing::reserve.
+// Counts a thread that holds the ring lock while it may wait inside reserve_waiting().
 class WaiterMark {
  public:
   WaiterMark(std::atomic<int>& count, bool active) : count_(active ? &count : nullptr) {
@@ -194,7 +194,7 @@ struct Uploader::Impl {
     const Duration left = std::max(
         Duration::zero(), timeout - std::chrono::duration_cast<Duration>(Clock::now() - start));
 
-    ring->poll();
+    ring->retire(timeline->completed());
     if (try_only) {
       // Place only what fits now; the minimum Split would place, plus worst-case padding.
       const uint64_t least = std::min(size, ring->config().split_min_chunk) + alignment - 1;
@@ -223,7 +223,7 @@ struct Uploader::Impl {
     request.policy = policy;
     request.timeout = try_only ? Duration::zero() : left;
     WaiterMark mark(ring_waiters, may_wait);
-    auto r = ring->reserve(request);
+    auto r = reserve_waiting(*ring, *timeline, request);
     if (!r) {
       timeline->release(*point);
       if (try_only) return {};
@@ -567,7 +567,6 @@ Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig&
   rc.check_invariants = c.check_invariants;
   ByteRing::Deps deps;
   deps.allocator = impl->allocator.get();
-  deps.completion = impl->timeline.get();
   deps.observer = c.observer;
   auto ring = ByteRing::create(rc, deps);
   if (!ring) {

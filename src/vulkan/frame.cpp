@@ -168,11 +168,13 @@ Expected<Placement, UploadError> RingImpl::place(FrameState& f, uint64_t size, u
       }
       if (offset.error() == PlaceError::Overflow) return unexpected(UploadError::Overflow);
     } else {
-      in_byte_ring = true;  // its CompletionSource may call poll(): no calls back into it
-      Expected<Reservation, ReserveError> r = byte_ring->reserve(
+      const TimelineValue seen = byte_ring->completed();
+      Expected<Reservation, ReserveError> r = reserve_waiting(
+          *byte_ring, timeline,
           ReserveRequest{.size = size, .alignment = alignment, .token = f.id, .owner = f.id});
-      in_byte_ring = false;
-      sync_byte_ring();  // cancels deferred while inside reserve() (device lost during a wait)
+      // Frames it found done gave their bytes back: release them (their one-off buffers, the
+      // observer's view) before any byte of theirs is handed out again.
+      if (byte_ring->completed() != seen) poll();
       if (r) {
         f.reservations.push_back(r->id);
         const StagingMemory& m = regions.memory(r->region);

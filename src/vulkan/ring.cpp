@@ -37,24 +37,63 @@ const StagingMemory& RegionMemory::memory(uint32_t region) const {
 }
 
 TimelineValue FrameTimeline::completed() {
-  ring_->poll();
-  return ring_->released_through();
+  return ring_->reached_through();
 }
 
 TimelineValue FrameTimeline::wait(TimelineValue value, Duration timeout) {
-  ring_->poll();
-  if (ring_->released_through() >= value || timeout <= Duration{0})
-    return ring_->released_through();
+  const uint64_t now = ring_->reached_through();
+  if (now >= value || timeout <= Duration{0}) return now;
   // Wait for the frames up to `value` that are in flight. Frames up to `value` still being
   // recorded (this thread's own) cannot complete while we wait: then this returns below `value`
-  // as soon as the in-flight ones are done — at once when there are none — and the byte ring
-  // gives up (CompletionSource::wait) instead of waiting out its timeout.
+  // as soon as the in-flight ones are done — at once when there are none — and the waiter gives
+  // up (CompletionSource::wait) instead of waiting out its timeout.
   std::vector<RetirementPoint> points;
   for (const Pending& p : ring_->pending) {
     if (p.frame <= value) points.push_back(p.point);
   }
-  if (!points.empty()) (void)ring_->wait_all(points, timeout);
-  return ring_->released_through();
+  if (!points.empty()) (void)ring_->wait_points(points, timeout);
+  return ring_->reached_through();
+}
+
+namespace {
+
+// Reads timeline semaphores, each distinct one once (usually there is one: the ring's own).
+class SemaphoreValues {
+ public:
+  SemaphoreValues(const Dispatch& vk, VkDevice device) noexcept : vk_(&vk), device_(device) {}
+  VkResult read(VkSemaphore s, uint64_t& value) {
+    for (std::size_t i = 0; i < count_; ++i) {
+      if (seen_[i].first == s) {
+        value = seen_[i].second;
+        return VK_SUCCESS;
+      }
+    }
+    const VkResult r = vk_->vkGetSemaphoreCounterValue(device_, s, &value);
+    if (r == VK_SUCCESS && count_ < std::size(seen_)) seen_[count_++] = {s, value};
+    return r;
+  }
+
+ private:
+  const Dispatch* vk_;
+  VkDevice device_;
+  std::pair<VkSemaphore, uint64_t> seen_[4];
+  std::size_t count_ = 0;
+};
+
+}  // namespace
+
+uint64_t RingImpl::reached_through() const {
+  SemaphoreValues values(device.dispatch, device.device);
+  for (const uint64_t frame : unreleased) {  // ascending
+    const auto p = std::find_if(pending.begin(), pending.end(),
+                                [&](const Pending& q) { return q.frame == frame; });
+    if (p == pending.end()) return frame - 1;  // still being recorded
+    uint64_t value = 0;
+    const VkResult r = values.read(p->point.semaphore, value);
+    if (r == VK_ERROR_DEVICE_LOST) continue;  // a lost device reads nothing more
+    if (r != VK_SUCCESS || value < p->point.value) return frame - 1;
+  }
+  return next_frame - 1;
 }
 
 RingImpl::RingImpl(const Device& d, const RingConfig& c) : device(d), config(c) {
@@ -75,8 +114,7 @@ RingImpl::RingImpl(const Device& d, const RingConfig& c) : device(d), config(c) 
     memory = config.memory;
   }
   if (config.strategy == Strategy::Slots) {
-    slots.emplace(std::move(
-        StagingRing<SlotBuffer>::create(allocator, config.slots, [this] { poll(); }).value()));
+    slots.emplace(std::move(StagingRing<SlotBuffer>::create(allocator, config.slots).value()));
   }
 }
 
@@ -111,24 +149,11 @@ void RingImpl::release_oneoffs(std::vector<StagingMemory>& oneoffs, uint64_t byt
 
 uint64_t RingImpl::poll() {
   if (pending.empty()) return 0;
-  // Each distinct semaphore is read once (usually there is one: the ring's own).
-  std::pair<VkSemaphore, uint64_t> seen[4];
-  std::size_t seen_count = 0;
-  const auto value_of = [&](VkSemaphore s, uint64_t& value) -> VkResult {
-    for (std::size_t i = 0; i < seen_count; ++i) {
-      if (seen[i].first == s) {
-        value = seen[i].second;
-        return VK_SUCCESS;
-      }
-    }
-    VkResult r = device.dispatch.vkGetSemaphoreCounterValue(device.device, s, &value);
-    if (r == VK_SUCCESS && seen_count < std::size(seen)) seen[seen_count++] = {s, value};
-    return r;
-  };
+  SemaphoreValues values(device.dispatch, device.device);
   uint64_t retired = 0;
   for (Pending& p : pending) {
     uint64_t value = 0;
-    const VkResult r = value_of(p.point.semaphore, value);
+    const VkResult r = values.read(p.point.semaphore, value);
     if (r == VK_ERROR_DEVICE_LOST) {
       device_lost();
       return retired;
@@ -145,7 +170,7 @@ uint64_t RingImpl::poll() {
     std::erase_if(pending, [](const Pending& p) { return p.frame == 0; });
     stats.points_retired += retired;
   }
-  sync_byte_ring();
+  retire_bytes();
   return retired;
 }
 
@@ -153,23 +178,14 @@ void RingImpl::release_frame(uint64_t frame, std::vector<uint64_t>& reservations
                              bool cancel) noexcept {
   unreleased.erase(frame);
   if (cancel) {
-    for (uint64_t id : reservations) {
-      if (in_byte_ring) {
-        deferred_cancels.push_back(id);
-      } else {
-        byte_ring->cancel(id);
-      }
-    }
+    for (uint64_t id : reservations)
+      byte_ring->cancel(id);
   }
   reservations.clear();
 }
 
-void RingImpl::sync_byte_ring() noexcept {
-  if (!byte_ring || in_byte_ring) return;
-  for (uint64_t id : deferred_cancels)
-    byte_ring->cancel(id);
-  deferred_cancels.clear();
-  byte_ring->retire(released_through());
+void RingImpl::retire_bytes() noexcept {
+  if (byte_ring) byte_ring->retire(released_through());
 }
 
 void RingImpl::device_lost() {
@@ -182,11 +198,10 @@ void RingImpl::device_lost() {
     ++stats.points_failed;
   }
   pending.clear();
-  sync_byte_ring();
+  retire_bytes();
 }
 
-Expected<void, WaitError> RingImpl::wait_all(std::span<const RetirementPoint> points,
-                                             Duration timeout) {
+VkResult RingImpl::wait_points(std::span<const RetirementPoint> points, Duration timeout) const {
   // One value per semaphore: the highest asked for (a timeline reaching it reached the others).
   std::vector<VkSemaphore> semaphores;
   std::vector<uint64_t> values;
@@ -211,6 +226,12 @@ Expected<void, WaitError> RingImpl::wait_all(std::span<const RetirementPoint> po
     const auto ns = static_cast<uint64_t>(std::max<int64_t>(0, timeout.count()));
     r = device.dispatch.vkWaitSemaphores(device.device, &info, ns);
   }
+  return r;
+}
+
+Expected<void, WaitError> RingImpl::wait_all(std::span<const RetirementPoint> points,
+                                             Duration timeout) {
+  const VkResult r = wait_points(points, timeout);
   if (r == VK_ERROR_DEVICE_LOST) {
     device_lost();
     return unexpected(WaitError::DeviceLost);
@@ -240,7 +261,7 @@ bool RingImpl::abandon(const RetirementPoint& point) {
     found = true;
   }
   std::erase_if(pending, [](const Pending& p) { return p.frame == 0; });
-  sync_byte_ring();
+  retire_bytes();
   return found;
 }
 
@@ -353,7 +374,6 @@ Expected<Ring, CreateError> Ring::create(const Device& device, const RingConfig&
   if (config.strategy == Strategy::Bytes) {
     Expected<ByteRing, ByteRing::CreateError> ring =
         ByteRing::create(config.bytes, ByteRing::Deps{.allocator = &impl->regions,
-                                                      .completion = &impl->timeline,
                                                       .observer = config.byte_observer,
                                                       .checker = config.checker});
     if (!ring) {

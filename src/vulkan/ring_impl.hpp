@@ -76,9 +76,10 @@ class RegionMemory final : public RegionAllocator {
   std::vector<std::optional<StagingMemory>> regions_;
 };
 
-/// The byte ring's CompletionSource: the ring's frame sequence, completed up to the highest
-/// number below which every frame has been released. Called from inside ByteRing::reserve(), so
-/// it never calls back into the byte ring (RingImpl::in_byte_ring defers that).
+/// The byte ring's CompletionSource for reserve_waiting(): a read-only view of the ring's frame
+/// sequence, completed up to the highest number below which every frame is released or has its
+/// point reached. Reads and waits on the frames' semaphores; changes nothing (the ring's poll()
+/// releases the frames afterwards) and never calls the byte ring.
 class FrameTimeline final : public CompletionSource {
  public:
   explicit FrameTimeline(RingImpl& ring) noexcept : ring_(&ring) {}
@@ -223,6 +224,8 @@ struct RingImpl {
   Expected<StagingFrame, BeginError> begin(VkCommandBuffer cmd, uint64_t needed);
   StagingFrame begin_fallback(VkCommandBuffer cmd, std::optional<Refusal> refusal);
   uint64_t poll();
+  /// Waits for several points at once (all of them): vkWaitSemaphores' result. Changes nothing.
+  VkResult wait_points(std::span<const RetirementPoint> points, Duration timeout) const;
   /// Waits for several points at once (all of them), then poll()s.
   Expected<void, WaitError> wait_all(std::span<const RetirementPoint> points, Duration timeout);
   Expected<void, WaitError> wait(const RetirementPoint& point, Duration timeout) {
@@ -249,8 +252,11 @@ struct RingImpl {
   [[nodiscard]] uint64_t released_through() const noexcept {
     return unreleased.empty() ? next_frame - 1 : *unreleased.begin() - 1;
   }
-  /// Gives the byte ring what it may reclaim (deferred while inside ByteRing::reserve()).
-  void sync_byte_ring() noexcept;
+  /// released_through() as it will be once poll() has released every frame whose point is
+  /// reached now (a lost device reaches every point): reads the semaphores, changes nothing.
+  [[nodiscard]] uint64_t reached_through() const;
+  /// Hands the frame sequence's completed value to the byte ring (Strategy::Bytes).
+  void retire_bytes() noexcept;
   Expected<StagingMemory, AllocError> allocate(uint64_t size);
 
   Device device;
@@ -264,8 +270,6 @@ struct RingImpl {
   FrameTimeline timeline{*this};
   std::optional<ByteRing> byte_ring;  // Strategy::Bytes
   std::set<uint64_t> unreleased;      // frame numbers begun and not yet released
-  bool in_byte_ring = false;          // inside ByteRing::reserve(): do not call back into it
-  std::vector<uint64_t> deferred_cancels;
   std::optional<ReserveError> last_reserve_error;
   VkSemaphore semaphore = VK_NULL_HANDLE;
   uint64_t last_value = 0;

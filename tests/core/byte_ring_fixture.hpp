@@ -139,7 +139,7 @@ struct ByteRingFixture : ::testing::Test {
     config.check_invariants = true;
     ring.reset();
     written.clear();
-    auto made = ByteRing::create(config, {&allocator, &queue, &clock, &events});
+    auto made = ByteRing::create(config, {&allocator, &clock, &events});
     EXPECT_TRUE(made.has_value());
     ring.emplace(std::move(made).value());
     return *ring;
@@ -151,6 +151,14 @@ struct ByteRingFixture : ::testing::Test {
     return make(c);
   }
 
+  /// The ring's reservation with its policy carried out against the fake queue (Wait and Split
+  /// wait there, in virtual time): reserve_waiting().
+  Expected<Reservation, ReserveError> reserve(const ReserveRequest& request) {
+    return reserve_waiting(*ring, queue, request);
+  }
+  /// Hands the queue's completed value to the ring (what a backend does before reserving).
+  uint64_t poll() { return ring->retire(queue.completed()); }
+
   /// A request for `size` bytes into the queue's next submission.
   ReserveRequest req(uint64_t size, uint64_t alignment = 1) const {
     ReserveRequest r;
@@ -161,7 +169,7 @@ struct ByteRingFixture : ::testing::Test {
   }
   /// reserve() that must succeed; fills the bytes with random data.
   Reservation take(const ReserveRequest& request) {
-    auto r = ring->reserve(request);
+    auto r = reserve(request);
     EXPECT_TRUE(r.has_value()) << (r ? "" : describe(r.error()));
     if (!r) return {};
     fill(*r);

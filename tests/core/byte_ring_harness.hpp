@@ -145,8 +145,7 @@ class Harness final : public RingObserver {
   explicit Harness(const Setup& setup)
       : setup_(setup), queue_(clock_, setup.delay), checker_(InvariantChecker::Mode::Record) {
     allocator_.set_max_region_bytes(uint64_t{1} << 24);
-    auto made = ByteRing::create(setup.ring,
-                                 ByteRing::Deps{&allocator_, &queue_, &clock_, this, &checker_});
+    auto made = ByteRing::create(setup.ring, ByteRing::Deps{&allocator_, &clock_, this, &checker_});
     if (made) ring_.emplace(std::move(*made));
   }
   Harness(const Harness&) = delete;
@@ -179,7 +178,7 @@ class Harness final : public RingObserver {
         ring_->retire(op.a % (ring_->completed() + 1));
         break;
       case OpKind::Poll:
-        ring_->poll();
+        ring_->retire(queue_.completed());
         break;
       case OpKind::Cancel:
         do_cancel(op);
@@ -335,7 +334,7 @@ class Harness final : public RingObserver {
     last_reserved_.reset();
     const bool ring_regions_busy_before = ring_has_live();
     const Duration before = clock_.now();
-    auto result = ring_->reserve(req);
+    auto result = reserve_waiting(*ring_, queue_, req);
     const Duration waited = clock_.now() - before;
 
     // M5

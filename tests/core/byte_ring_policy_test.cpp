@@ -32,14 +32,14 @@ TEST_F(PolicyTest, DeferAnswersAtOnceWithTheCauseWhatIsNeededAndWhatIsFree) {
   take(24);
   take(12);
   ring->retire(a.token);
-  auto frag = ring->reserve(req(24));
+  auto frag = reserve(req(24));
   ASSERT_FALSE(frag);
   EXPECT_EQ(frag.error().kind, ReserveErrorKind::WouldBlock);
   EXPECT_EQ(frag.error().cause, BlockCause::Fragmentation);
   EXPECT_EQ(frag.error().needed, 8u + 24u);  // the 8-byte tail would be skipped
   EXPECT_EQ(frag.error().free_total, 28u);
   EXPECT_EQ(frag.error().free_contiguous, 20u);
-  auto busy = ring->reserve(req(30));
+  auto busy = reserve(req(30));
   ASSERT_FALSE(busy);
   EXPECT_EQ(busy.error().cause, BlockCause::InFlight);
   EXPECT_EQ(describe(busy.error()),
@@ -55,7 +55,7 @@ TEST_F(PolicyTest, DeferAnswersAtOnceWithTheCauseWhatIsNeededAndWhatIsFree) {
 
 TEST_F(PolicyTest, DeferRefusesForGoodWhatTheRingCanNeverHold) {
   make(64);
-  auto r = ring->reserve(req(65));
+  auto r = reserve(req(65));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().kind, ReserveErrorKind::CapExceeded);
   EXPECT_EQ(r.error().cause, BlockCause::Cap);
@@ -119,13 +119,13 @@ TEST_F(PolicyTest, WaitOnAStalledQueueTimesOutNamingTheOldestTokenAndRecovers) {
   const Reservation a = take(64);
   queue.submit();
   queue.stall();
-  auto r = ring->reserve(req(8));
+  auto r = reserve(req(8));
   ASSERT_FALSE(r);
   const ReserveError& e = r.error();
   EXPECT_EQ(e.kind, ReserveErrorKind::Timeout);
   EXPECT_EQ(e.cause, BlockCause::InFlight);
   EXPECT_EQ(e.oldest_pending, a.token);
-  EXPECT_EQ(e.waited_for, a.token);
+  EXPECT_EQ(e.wait_for, a.token);
   EXPECT_EQ(e.waited, 1ms);
   EXPECT_EQ(clock.now(), 1ms);  // bound: exactly the timeout, never more
   EXPECT_EQ(describe(e),
@@ -151,13 +151,13 @@ TEST_F(PolicyTest, WaitTimeoutIsOverridablePerCallAndZeroPollsOnce) {
   queue.stall();
   ReserveRequest r = req(8);
   r.timeout = Duration{0};
-  auto polled = ring->reserve(r);
+  auto polled = reserve(r);
   ASSERT_FALSE(polled);
   EXPECT_EQ(polled.error().kind, ReserveErrorKind::Timeout);
   EXPECT_EQ(clock.now(), Duration{0});
   EXPECT_EQ(queue.wait_calls(), 1u);
   r.timeout = 30us;
-  (void)ring->reserve(r);
+  (void)reserve(r);
   EXPECT_EQ(clock.now(), 30us);
 }
 
@@ -176,32 +176,87 @@ TEST_F(PolicyTest, WaitNeverHangsOnASourceThatMakesNoProgress) {
                                 .policy = ExhaustionPolicy::Wait,
                                 .wait_timeout = 1ms,
                                 .check_invariants = true},
-                               {&allocator, &stuck, &clock, nullptr});
+                               {&allocator, &clock, nullptr});
   ASSERT_TRUE(made);
   ByteRing& r = *made;
-  ASSERT_TRUE(r.reserve(req(64)));
-  auto refused = r.reserve(req(8));
+  ASSERT_TRUE(reserve_waiting(r, stuck, req(64)));
+  auto refused = reserve_waiting(r, stuck, req(8));
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().kind, ReserveErrorKind::Timeout);
   EXPECT_EQ(stuck.calls, 1);
 }
 
-TEST_F(PolicyTest, WaitWithoutACompletionSourceAnswersAsDefer) {
-  auto made = ByteRing::create({.capacity = 64, .check_invariants = true},
-                               {&allocator, nullptr, &clock, nullptr});
-  ASSERT_TRUE(made);
-  ASSERT_TRUE(made->reserve(req(64)));
-  ReserveRequest r = req(8);
-  r.policy = ExhaustionPolicy::Wait;
-  auto refused = made->reserve(r);
+// ByteRing::reserve() itself never waits, whatever the policy: under Wait it answers at once as
+// Defer does, naming the token whose completion frees enough — what reserve_waiting() waits for.
+//   [A*40 B*24]  A = token 1, B = token 2: 8 bytes free up once A retires.
+TEST_F(PolicyTest, ReserveAnswersAWaitAtOnceNamingTheTokenToWaitFor) {
+  queue.set_model(DelayModel::fixed(10us));
+  make({.capacity = 64, .policy = ExhaustionPolicy::Wait, .wait_timeout = 1ms});
+  take(40);
+  queue.submit();
+  take(24);
+  queue.submit();
+  auto refused = ring->reserve(req(8));
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(refused.error().cause, BlockCause::InFlight);
+  EXPECT_EQ(refused.error().wait_for, TimelineValue{1});
+  EXPECT_EQ(refused.error().oldest_pending, TimelineValue{1});
+  EXPECT_EQ(clock.now(), Duration{0});
+  EXPECT_EQ(queue.wait_calls(), 0u);
+  EXPECT_EQ(ring->stats().would_blocks, 1u);
+  EXPECT_EQ(ring->stats().waits, 0u);
+  // The owner waits for the token, hands the completed value over, and tries again.
+  ring->retire(queue.wait(*refused.error().wait_for, 1ms));
+  EXPECT_EQ(take(8).offset, 0u);
+  EXPECT_EQ(clock.now(), 10us);
+}
+
+// No ring call reaches the completion source: the ring is handed values, and only
+// reserve_waiting() reads the source (once on a miss, then while it waits).
+TEST_F(PolicyTest, OnlyReserveWaitingReadsTheCompletionSource) {
+  struct Counting final : CompletionSource {
+    FakeQueue* queue = nullptr;
+    int completed_calls = 0, wait_calls = 0;
+    TimelineValue completed() override {
+      ++completed_calls;
+      return queue->completed();
+    }
+    TimelineValue wait(TimelineValue v, Duration t) override {
+      ++wait_calls;
+      return queue->wait(v, t);
+    }
+  } source;
+  source.queue = &queue;
+  queue.set_model(DelayModel::fixed(10us));
+  for (ExhaustionPolicy policy :
+       {ExhaustionPolicy::Defer, ExhaustionPolicy::Wait, ExhaustionPolicy::Split,
+        ExhaustionPolicy::Grow, ExhaustionPolicy::Fallback}) {
+    make({.capacity = 64, .cap = 128, .policy = policy, .wait_timeout = 1ms});
+    for (int i = 0; i < 4; ++i) {
+      ReserveRequest r = req(24);
+      (void)ring->reserve(r);
+      queue.submit();
+      ring->retire(queue.completed());
+      ring->cancel(1);
+      ring->trim_idle();
+    }
+    EXPECT_EQ(source.completed_calls + source.wait_calls, 0) << to_string(policy);
+  }
+  make({.capacity = 64, .policy = ExhaustionPolicy::Wait, .wait_timeout = 1ms});
+  take(64);
+  queue.submit();
+  ASSERT_TRUE(reserve_waiting(*ring, source, req(8)));
+  EXPECT_EQ(source.completed_calls, 1);  // the one look on a miss
+  EXPECT_EQ(source.wait_calls, 1);
+  EXPECT_EQ(ring->stats().polls, 1u);
+  EXPECT_EQ(ring->stats().wait_calls, 1u);
 }
 
 TEST_F(PolicyTest, WaitRefusesAtOnceWhatTheRingCanNeverHold) {
   make({.capacity = 64, .policy = ExhaustionPolicy::Wait, .wait_timeout = 1ms});
   take(8);
-  auto r = ring->reserve(req(65));
+  auto r = reserve(req(65));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().kind, ReserveErrorKind::CapExceeded);
   EXPECT_EQ(clock.now(), Duration{0});
@@ -252,7 +307,7 @@ TEST_F(PolicyTest, SplitStreamsAPayloadLargerThanTheWholeRing) {
                                 .policy = ExhaustionPolicy::Split,
                                 .wait_timeout = 1ms,
                                 .check_invariants = true},
-                               {&allocator, &queue, &clock, &gpu});
+                               {&allocator, &clock, &gpu});
   ASSERT_TRUE(made);
   ByteRing& r = *made;
   uint64_t sent = 0;
@@ -261,7 +316,7 @@ TEST_F(PolicyTest, SplitStreamsAPayloadLargerThanTheWholeRing) {
     ReserveRequest q = req(payload.size() - sent);
     q.granularity = 12;
     const Duration before = clock.now();
-    auto chunk = r.reserve(q);
+    auto chunk = reserve_waiting(r, queue, q);
     ASSERT_TRUE(chunk) << describe(chunk.error());
     EXPECT_LE(clock.now() - before, 1ms);  // bound: no wait exceeds the timeout
     EXPECT_TRUE(chunk->size % 12 == 0 || chunk->size == q.size) << chunk->size;
@@ -274,7 +329,7 @@ TEST_F(PolicyTest, SplitStreamsAPayloadLargerThanTheWholeRing) {
     ++calls;
   }
   clock.advance(1ms);
-  r.poll();
+  r.retire(queue.completed());
   EXPECT_TRUE(gpu.chunks.empty());
   EXPECT_EQ(destination, payload);
   EXPECT_GT(r.stats().splits, 10u);
@@ -318,7 +373,7 @@ TEST_F(PolicyTest, SplitHonoursTheGranularityAndTheMinimumChunk) {
     EXPECT_EQ(ring->stats().splits, 1u);
     queue.submit();
     clock.advance(1ms);
-    ring->poll();
+    poll();
   }
 }
 
@@ -326,11 +381,11 @@ TEST_F(PolicyTest, SplitRefusesAGranularityNoRegionCanHold) {
   make({.capacity = 64, .policy = ExhaustionPolicy::Split, .wait_timeout = 1ms});
   ReserveRequest r = req(100);
   r.granularity = 65;
-  auto refused = ring->reserve(r);
+  auto refused = reserve(r);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().kind, ReserveErrorKind::CapExceeded);
   r.size = 60;  // fits whole: the granularity does not matter
-  EXPECT_TRUE(ring->reserve(r));
+  EXPECT_TRUE(reserve(r));
 }
 
 TEST_F(PolicyTest, SplitOnAStalledQueueTimesOutAndRecovers) {
@@ -339,7 +394,7 @@ TEST_F(PolicyTest, SplitOnAStalledQueueTimesOutAndRecovers) {
   const Reservation a = take(64);
   queue.submit();
   queue.stall();
-  auto r = ring->reserve(req(500));
+  auto r = reserve(req(500));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().kind, ReserveErrorKind::Timeout);
   EXPECT_EQ(r.error().oldest_pending, a.token);
@@ -363,7 +418,7 @@ TEST_F(PolicyTest, GrowAddsRegionsUpToTheCapAndNeverBeyond) {
   }
   EXPECT_EQ(ring->held_bytes(), 256u);
   EXPECT_EQ(ring->stats().grows, 3u);
-  auto refused = ring->reserve(req(32));
+  auto refused = reserve(req(32));
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().kind, ReserveErrorKind::WouldBlock);
   EXPECT_EQ(refused.error().cause, BlockCause::Cap);
@@ -372,7 +427,7 @@ TEST_F(PolicyTest, GrowAddsRegionsUpToTheCapAndNeverBeyond) {
   EXPECT_EQ(ring->stats().would_blocks_by_cause[kCap], 1u);
   EXPECT_EQ(events.with("cap-refusal").front(), "cap-refusal Grow asked 32 held 256 for-now");
   EXPECT_EQ(events.with("grow r1").front(), "grow r1 64 InFlight");
-  auto never = ring->reserve(req(257));
+  auto never = reserve(req(257));
   ASSERT_FALSE(never);
   EXPECT_EQ(never.error().kind, ReserveErrorKind::CapExceeded);
 }
@@ -388,7 +443,7 @@ TEST_F(PolicyTest, GrowTrimsIdleRegionsBackAfterTrimAfter) {
   for (int i = 0; i < 8; ++i)
     take(32);
   queue.submit();
-  ring->poll();
+  poll();
   EXPECT_EQ(ring->live(), 0u);
   EXPECT_EQ(ring->held_bytes(), 256u);  // idle, not yet trimmed
   clock.advance(1ms - 1ns);
@@ -400,7 +455,7 @@ TEST_F(PolicyTest, GrowTrimsIdleRegionsBackAfterTrimAfter) {
   EXPECT_EQ(reuse.region, 1u);
   EXPECT_EQ(ring->stats().grows, 3u);
   queue.submit();
-  ring->poll();
+  poll();
   clock.advance(1ms);
   ring->retire(queue.completed());
   EXPECT_EQ(ring->held_bytes(), 64u);
@@ -424,13 +479,13 @@ TEST_F(PolicyTest, GrowReportsAnAllocationFailure) {
   make({.capacity = 64, .cap = 256, .policy = ExhaustionPolicy::Grow});
   take(64);
   allocator.fail_next(1, AllocError::DeviceLost);
-  auto r = ring->reserve(req(8));
+  auto r = reserve(req(8));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().kind, ReserveErrorKind::AllocationFailed);
   EXPECT_EQ(r.error().alloc_error, AllocError::DeviceLost);
   EXPECT_EQ(ring->held_bytes(), 64u);
   EXPECT_EQ(ring->stats().allocation_failures, 1u);
-  EXPECT_TRUE(ring->reserve(req(8)));  // the next one grows
+  EXPECT_TRUE(reserve(req(8)));  // the next one grows
 }
 
 // --- Fallback ----------------------------------------------------------------------------------
@@ -446,13 +501,13 @@ TEST_F(PolicyTest, FallbackIsADedicatedRegionCountedAndCapped) {
   EXPECT_EQ(f1.region, 1u);
   EXPECT_EQ(f1.offset, 0u);
   EXPECT_EQ(allocator.size(1), 40u);
-  auto over = ring->reserve(req(30));
+  auto over = reserve(req(30));
   ASSERT_FALSE(over);
   EXPECT_EQ(over.error().kind, ReserveErrorKind::WouldBlock);
   EXPECT_EQ(over.error().cause, BlockCause::Cap);
   const Reservation f2 = take(24);
   EXPECT_TRUE(f2.fallback);
-  auto never = ring->reserve(req(100));
+  auto never = reserve(req(100));
   ASSERT_FALSE(never);
   EXPECT_EQ(never.error().kind, ReserveErrorKind::CapExceeded);
   const ByteRingStats& s = ring->stats();
@@ -466,7 +521,7 @@ TEST_F(PolicyTest, FallbackIsADedicatedRegionCountedAndCapped) {
   EXPECT_TRUE(intact(f1) && intact(f2));
   // Retired: the dedicated regions are released at once.
   queue.submit();
-  ring->poll();
+  poll();
   EXPECT_EQ(ring->held_bytes(), 64u);
   EXPECT_EQ(ring->stats().fallback_held_bytes, 0u);
   EXPECT_EQ(ring->stats().peak_fallback_bytes, 64u);
@@ -484,11 +539,11 @@ TEST_F(PolicyTest, FallbackTakesWhatIsLargerThanTheRingWithinTheCap) {
 TEST_F(PolicyTest, FallbackWithNoRoomUnderTheCapAnswersAsDefer) {
   make({.capacity = 64, .policy = ExhaustionPolicy::Fallback});  // cap == capacity
   take(64);
-  auto now = ring->reserve(req(8));
+  auto now = reserve(req(8));
   ASSERT_FALSE(now);
   EXPECT_EQ(now.error().kind, ReserveErrorKind::WouldBlock);
   EXPECT_EQ(now.error().cause, BlockCause::Cap);
-  auto never = ring->reserve(req(65));
+  auto never = reserve(req(65));
   ASSERT_FALSE(never);
   EXPECT_EQ(never.error().kind, ReserveErrorKind::CapExceeded);
   EXPECT_EQ(ring->held_bytes(), 64u);
@@ -498,7 +553,7 @@ TEST_F(PolicyTest, FallbackReportsAnAllocationFailure) {
   make({.capacity = 64, .cap = 256, .policy = ExhaustionPolicy::Fallback});
   take(64);
   allocator.fail_next(1);
-  auto r = ring->reserve(req(8));
+  auto r = reserve(req(8));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().kind, ReserveErrorKind::AllocationFailed);
   EXPECT_EQ(r.error().alloc_error, AllocError::OutOfMemory);
@@ -537,7 +592,7 @@ TEST_P(PolicyBound, NothingExceedsTheCapAndNoWaitExceedsItsTimeout) {
     r.timeout = Duration{static_cast<Duration::rep>(next() % 500'000)};
     r.granularity = 1 + next() % 16;
     const Duration before = clock.now();
-    auto got = ring->reserve(r);
+    auto got = reserve(r);
     const Duration waited = clock.now() - before;
     if (policy == ExhaustionPolicy::Wait || policy == ExhaustionPolicy::Split) {
       ASSERT_LE(waited, *r.timeout);

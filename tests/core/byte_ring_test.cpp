@@ -18,22 +18,18 @@ TEST_F(ByteRingTest, CreateRejectsInvalidConfigurations) {
     auto r = ByteRing::create(c, d);
     return r ? std::optional<E>() : std::optional<E>(r.error());
   };
-  const ByteRing::Deps deps{&allocator, &queue, &clock, nullptr};
+  const ByteRing::Deps deps{&allocator, &clock, nullptr};
   EXPECT_EQ(create({.capacity = 0}, deps), E::ZeroCapacity);
   EXPECT_EQ(create({.capacity = 64, .cap = 32}, deps), E::CapBelowCapacity);
   EXPECT_EQ(create({.capacity = 64, .cap = 128, .fallback_cap = 129}, deps),
             E::FallbackCapAboveCap);
-  EXPECT_EQ(create({.capacity = 64}, {nullptr, &queue, &clock, nullptr}), E::MissingAllocator);
-  EXPECT_EQ(create({.capacity = 64, .policy = ExhaustionPolicy::Wait},
-                   {&allocator, nullptr, &clock, nullptr}),
-            E::MissingCompletionSource);
-  EXPECT_EQ(create({.capacity = 64, .policy = ExhaustionPolicy::Split},
-                   {&allocator, nullptr, &clock, nullptr}),
-            E::MissingCompletionSource);
+  EXPECT_EQ(create({.capacity = 64}, {nullptr, &clock, nullptr}), E::MissingAllocator);
   allocator.fail_next(1);
   EXPECT_EQ(create({.capacity = 64}, deps), E::AllocationFailed);
-  // Defer, Grow and Fallback need no completion source.
-  EXPECT_EQ(create({.capacity = 64}, {&allocator, nullptr, &clock, nullptr}), std::nullopt);
+  // Every policy, Wait and Split included: a ring needs no completion source (it is handed
+  // completed values; reserve_waiting() is given the source).
+  EXPECT_EQ(create({.capacity = 64, .policy = ExhaustionPolicy::Wait}, deps), std::nullopt);
+  EXPECT_EQ(create({.capacity = 64, .policy = ExhaustionPolicy::Split}, deps), std::nullopt);
   EXPECT_EQ(ByteRing::to_string(E::CapBelowCapacity), "CapBelowCapacity");
 }
 
@@ -152,7 +148,7 @@ TEST_F(ByteRingTest, FullAndEmptyAreNeverConfused) {
   EXPECT_EQ(b.offset, 8u);
   EXPECT_EQ(ring->free_bytes(), 0u);
   EXPECT_EQ(ring->largest_free(), 0u);
-  auto refused = ring->reserve(req(1));
+  auto refused = reserve(req(1));
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().kind, ReserveErrorKind::WouldBlock);
   EXPECT_EQ(refused.error().cause, BlockCause::InFlight);
@@ -212,9 +208,9 @@ TEST_F(ByteRingTest, PollRetiresWhatTheQueueHasCompleted) {
   make(64);
   take(8);
   queue.submit();
-  EXPECT_EQ(ring->poll(), 0u);
+  EXPECT_EQ(poll(), 0u);
   clock.advance(10us);
-  EXPECT_EQ(ring->poll(), 8u);
+  EXPECT_EQ(poll(), 8u);
 }
 
 // capacity 16, nothing submitted (the GPU will never read these):
@@ -278,7 +274,7 @@ TEST_F(ByteRingTest, CancellingTheNewestWrapRollsBackItsSkip) {
 
 TEST_F(ByteRingTest, ZeroSizeIsAClearError) {
   make(64);
-  auto r = ring->reserve(req(0));
+  auto r = reserve(req(0));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().kind, ReserveErrorKind::ZeroSize);
   EXPECT_EQ(describe(r.error()), "ZeroSize: a reservation of 0 bytes");
@@ -291,7 +287,7 @@ TEST_F(ByteRingTest, HugeRequestsNearTwoToThe64AreClearErrors) {
                                   ExhaustionPolicy::Grow, ExhaustionPolicy::Fallback}) {
     make({.capacity = 64, .cap = 256, .policy = policy});
     // Size alone: it can never fit.
-    auto r = ring->reserve(req(UINT64_MAX));
+    auto r = reserve(req(UINT64_MAX));
     ASSERT_FALSE(r) << to_string(policy);
     EXPECT_EQ(r.error().kind, ReserveErrorKind::CapExceeded) << to_string(policy);
     EXPECT_EQ(r.error().cause, BlockCause::Cap);
@@ -299,7 +295,7 @@ TEST_F(ByteRingTest, HugeRequestsNearTwoToThe64AreClearErrors) {
     EXPECT_EQ(describe(r.error()),
               "CapExceeded (Cap): needed 18446744073709551615 bytes, free 64 (largest run 64)");
     // Size + alignment padding would overflow 64 bits.
-    auto o = ring->reserve(req(UINT64_MAX - 2, 8));
+    auto o = reserve(req(UINT64_MAX - 2, 8));
     ASSERT_FALSE(o);
     EXPECT_EQ(o.error().kind, ReserveErrorKind::Overflow) << to_string(policy);
     EXPECT_EQ(ring->stats().cap_refusals, 1u);
@@ -327,11 +323,11 @@ TEST_F(ByteRingTest, HugeRequestUnderSplitPlacesTheFirstChunk) {
 TEST_F(ByteRingTest, MisalignedRequestsAreHonouredOrRefusedClearly) {
   make(64);
   const Reservation a = take(5);
-  auto big = ring->reserve(req(8, 128));
+  auto big = reserve(req(8, 128));
   ASSERT_FALSE(big);
   EXPECT_EQ(big.error().kind, ReserveErrorKind::WouldBlock);
   EXPECT_EQ(big.error().cause, BlockCause::Fragmentation);  // 59 bytes free, none aligned
-  auto over = ring->reserve(req(2, UINT64_MAX));
+  auto over = reserve(req(2, UINT64_MAX));
   ASSERT_FALSE(over);
   EXPECT_EQ(over.error().kind, ReserveErrorKind::Overflow);
   EXPECT_EQ(describe(over.error()),
@@ -343,7 +339,7 @@ TEST_F(ByteRingTest, MisalignedRequestsAreHonouredOrRefusedClearly) {
   const Reservation odd = take(7, 12);  // after 8: next multiple of 12
   EXPECT_EQ(odd.offset, 12u);
   // Only offset 0 is a multiple of UINT64_MAX, and it is taken: refused, not misplaced.
-  auto only_zero = ring->reserve(req(1, UINT64_MAX));
+  auto only_zero = reserve(req(1, UINT64_MAX));
   ASSERT_FALSE(only_zero);
   EXPECT_EQ(only_zero.error().kind, ReserveErrorKind::WouldBlock);
   EXPECT_EQ(only_zero.error().cause, BlockCause::Fragmentation);
@@ -382,7 +378,7 @@ TEST_P(SeedStress, PayloadsAroundTheContiguousFreeRegionAfterWraparoundUnderDela
   const Reservation b = take(16);
   queue.submit();
   clock.advance(5us);
-  ring->poll();
+  poll();
   const Reservation c = take(24);
   ASSERT_EQ(c.offset, 0u);
   ASSERT_EQ(c.skipped, 8u);
@@ -391,7 +387,7 @@ TEST_P(SeedStress, PayloadsAroundTheContiguousFreeRegionAfterWraparoundUnderDela
 
   const uint64_t payload = 16 + sc.delta;
   const Duration before = clock.now();
-  auto r = ring->reserve(req(payload));
+  auto r = reserve(req(payload));
   const Duration waited = clock.now() - before;
   std::vector<Reservation> placed;
   if (sc.delta <= 0) {
@@ -465,7 +461,7 @@ TEST_P(SeedStress, PayloadsAroundTheContiguousFreeRegionAfterWraparoundUnderDela
     EXPECT_TRUE(intact(p));
   queue.submit();
   clock.advance(1ms);
-  ring->poll();
+  poll();
   EXPECT_EQ(ring->live(), 0u);
   EXPECT_EQ(ring->free_bytes(), 64u);
   EXPECT_LE(ring->stats().peak_held_bytes, 128u);
@@ -506,7 +502,7 @@ TEST_F(ByteRingTest, BurstyUploadsUnderABurstyQueueKeepEveryByte) {
     ring->retire(queue.completed());
   }
   clock.advance(1ms);
-  ring->poll();
+  poll();
   EXPECT_EQ(verified, 2000u);
   EXPECT_GT(ring->stats().wraps, 50u);
   EXPECT_GT(ring->stats().waits, 0u);
@@ -526,7 +522,7 @@ TEST_F(ByteRingTest, StatsCountEveryReservationRetirementWrapAndRefusal) {
   take(6);
   queue.submit();
   take(7);
-  auto refused = ring->reserve(req(8));
+  auto refused = reserve(req(8));
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().cause, BlockCause::Fragmentation);
   take(4);

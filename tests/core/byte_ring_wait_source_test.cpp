@@ -1,6 +1,6 @@
 // A CompletionSource may answer a wait early, below the value asked for, when it knows waiting
 // cannot reach it (timeline.hpp) — e.g. the Vulkan backend, asked for a frame still being
-// recorded on the waiting thread. A Wait reservation then gives up at once with Timeout instead
+// recorded on the waiting thread. reserve_waiting() then gives up at once with Timeout instead
 // of calling the source again and again until its deadline.
 #include <gtest/gtest.h>
 
@@ -38,7 +38,6 @@ TEST(ByteRingWait, ASourceThatAnswersBelowTheTargetEndsTheWaitAtOnce) {
   config.wait_timeout = std::chrono::seconds(10);
   ByteRing::Deps deps;
   deps.allocator = &memory;
-  deps.completion = &source;
   deps.clock = &clock;
   ByteRing ring = std::move(ByteRing::create(config, deps).value());
   const auto request = [](uint64_t token) {
@@ -47,8 +46,8 @@ TEST(ByteRingWait, ASourceThatAnswersBelowTheTargetEndsTheWaitAtOnce) {
     r.token = token;
     return r;
   };
-  ASSERT_TRUE(ring.reserve(request(1)));
-  const auto b = ring.reserve(request(2));
+  ASSERT_TRUE(reserve_waiting(ring, source, request(1)));
+  const auto b = reserve_waiting(ring, source, request(2));
   ASSERT_FALSE(b);
   EXPECT_EQ(b.error().kind, ReserveErrorKind::Timeout);
   EXPECT_EQ(b.error().oldest_pending, TimelineValue{1});

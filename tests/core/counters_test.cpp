@@ -49,7 +49,6 @@ TEST(Counters, StagingStatsTableShowsEachCounterInItsOwnRow) {
   s.refusals_too_large = 111;
   s.refusals_all_in_flight = 112;
   s.refusals_allocation_failed = 113;
-  s.polls = 114;
   s.bytes_allocated = 115;
   s.peak_bytes_allocated = 116;
   const std::map<std::string, uint64_t> expected{
@@ -66,7 +65,6 @@ TEST(Counters, StagingStatsTableShowsEachCounterInItsOwnRow) {
       {"refusals: too large", 111},
       {"refusals: all in flight", 112},
       {"refusals: allocation failed", 113},
-      {"polls", 114},
       {"bytes allocated", 115},
       {"peak bytes allocated", 116},
   };
@@ -232,18 +230,18 @@ TEST(Counters, GroupsNestAndFieldsThatAreNotCountersAreSkipped) {
   o.copies = 5;
   o.lanes_used[1] = 9;
   o.busy = Duration{12};
-  o.slots.polls = 44;
+  o.slots.slots_grown = 44;
   std::vector<std::string> paths;
   for_each_counter(o, [&](const CounterInfo& info, uint64_t) { paths.push_back(info.path()); });
-  ASSERT_EQ(paths.size(), 4u + 16u);
+  ASSERT_EQ(paths.size(), 4u + 15u);
   EXPECT_EQ(paths[1], "lanes_used.Left");
   EXPECT_EQ(paths[2], "lanes_used.Right");
   EXPECT_EQ(paths[4], "slots.frames_begun");
   EXPECT_EQ(counter_value(o, "lanes_used.Right"), 9u);
   EXPECT_EQ(counter_value(o, "busy_ns"), 12u);
-  EXPECT_EQ(counter_value(o, "slots.polls"), 44u);
+  EXPECT_EQ(counter_value(o, "slots.slots_grown"), 44u);
   const std::map<std::string, uint64_t> rows = rows_of(format_counters(o));
-  EXPECT_EQ(rows.at("slot ring: polls"), 44u);
+  EXPECT_EQ(rows.at("slot ring: slots grown"), 44u);
   EXPECT_EQ(rows.at("lanes used (Right)"), 9u);
 }
 

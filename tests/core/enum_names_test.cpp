@@ -44,8 +44,7 @@ TEST(EnumNames, EveryCoreEnumHasItsNames) {
   expect_names<ReserveErrorKind>(
       {"ZeroSize", "Overflow", "WouldBlock", "Timeout", "CapExceeded", "AllocationFailed"});
   expect_names<ByteRing::CreateError>({"ZeroCapacity", "CapBelowCapacity", "FallbackCapAboveCap",
-                                       "MissingAllocator", "MissingCompletionSource",
-                                       "AllocationFailed"});
+                                       "MissingAllocator", "AllocationFailed"});
   expect_names<Invariant>({"I1", "I2", "I3", "I4", "I5"});
   expect_names<CounterUnit>({"Count", "Bytes", "Nanoseconds"});
   expect_names<testing::DelayModel::Kind>({"Fixed", "SeededRandom", "Bursty", "Stalled"});

@@ -104,10 +104,7 @@ void run_sequence(const std::vector<Op>& ops, std::size_t slots, bool poll_fires
 
   auto ring =
       std::move(StagingRing<FakeBuffer>::create(
-                    allocator, {.slots = slots, .min_slot_bytes = kMin, .max_slot_bytes = kMax},
-                    [&] {
-                      if (poll_fires && !tokens.empty()) fire(0, SlotState::Ready);
-                    }))
+                    allocator, {.slots = slots, .min_slot_bytes = kMin, .max_slot_bytes = kMax}))
           .value();
 
   // P3 helper: the bytes a pending token's frame wrote are still in its slot's buffer.
@@ -130,6 +127,8 @@ void run_sequence(const std::vector<Op>& ops, std::size_t slots, bool poll_fires
       case OpKind::Begin: {
         const uint64_t needed = op.a % (kMax + 64);  // sometimes above the max
         const uint64_t failures_before = allocator.log().failed;
+        // An owner that retires what completed before asking for a slot.
+        if (poll_fires && !tokens.empty()) fire(0, SlotState::Ready);
         auto result = ring.begin(needed);
         const bool failure_consumed = allocator.log().failed != failures_before;
         if (needed > kMax) {  // P5
@@ -140,8 +139,7 @@ void run_sequence(const std::vector<Op>& ops, std::size_t slots, bool poll_fires
         }
         if (result) {
           const std::size_t k = result->slot();
-          // P2: the slot's fence had fired, or the slot had no frame yet (the model already
-          // includes what a poll inside begin() fired).
+          // P2: the slot's fence had fired, or the slot had no frame yet.
           RC_ASSERT(gives_slot(model.state[k]));
           RC_ASSERT(result->capacity() >= needed);
           RC_ASSERT(!failure_consumed);

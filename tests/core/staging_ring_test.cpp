@@ -20,22 +20,12 @@ constexpr uint64_t K = 1024;
 
 struct RingTest : ::testing::Test {
   FakeSlotAllocator allocator;
-  int polls = 0;
-  std::vector<FenceToken> in_flight;  // what the fake "GPU" will signal on poll, oldest first
-  bool poll_signals = false;
+  std::vector<FenceToken> in_flight;  // what the fake "GPU" will signal, oldest first
 
   StagingRing<FakeBuffer> ring = make(RingConfig{});
 
   StagingRing<FakeBuffer> make(RingConfig config) {
-    return std::move(StagingRing<FakeBuffer>::create(allocator, config,
-                                                     [this] {
-                                                       ++polls;
-                                                       if (poll_signals && !in_flight.empty()) {
-                                                         in_flight.front().signal();
-                                                         in_flight.erase(in_flight.begin());
-                                                       }
-                                                     }))
-        .value();
+    return std::move(StagingRing<FakeBuffer>::create(allocator, config)).value();
   }
 
   // begin + finish, keeping the token pending in `in_flight`; returns the slot index.
@@ -114,8 +104,8 @@ TEST_F(RingTest, SteadyStateReusesSlotsAndCreatesNothing) {
   EXPECT_EQ(ring.stats().refusals(), 0u);
 }
 
-//   [InFlight #1] [InFlight #2] [InFlight #3]  begin ─► poll once (nothing done) ─► AllInFlight
-TEST_F(RingTest, EverySlotInFlightPollsOnceThenRefuses) {
+//   [InFlight #1] [InFlight #2] [InFlight #3]  begin ─► AllInFlight
+TEST_F(RingTest, EverySlotInFlightIsRefused) {
   submit_frame(1);
   submit_frame(1);
   submit_frame(1);
@@ -123,28 +113,54 @@ TEST_F(RingTest, EverySlotInFlightPollsOnceThenRefuses) {
   const auto refused = ring.begin(1);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error(), Refusal::AllInFlight);
-  EXPECT_EQ(polls, 1);
   EXPECT_EQ(ring.stats().refusals_all_in_flight, 1u);
-  EXPECT_EQ(ring.stats().polls, 1u);
   EXPECT_EQ(allocator.log().created, 3u);  // nothing created for the refused frame
 }
 
-//   [InFlight #1] [InFlight #2] [InFlight #3]  begin ─► poll: GPU finished #1 ─► slot 0 given
-TEST_F(RingTest, APollThatFindsTheGpuDoneGivesTheFrameASlot) {
-  submit_frame(1);
-  submit_frame(1);
-  submit_frame(1);
-  poll_signals = true;
+// Frames finished with their timeline values: retire(completed) makes Ready exactly the slots
+// whose value is reached — the same call, with the same value, as ByteRing::retire().
+//   [InFlight @5] [InFlight @7] [InFlight @9]  retire(4) ─► none; retire(7) ─► slots 0 and 1
+TEST_F(RingTest, RetireMakesReadyTheSlotsWhoseValueIsReached) {
+  for (TimelineValue value : {5, 7, 9})
+    ASSERT_TRUE(ring.finish(std::move(ring.begin(1)).value(), value));
+  EXPECT_EQ(states(), (std::vector<S>{S::InFlight, S::InFlight, S::InFlight}));
+  EXPECT_FALSE(ring.begin(1));
+  EXPECT_EQ(ring.retire(4), 0u);
+  EXPECT_EQ(ring.retire(7), 2u);
+  EXPECT_EQ(states(), (std::vector<S>{S::Ready, S::Ready, S::InFlight}));
+  EXPECT_EQ(ring.retire(6), 0u);  // the timeline never goes back: nothing changes
+  // The frame that comes after the GPU caught up gets a slot; nothing was created for it.
   SlotLease lease = std::move(ring.begin(1)).value();
   EXPECT_EQ(lease.slot(), 0u);
-  EXPECT_EQ(polls, 1);
   EXPECT_EQ(allocator.log().created, 3u);
+  EXPECT_EQ(ring.retire(100), 1u);
+  EXPECT_EQ(ring.state(2), S::Ready);
+  EXPECT_EQ(ring.retire(100), 0u);  // retired once
 }
 
-TEST_F(RingTest, NoPollWhileASlotIsFree) {
-  submit_frame(1);
-  ASSERT_TRUE(ring.begin(1));
-  EXPECT_EQ(polls, 0);
+// A value whose submission never happens is abandoned; a lost device fails what is in flight.
+// Slots finished with a FenceToken are the token's: retire(), abandon() and fail_in_flight()
+// leave them alone.
+TEST_F(RingTest, TimelineFramesAreAbandonedByValueAndFailedByDeviceLoss) {
+  ASSERT_TRUE(ring.finish(std::move(ring.begin(1)).value(), 3));
+  ASSERT_TRUE(ring.finish(std::move(ring.begin(1)).value(), 4));
+  const std::size_t pushed = submit_frame(1);  // a FenceToken frame
+  EXPECT_EQ(ring.abandon(3), 1u);
+  EXPECT_EQ(ring.abandon(3), 0u);
+  EXPECT_EQ(ring.fail_in_flight(), 1u);
+  EXPECT_EQ(ring.retire(100), 0u);
+  EXPECT_EQ(states(), (std::vector<S>{S::Abandoned, S::Failed, S::InFlight}));
+  EXPECT_EQ(pushed, 2u);
+  EXPECT_TRUE(in_flight.front().signal());
+  EXPECT_EQ(ring.state(2), S::Ready);
+}
+
+TEST_F(RingTest, FinishingWithAValueChecksTheLeaseAsFinishDoes) {
+  EXPECT_EQ(ring.finish(SlotLease(), 1).error(), FinishError::Inactive);
+  auto other = make(RingConfig{});
+  SlotLease foreign = std::move(other.begin(1)).value();
+  EXPECT_EQ(ring.finish(std::move(foreign), 1).error(), FinishError::ForeignLease);
+  EXPECT_TRUE(foreign.active());
 }
 
 TEST_F(RingTest, AFrameLargerThanMaxSlotBytesIsRefusedAsTooLarge) {
@@ -153,7 +169,6 @@ TEST_F(RingTest, AFrameLargerThanMaxSlotBytesIsRefusedAsTooLarge) {
   EXPECT_EQ(refused.error(), Refusal::TooLarge);
   EXPECT_EQ(ring.stats().refusals_too_large, 1u);
   EXPECT_EQ(allocator.log().created, 0u);
-  EXPECT_EQ(polls, 0);
   EXPECT_TRUE(ring.begin(MAX_SLOT_BYTES));  // exactly the max still gets a slot
   EXPECT_FALSE(ring.begin(UINT64_MAX));
 }

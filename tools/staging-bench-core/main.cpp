@@ -3,6 +3,7 @@
 //   ByteRing reserve + retire   one reservation placed and one retired per iteration, with a
 //                               steady number in flight (the ring wraps continually); checker
 //                               off (the release configuration) and on (tests, debug builds);
+//                               also through reserve_waiting(), the call backends make;
 //   SlotLease::place            one placement into a frame's slot per iteration.
 //
 // Target (issue 7): <= 50 ns per reservation for reserve + retire with the checker off.
@@ -36,9 +37,18 @@ benchmark::Counter per_operation(const benchmark::State& state, int64_t per_iter
 using staging::ByteRingConfig;
 using staging::ReserveRequest;
 
+// A queue whose completed value is set by the benchmark (reserve_waiting() reads it on a miss).
+class ManualTimeline final : public staging::CompletionSource {
+ public:
+  staging::TimelineValue completed() override { return value; }
+  staging::TimelineValue wait(staging::TimelineValue, staging::Duration) override { return value; }
+  staging::TimelineValue value = 0;
+};
+
 // A ring of 4 MiB; reservations of state.range(0) bytes aligned to 16; state.range(1) of them in
 // flight: each iteration reserves one (token i) and retires the one reserved `in_flight` earlier.
-void reserve_retire(benchmark::State& state, bool check) {
+// `waiting`: through reserve_waiting() rather than ByteRing::reserve().
+void reserve_retire(benchmark::State& state, bool check, bool waiting = false) {
   staging::testing::FakeRegionAllocator allocator;
   allocator.set_max_region_bytes(uint64_t{1} << 23);
   ByteRingConfig config;
@@ -56,11 +66,12 @@ void reserve_retire(benchmark::State& state, bool check) {
   request.size = size;
   request.alignment = 16;
   uint64_t token = 0;
+  ManualTimeline timeline;
   for (auto _ : state) {
     request.token = ++token;
-    auto r = ring.reserve(request);
+    auto r = waiting ? staging::reserve_waiting(ring, timeline, request) : ring.reserve(request);
     benchmark::DoNotOptimize(r);
-    if (token > in_flight) ring.retire(token - in_flight);
+    if (token > in_flight) ring.retire(timeline.value = token - in_flight);
   }
   state.counters["wraps"] = static_cast<double>(ring.stats().wraps);
   state.counters["refused"] = static_cast<double>(ring.stats().would_blocks);
@@ -74,6 +85,9 @@ void BM_ByteRingReserveRetire(benchmark::State& state) {
 void BM_ByteRingReserveRetireChecked(benchmark::State& state) {
   reserve_retire(state, true);
 }
+void BM_ByteRingReserveWaitingRetire(benchmark::State& state) {
+  reserve_retire(state, false, true);
+}
 // 200 and 4000 bytes do not divide the ring: the head regularly skips a tail and wraps.
 BENCHMARK(BM_ByteRingReserveRetire)
     ->Args({256, 64})
@@ -81,6 +95,7 @@ BENCHMARK(BM_ByteRingReserveRetire)
     ->Args({4000, 16})
     ->Args({48, 1024});
 BENCHMARK(BM_ByteRingReserveRetireChecked)->Args({200, 64});
+BENCHMARK(BM_ByteRingReserveWaitingRetire)->Args({256, 64})->Args({200, 64});
 
 // Reserve a batch of `batch` reservations, then retire them all with one call (a frame's worth).
 void BM_ByteRingReserveBatchRetire(benchmark::State& state) {

@@ -29,13 +29,7 @@ void show(const Ring& ring, const char* what) {
 int main() {
   staging::testing::FakeSlotAllocator allocator;
   std::deque<FenceToken> gpu;  // frames the fake GPU is still reading, oldest first
-  auto made = Ring::create(allocator, {}, [&] {
-    // The ring polls once when every slot is in flight: here the GPU finishes its oldest frame.
-    if (!gpu.empty()) {
-      gpu.front().signal();
-      gpu.pop_front();
-    }
-  });
+  auto made = Ring::create(allocator);
   if (!made) return 1;
   Ring ring = std::move(*made);
 
@@ -67,7 +61,11 @@ int main() {
   show(ring, "GPU finished frame 1");
   frame(40 << 10, "frame 3: 40 KiB (reuses slot 0)");
   frame(300 << 10, "frame 4: 300 KiB (creates slot 2 at 512K)");
-  frame(40 << 10, "frame 5: all in flight -> poll -> slot 1");
+  // Every slot is in flight. The caller looks at its queue before beginning a frame (the ring
+  // asks nobody): the GPU has just finished its oldest frame, whose token it fires.
+  gpu.front().signal();
+  gpu.pop_front();
+  frame(40 << 10, "frame 5: all in flight, polled -> slot 1");
   gpu.clear();  // the caller drops every queued command buffer unsubmitted: tokens die unfired
   show(ring, "frames dropped unsubmitted (abandoned)");
   frame(100 << 10, "frame 6: abandoned slot replaced");

@@ -196,7 +196,6 @@ class ByteStrategy final : public StrategyRunner {
     rc.check_invariants = false;  // the simulator's own checker (Record mode) sees everything
     ByteRing::Deps deps;
     deps.allocator = &allocator_;
-    deps.completion = &ctx_->queue;
     deps.clock = &ctx_->clock;
     deps.observer = &observer_;
     auto made = ByteRing::create(rc, deps);
@@ -208,7 +207,7 @@ class ByteStrategy final : public StrategyRunner {
     return true;
   }
 
-  void poll() override { ring_->poll(); }
+  void poll() override { ring_->retire(ctx_->queue.completed()); }
   [[nodiscard]] bool batch_open() const override { return open_; }
 
   void flush(bool early) override {
@@ -237,7 +236,7 @@ class ByteStrategy final : public StrategyRunner {
       req.owner = u.kind;
       req.granularity = std::max<uint64_t>(u.granularity, 1);
       ctx_->asked = remaining;
-      auto placed = ring_->reserve(req);
+      auto placed = reserve_waiting(*ring_, ctx_->queue, req);
       if (placed) {
         open_ = true;
         remaining -= placed->size;
@@ -256,7 +255,7 @@ class ByteStrategy final : public StrategyRunner {
             break;
           }
           ctx_->queue.advance_to(*next);
-          ring_->poll();
+          poll();
           ctx_->sync_truth();
           break;
         }
@@ -267,7 +266,7 @@ class ByteStrategy final : public StrategyRunner {
             remaining = 0;
           } else if (e.waited <= Duration{0}) {  // a zero wait_timeout: retry as after WouldBlock
             ctx_->queue.advance_to(ctx_->retry_time().value_or(ctx_->now()));
-            ring_->poll();
+            poll();
             ctx_->sync_truth();
           }
           break;

@@ -1,9 +1,10 @@
 // The slot-ring strategy (StagingRing): a run of uploads of one frame takes one slot
 // (begin with the run's total, worst-case alignment padding included), places each upload with
-// the lease's bump cursor, and finishes at the submission; the FenceToken is signalled when the
-// queue reports the submission complete. A refused frame follows the policy: fallback (the slot
-// ring's "fall back to queue writes": the run goes by another route), wait (wait on the queue for
-// the oldest frame in flight, then begin again) or defer (come back at the next completion).
+// the lease's bump cursor, and finishes at the submission's timeline value; the ring is handed the
+// queue's completed value (StagingRing::retire), which makes the slot Ready once it is reached. A
+// refused frame follows the policy: fallback (the slot ring's "fall back to queue writes": the run
+// goes by another route), wait (wait on the queue for the oldest frame in flight, then begin
+// again) or defer (come back at the next completion).
 #include <algorithm>
 #include <bit>
 #include <deque>
@@ -93,8 +94,8 @@ class SlotStrategy final : public StrategyRunner {
   }
   ~SlotStrategy() override {
     lease_.reset();
-    gpu_.clear();  // unfired tokens abandon their slots; the ring then releases every buffer
-    ring_.reset();
+    gpu_.clear();
+    ring_.reset();  // slots still in flight are abandoned; the ring releases every buffer
   }
   SlotStrategy(const SlotStrategy&) = delete;
   SlotStrategy& operator=(const SlotStrategy&) = delete;
@@ -110,7 +111,7 @@ class SlotStrategy final : public StrategyRunner {
     }
     rc.max_slot_bytes = std::bit_floor(per_slot);
     rc.min_slot_bytes = std::min<uint64_t>(MIN_SLOT_BYTES, rc.max_slot_bytes);
-    auto made = Ring::create(allocator_, rc, [this] { poll(); });
+    auto made = Ring::create(allocator_, rc);
     if (!made) {
       *error = "StagingRing::create failed: " + std::string(to_string(made.error()));
       return false;
@@ -124,9 +125,9 @@ class SlotStrategy final : public StrategyRunner {
 
   void poll() override {
     const TimelineValue done = ctx_->queue.completed();  // the ring's view
+    ring_->retire(done);
     while (!gpu_.empty() && gpu_.front().value <= done) {
       Frame& f = gpu_.front();
-      f.token.signal();
       for (uint64_t id : f.ids)
         ctx_->reclaimed(id);
       gpu_.pop_front();
@@ -139,12 +140,12 @@ class SlotStrategy final : public StrategyRunner {
     direct_ = false;
     if (!lease_) return;
     const std::size_t slot = lease_->slot();
-    auto token = ring_->finish(std::move(*lease_));
-    lease_.reset();
-    STAGING_ASSERT(token.has_value(), "finishing the simulator's own lease failed");
     const TimelineValue v = ctx_->submit(early);
+    const auto finished = ring_->finish(std::move(*lease_), v);
+    lease_.reset();
+    STAGING_ASSERT(finished.has_value(), "finishing the simulator's own lease failed");
     slot_ids_[slot] = lease_ids_;
-    gpu_.push_back(Frame{v, std::move(*token), std::move(lease_ids_)});
+    gpu_.push_back(Frame{v, std::move(lease_ids_)});
     lease_ids_.clear();
   }
 
@@ -187,7 +188,6 @@ class SlotStrategy final : public StrategyRunner {
  private:
   struct Frame {
     TimelineValue value;
-    FenceToken token;
     std::vector<uint64_t> ids;
   };
 

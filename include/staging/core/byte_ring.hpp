@@ -49,15 +49,16 @@ class InvariantChecker;
 enum class ExhaustionPolicy : uint8_t {
   /// Answer WouldBlock at once, with what is needed and what is free. Never blocks.
   Defer,
-  /// Wait for the oldest pending reservations to retire (CompletionSource::wait), up to the
-  /// timeout; then Timeout, naming the oldest pending token — sooner when the source answers
-  /// that the token cannot be reached by waiting. Never hangs. Without a CompletionSource: as
-  /// Defer.
+  /// Wait for the pending reservations whose retirement frees enough bytes, up to the timeout;
+  /// then Timeout, naming the oldest pending token — sooner when the source answers that the
+  /// token cannot be reached by waiting. Never hangs. The waiting is done by reserve_waiting();
+  /// ByteRing::reserve() itself never waits: it answers WouldBlock at once, naming in
+  /// ReserveError::wait_for the token to wait for.
   Wait,
   /// Place as much as fits (a chunk, a multiple of the request's granularity), waiting as Wait
   /// does when nothing fits; the caller reserves the rest with further calls. A payload of any
-  /// size streams through, even one larger than the whole ring. Without a CompletionSource it
-  /// places what fits now and otherwise answers WouldBlock.
+  /// size streams through, even one larger than the whole ring. ByteRing::reserve() places what
+  /// fits now and otherwise answers WouldBlock naming wait_for; reserve_waiting() waits.
   Split,
   /// Add ring capacity (a new region) up to the cap; idle extra regions are trimmed after
   /// trim_after. Beyond the cap: WouldBlock with cause Cap (as Defer), or CapExceeded when the
@@ -126,7 +127,7 @@ struct ReserveRequest {
   /// value the caller's submission will signal). Tokens need not increase from one request to
   /// the next, but bytes are reclaimed in FIFO order: a reservation is reclaimed only once every
   /// older one is. A token <= the completed value already seen is reclaimed at the next
-  /// retire() or poll().
+  /// retire().
   TimelineValue token = 0;
   /// The caller's tag.
   uint64_t owner = 0;
@@ -146,12 +147,13 @@ enum class ReserveErrorKind : uint8_t {
   ZeroSize,
   /// size + alignment - 1 exceeds 2^64 - 1 (no placement of it could be computed).
   Overflow,
-  /// Not enough space now (Defer; Grow/Fallback beyond their caps; Wait/Split without a
-  /// CompletionSource). Nothing waited.
+  /// Not enough space now (Defer; Grow/Fallback beyond their caps; Wait/Split from
+  /// ByteRing::reserve(), which never waits: `wait_for` then names the token to wait for).
+  /// Nothing waited.
   WouldBlock,
-  /// Wait/Split waited for the timeout (or less, when the CompletionSource answered that the
-  /// token cannot be reached by waiting) and the bytes did not free up; `waited_for` names the
-  /// token waited for last, `oldest_pending` the oldest one not retired.
+  /// reserve_waiting() waited for the timeout (or less, when the CompletionSource answered that
+  /// the token cannot be reached by waiting) and the bytes did not free up; `wait_for` names
+  /// the token waited for last, `oldest_pending` the oldest one not retired.
   Timeout,
   /// The request can never be met under the policy in force: Defer/Wait: larger than every ring
   /// region; Split: that, with a granularity larger than every ring region too; Grow: larger
@@ -190,9 +192,11 @@ struct ReserveError {
   std::optional<TimelineValue> oldest_pending;
   /// AllocationFailed: the allocator's error.
   std::optional<AllocError> alloc_error;
-  /// Timeout: the token the ring waited for last (the one whose completion would have freed
-  /// enough bytes; >= oldest_pending).
-  std::optional<TimelineValue> waited_for;
+  /// The token whose completion frees enough bytes for the request (>= oldest_pending).
+  /// WouldBlock under Wait or Split: what to wait for before retire() and a second try (what
+  /// reserve_waiting() does); Timeout: the token waited for last. Unset otherwise, and when no
+  /// retirement can make room (nothing pending).
+  std::optional<TimelineValue> wait_for;
   /// Timeout: how long the reservation waited, in the ring's clock (about the timeout, or less
   /// when the wait gave up early; a source that returns late makes it a little longer).
   Duration waited{0};
@@ -226,14 +230,14 @@ struct ByteRingConfig {
   uint64_t cap = 0;
   /// The policy when a reservation does not fit. Wait and Split need Deps::completion.
   ExhaustionPolicy policy = ExhaustionPolicy::Defer;
-  /// Longest a Wait or Split reservation waits in total before answering Timeout (negative: 0,
-  /// which polls once).
+  /// Longest reserve_waiting() waits in total for a Wait or Split reservation before answering
+  /// Timeout (negative: 0, which polls once).
   Duration wait_timeout = std::chrono::milliseconds(100);
   /// Grow: bytes of each added region (at least the request, at most the room left under the
   /// cap); 0 means capacity.
   uint64_t grow_step = 0;
   /// Grow: an added region with no live reservation for this long is released (at the next
-  /// retire(), poll() or trim_idle(); sooner when a larger Grow needs its bytes under the cap).
+  /// retire() or trim_idle(); sooner when a larger Grow needs its bytes under the cap).
   Duration trim_after = std::chrono::seconds(1);
   /// Fallback: most bytes held in dedicated fallback regions at once (within cap); 0 means
   /// cap - capacity. Must be <= cap; a value above cap - capacity is clamped to it (the ring
@@ -263,7 +267,7 @@ struct ByteRingStats {
   uint64_t bytes_skipped = 0;              ///< tail bytes skipped by those wraps
   uint64_t would_blocks = 0;               ///< WouldBlock answers
   uint64_t would_blocks_by_cause[3] = {};  ///< indexed by BlockCause
-  uint64_t waits = 0;                      ///< times a reservation waited on the queue
+  uint64_t waits = 0;                      ///< reservations reserve_waiting() waited for
   uint64_t waits_by_cause[3] = {};         ///< indexed by BlockCause
   Duration wait_total{0};                  ///< total time spent waiting
   Duration wait_longest{0};                ///< longest single reservation's wait
@@ -281,8 +285,9 @@ struct ByteRingStats {
   uint64_t in_flight_bytes = 0;            ///< reserved and not yet retired now (skips included)
   uint64_t invalid_requests = 0;           ///< ZeroSize and Overflow answers
   uint64_t allocation_failures = 0;        ///< AllocationFailed answers (Grow, Fallback)
-  uint64_t wait_calls = 0;            ///< CompletionSource::wait calls (a wait may make several)
-  uint64_t polls = 0;                 ///< poll()s read from the source (callers' and on a miss)
+  /// CompletionSource::wait calls by reserve_waiting() (a wait may make several)
+  uint64_t wait_calls = 0;
+  uint64_t polls = 0;  ///< CompletionSource::completed() reads by reserve_waiting() on a miss
   uint64_t fallback_held_bytes = 0;   ///< bytes in fallback regions now (<= fallback cap)
   uint64_t peak_fallback_bytes = 0;   ///< highest fallback_held_bytes
   uint64_t peak_in_flight_bytes = 0;  ///< highest in_flight_bytes
@@ -338,22 +343,26 @@ static_assert(counters_complete<ByteRingStats>(),
 
 /// The byte ring. See the file comment for the model.
 ///
-/// Ownership: owns its bookkeeping; references the RegionAllocator, CompletionSource, Clock and
-/// observer, which must outlive it. Destroying it destroys every region (the owner first makes
-/// sure nothing still reads them, e.g. by waiting for the newest token).
+/// Retirement: the ring never learns completion by itself. Its owner reads the queue's completed
+/// value and hands it over with retire(completed); reserve_waiting() does the same while it
+/// waits. No ring call calls back into its caller: from inside a call the ring calls only the
+/// RegionAllocator (creating and destroying regions), the Clock, and the passive observer and
+/// checker — and none of those may call the ring.
+/// Ownership: owns its bookkeeping; references the RegionAllocator, Clock, observer and checker,
+/// which must outlive it. Destroying it destroys every region (the owner first makes sure
+/// nothing still reads them, e.g. by waiting for the newest token).
 /// Threading: not synchronised; one thread (or one mutex holder) at a time. A backend that
-/// serves several threads wraps it in a lock. The observer, checker, allocator and completion
-/// source are called synchronously from inside the ring's calls, on the calling thread.
+/// serves several threads wraps it in a lock. The allocator, clock, observer and checker are
+/// called synchronously from inside the ring's calls, on the calling thread.
 /// Movable (the state is boxed: references to config() and stats() stay valid across a move);
 /// a moved-from ring may only be destroyed or assigned to.
 class ByteRing {
  public:
   /// What a ring works with. The pointees must outlive the ring.
   struct Deps {
-    RegionAllocator* allocator = nullptr;    ///< required
-    CompletionSource* completion = nullptr;  ///< required for Wait/Split; may be null otherwise
-    Clock* clock = nullptr;                  ///< null: SteadyClock
-    RingObserver* observer = nullptr;        ///< null: no timeline events
+    RegionAllocator* allocator = nullptr;  ///< required
+    Clock* clock = nullptr;                ///< null: SteadyClock
+    RingObserver* observer = nullptr;      ///< null: no timeline events
     /// Fed every operation when given, whatever check_invariants says (e.g. a Record-mode
     /// checker of staging-sim). Null: the ring makes its own Abort-mode checker when
     /// check_invariants is set, and runs none otherwise.
@@ -369,13 +378,11 @@ class ByteRing {
     FallbackCapAboveCap,
     /// Deps::allocator is null.
     MissingAllocator,
-    /// The policy is Wait or Split and Deps::completion is null.
-    MissingCompletionSource,
     /// The allocator could not create region 0.
     AllocationFailed,
   };
-  /// Makes a ring and creates region 0. Errors: an invalid config, a missing allocator (or a
-  /// missing completion source when the policy is Wait or Split), or region 0's allocation.
+  /// Makes a ring and creates region 0. Errors: an invalid config, a missing allocator, or
+  /// region 0's allocation.
   static Expected<ByteRing, CreateError> create(const ByteRingConfig& config, Deps deps);
   /// The error's name, e.g. "ZeroCapacity" (staging::to_string(error)). Never null; "?" for
   /// values outside the enum.
@@ -389,18 +396,20 @@ class ByteRing {
   /// Destroys every live region through the allocator, live reservations or not (see Ownership).
   ~ByteRing();
 
-  /// Places a reservation per the request and the policy. On success the bytes
-  /// [offset, offset + size) of `region` are the caller's until the token retires (or cancel()).
-  /// Under Split the returned size may be smaller than asked: reserve the rest with more calls.
+  /// Places a reservation per the request and the policy, without ever waiting. On success the
+  /// bytes [offset, offset + size) of `region` are the caller's until the token retires (or
+  /// cancel()). Under Split the returned size may be smaller than asked: reserve the rest with
+  /// more calls.
   ///
   /// In order: ZeroSize (size 0); Overflow (size + alignment - 1 exceeds 2^64 - 1); a placement
   /// in region 0, then in grown regions (no clock read and no virtual call on this path unless
   /// an observer or checker is given; no allocation once the ring's FIFO has grown to its
-  /// working set); else one non-blocking poll of the CompletionSource and a second try; else the
-  /// policy. Defer and Wait answer CapExceeded (cause Cap) for a size no ring region can hold.
-  /// Wait or Split without a CompletionSource never waits: Wait answers as Defer would, Split
-  /// places what fits now or answers WouldBlock. Every refusal carries its cause, what was
-  /// needed and what is free (docs/byte-ring.md).
+  /// working set); else the policy. Defer and Wait answer CapExceeded (cause Cap) for a size no
+  /// ring region can hold. Wait answers WouldBlock as Defer does, and Split places what fits now
+  /// or answers WouldBlock — both naming in `wait_for` the token whose completion frees enough
+  /// (reserve_waiting() is the call that waits). Every refusal carries its cause, what was
+  /// needed and what is free (docs/byte-ring.md). Retires nothing by itself: call retire() with
+  /// the queue's completed value first (or use reserve_waiting(), which reads it on a miss).
   Expected<Reservation, ReserveError> reserve(const ReserveRequest& request);
 
   /// Gives a reservation back that no copy will ever read (never submitted). Its bytes are
@@ -414,11 +423,10 @@ class ByteRing {
   /// that is not; cancelled ones are reclaimed when reached), then trims idle grown regions.
   /// Returns the bytes reclaimed (their charges: padding, skipped tails and fallback regions
   /// included; trimmed regions not counted). A `completed` lower than one seen before is treated
-  /// as the higher one (the timeline never goes back).
+  /// as the higher one (the timeline never goes back). This is the one way completion reaches
+  /// the ring: the owner reads its queue's completed value (CompletionSource::completed(), a
+  /// semaphore, an event) and hands it over.
   uint64_t retire(TimelineValue completed);
-  /// retire(completion->completed()), counted in stats().polls; 0 when the ring has no
-  /// CompletionSource.
-  uint64_t poll();
 
   /// Bytes of region 0 (ByteRingConfig::capacity).
   [[nodiscard]] uint64_t capacity() const noexcept;
@@ -443,7 +451,7 @@ class ByteRing {
   uint64_t trim_idle();
   /// Bytes of all regions now (ring + grown + fallback; == stats().held_bytes, <= the cap).
   [[nodiscard]] uint64_t held_bytes() const noexcept;
-  /// The highest completed value the ring has seen (0 before the first retire() or poll()).
+  /// The highest completed value the ring has seen (0 before the first retire()).
   [[nodiscard]] TimelineValue completed() const noexcept;
   /// The effective cap: ByteRingConfig::cap, or capacity when that is 0.
   [[nodiscard]] uint64_t cap() const noexcept;
@@ -452,6 +460,9 @@ class ByteRing {
   [[nodiscard]] uint64_t fallback_cap() const noexcept;
 
  private:
+  friend Expected<Reservation, ReserveError> reserve_waiting(ByteRing& ring,
+                                                             CompletionSource& source,
+                                                             const ReserveRequest& request);
   struct Impl;
   explicit ByteRing(std::unique_ptr<Impl> impl) noexcept;
   std::unique_ptr<Impl> impl_;
@@ -460,10 +471,30 @@ class ByteRing {
 /// Names of ByteRing::CreateError's values, in order (to_string, enum_from_string).
 constexpr auto enum_names(std::type_identity<ByteRing::CreateError>) noexcept {
   return std::to_array<std::string_view>({"ZeroCapacity", "CapBelowCapacity", "FallbackCapAboveCap",
-                                          "MissingAllocator", "MissingCompletionSource",
-                                          "AllocationFailed"});
+                                          "MissingAllocator", "AllocationFailed"});
 }
 static_assert(enum_names_complete<ByteRing::CreateError>(),
               "ByteRing::CreateError: a value has no name");
+
+/// reserve() with the Wait and Split policies carried out: the library's one waiting loop, used
+/// by every backend and the simulator. Outside the ring: it calls the ring and the source, and
+/// neither calls the other.
+///
+/// On a miss (region 0 and grown regions full) it reads `source.completed()` once, hands it to
+/// retire() (counted in stats().polls) and tries again; then the policy applies. Under Wait and
+/// Split, where reserve() would answer WouldBlock naming `wait_for`, it waits on the source for
+/// that token — up to the request's timeout (ReserveRequest::timeout, else
+/// ByteRingConfig::wait_timeout), in total, over as many CompletionSource::wait() calls as it
+/// takes — retires what completed, and tries again; then Timeout, naming the token waited for
+/// last and the oldest pending one. Never hangs: it gives up at once when a wait returns
+/// without progress below the token before the deadline (the source knows the token cannot be
+/// reached by waiting) or without time passing. Waits, their time and timeouts are counted in
+/// stats() and reported to the observer (wait-begin, wait-end, timeout) in the ring's clock.
+/// Other policies never wait here: the answer is reserve()'s after the one poll.
+/// Threading: as the ring (one thread, or the ring's lock held — also while waiting).
+/// `source` must be the timeline the request's token is on.
+[[nodiscard]] Expected<Reservation, ReserveError> reserve_waiting(ByteRing& ring,
+                                                                  CompletionSource& source,
+                                                                  const ReserveRequest& request);
 
 }  // namespace staging

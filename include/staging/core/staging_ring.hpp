@@ -3,14 +3,23 @@
 // it. Buffer-generic: a backend instantiates it with its own buffer type and StagingAllocator;
 // tests use a fake allocator and fire FenceTokens by hand.
 //
+// Retirement: a finished frame's slot is InFlight until the ring is told the GPU has read it, in
+// one of two ways — both the one model of timeline.hpp, completion handed in as a value:
+//   finish(lease, value)  the slot waits for `value` on the owner's queue timeline; the owner
+//                         hands the queue's completed value to retire(completed) (a semaphore
+//                         or fence value it read), which makes Ready every slot whose value is
+//                         reached — as ByteRing::retire() does for bytes;
+//   finish(lease)         the slot waits for the returned FenceToken: a timeline of one step,
+//                         fired by whoever learns the frame is done (a map callback).
+// The ring never asks anyone: begin() looks only at the slots' states. Retire before begin()
+// so that a frame the GPU has just finished gives its slot back.
+//
 // Which slot a frame gets (begin):
 //   1. a Ready slot whose buffer already fits the frame (the smallest such; lowest index on ties);
 //   2. else a Ready slot too small, grown in place (the largest such) to slot_capacity(needed);
 //   3. else an Abandoned or Failed slot, given a fresh buffer (at least its old capacity);
 //   4. else an Empty slot, created at slot_capacity(needed);
-//   5. else, when every slot is Recording or InFlight: poll the completion source once without
-//      waiting, and try 1–4 again;
-//   6. else refuse (AllInFlight). A frame larger than the largest slot is refused (TooLarge)
+//   5. else refuse (AllInFlight). A frame larger than the largest slot is refused (TooLarge)
 //      before any of this. The caller then takes the other route for that frame — "a refusal
 //      costs time, never pixels".
 // A slot that is Recording or InFlight is never picked, grown or replaced.
@@ -19,7 +28,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -35,6 +43,7 @@
 #include "staging/core/slot_lease.hpp"
 #include "staging/core/staging_allocator.hpp"
 #include "staging/core/staging_stats.hpp"
+#include "staging/core/timeline.hpp"
 
 namespace staging {
 
@@ -66,7 +75,7 @@ enum class Refusal : uint8_t {
   /// The frame needs more than the largest slot: slot_capacity(needed, min_slot_bytes,
   /// max_slot_bytes) is none (see RingConfig::max_slot_bytes).
   TooLarge,
-  /// Every slot is Recording or InFlight, even after one poll.
+  /// Every slot is Recording or InFlight.
   AllInFlight,
   /// Creating, growing or replacing the picked slot's buffer failed (the allocator's error is in
   /// last_alloc_error()). A failed creation or replacement leaves the slot Failed, to be retried
@@ -115,24 +124,21 @@ static_assert(enum_names_complete<FinishError>(), "FinishError: a value has no n
 /// grows or replaces a slot it creates the new buffer before releasing the old one (so that a
 /// failed growth keeps the old), so for that moment one more buffer is held
 /// (stats().peak_bytes_allocated counts it).
-/// Threading: begin(), finish(), and every query are called from one thread at a time (the
-/// ring's owner); FenceTokens may be fired, and SlotLeases dropped, from any thread concurrently
-/// with them. Movable; a moved-from ring may only be destroyed or assigned to.
+/// Threading: begin(), finish(), retire(), abandon(), fail_in_flight() and every query are
+/// called from one thread at a time (the ring's owner); FenceTokens may be fired, and SlotLeases
+/// dropped, from any thread concurrently with them. From inside its calls the ring calls only
+/// the allocator, which must not call the ring. Movable; a moved-from ring may only be
+/// destroyed or assigned to.
 template <class Buffer>
 class StagingRing {
  public:
-  /// The completion source begin() polls once, without waiting, when every slot is in flight. It
-  /// fires the FenceTokens of frames the GPU has finished (e.g. a Vulkan backend reads its
-  /// timeline semaphore). Called on the ring's thread, from inside begin(). May be empty.
-  using Poll = std::function<void()>;
-
   /// Makes a ring over `allocator` (which must outlive it). No buffer is created yet.
   /// Errors: the ConfigError of validate(config).
   static Expected<StagingRing, ConfigError> create(StagingAllocator<Buffer>& allocator,
-                                                   RingConfig config = {}, Poll poll = {}) {
+                                                   RingConfig config = {}) {
     auto valid = validate(config);
     if (!valid) return unexpected(valid.error());
-    return StagingRing(allocator, config, std::move(poll));
+    return StagingRing(allocator, config);
   }
 
   StagingRing(StagingRing&&) noexcept = default;
@@ -153,13 +159,7 @@ class StagingRing {
       ++stats_.refusals_too_large;
       return unexpected(Refusal::TooLarge);
     }
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      if (const std::optional<std::size_t> pick = choose(needed)) return take(*pick, *capacity);
-      if (attempt == 0 && poll_) {
-        ++stats_.polls;
-        poll_();
-      }
-    }
+    if (const std::optional<std::size_t> pick = choose(needed)) return take(*pick, *capacity);
     ++stats_.refusals_all_in_flight;
     return unexpected(Refusal::AllInFlight);
   }
@@ -183,6 +183,48 @@ class StagingRing {
     FenceToken token(std::move(lease.fence_), lease.generation_, lease.slot_);
     lease.fence_.reset();
     return token;
+  }
+
+  /// Ends a frame's recording as finish(lease) does, but the ring keeps the token: the slot
+  /// becomes Ready at the first retire(completed) with completed >= `value` (the value the
+  /// frame's submission signals on the owner's queue timeline). Errors as finish(lease).
+  Expected<void, FinishError> finish(SlotLease&& lease, TimelineValue value) {
+    const std::size_t index = lease.slot_;
+    Expected<FenceToken, FinishError> token = finish(std::move(lease));
+    if (!token) return unexpected(token.error());
+    slots_[index].held = std::move(*token);
+    slots_[index].value = value;
+    return {};
+  }
+
+  /// The queue's timeline has reached `completed`: every slot finished with a value <=
+  /// `completed` becomes Ready. Returns how many did. A value below one seen before retires
+  /// nothing new (the timeline never goes back). Slots finished with a FenceToken are the
+  /// token's to fire; retire() does not touch them.
+  std::size_t retire(TimelineValue completed) noexcept {
+    std::size_t retired = 0;
+    for (Slot& slot : slots_) {
+      if (slot.held.pending() && slot.value <= completed && slot.held.signal()) ++retired;
+    }
+    return retired;
+  }
+  /// The submission meant to signal `value` will never happen: every slot finished with exactly
+  /// that value becomes Abandoned (its buffer is replaced on the next pick). Returns how many.
+  std::size_t abandon(TimelineValue value) noexcept {
+    std::size_t abandoned = 0;
+    for (Slot& slot : slots_) {
+      if (slot.held.pending() && slot.value == value && slot.held.abandon()) ++abandoned;
+    }
+    return abandoned;
+  }
+  /// The device was lost: every slot finished with a value and not yet retired becomes Failed
+  /// (replaced on the next pick). Returns how many.
+  std::size_t fail_in_flight() noexcept {
+    std::size_t failed = 0;
+    for (Slot& slot : slots_) {
+      if (slot.held.pending() && slot.held.fail()) ++failed;
+    }
+    return failed;
   }
 
   /// The buffer of the slot `lease` holds. Precondition: the lease is active and from this ring;
@@ -230,10 +272,12 @@ class StagingRing {
     std::shared_ptr<SlotFence> fence = std::make_shared<SlotFence>();
     std::optional<Buffer> buffer;
     uint64_t capacity = 0;
+    FenceToken held;          // finish(lease, value): the token retire() fires
+    TimelineValue value = 0;  // ... once the completed value reaches this
   };
 
-  StagingRing(StagingAllocator<Buffer>& allocator, RingConfig config, Poll poll)
-      : allocator_(&allocator), config_(config), poll_(std::move(poll)), slots_(config.slots) {}
+  StagingRing(StagingAllocator<Buffer>& allocator, RingConfig config)
+      : allocator_(&allocator), config_(config), slots_(config.slots) {}
 
   // Steps 1–4 of the file comment. Reads each slot's state once, so a concurrent signal can only
   // make a later read see more Ready slots, never hand out a slot that is not Ready.
@@ -316,7 +360,6 @@ class StagingRing {
 
   StagingAllocator<Buffer>* allocator_;
   RingConfig config_;
-  Poll poll_;
   std::vector<Slot> slots_;
   StagingStats stats_;
   std::optional<AllocError> last_alloc_error_;

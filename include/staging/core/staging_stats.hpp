@@ -36,12 +36,10 @@ struct StagingStats {
   uint64_t failed_seen = 0;
   /// begin() refusals: the frame exceeds the largest slot (Refusal::TooLarge).
   uint64_t refusals_too_large = 0;
-  /// begin() refusals: every slot was Recording or InFlight after one poll (AllInFlight).
+  /// begin() refusals: every slot was Recording or InFlight (AllInFlight).
   uint64_t refusals_all_in_flight = 0;
   /// begin() refusals: creating, growing or replacing a buffer failed (AllocationFailed).
   uint64_t refusals_allocation_failed = 0;
-  /// Times begin() polled the completion source because every slot was in flight.
-  uint64_t polls = 0;
   /// Sum of all slot buffers' capacities now.
   uint64_t bytes_allocated = 0;
   /// The highest bytes_allocated has been, counting the moment begin() holds a slot's new
@@ -74,7 +72,6 @@ constexpr auto counters_of(std::type_identity<StagingStats>) noexcept {
       counter("refusals_all_in_flight", "refusals: all in flight", &S::refusals_all_in_flight),
       counter("refusals_allocation_failed", "refusals: allocation failed",
               &S::refusals_allocation_failed),
-      counter("polls", "polls", &S::polls),
       counter("bytes_allocated", "bytes allocated", &S::bytes_allocated, bytes),
       counter("peak_bytes_allocated", "peak bytes allocated", &S::peak_bytes_allocated, bytes)};
 }

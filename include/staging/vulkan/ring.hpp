@@ -240,10 +240,10 @@ struct Stats {
 /// The staging ring of one device. See the file comment.
 ///
 /// Byte strategy tokens: every frame gets the next number of the ring's frame sequence at
-/// begin() (its id), and its reservations carry that number as their token. The byte ring's
-/// CompletionSource reports the highest number below which every frame has been released (its
-/// point reached, or abandoned, failed or dropped) — so retirement still follows the semaphores,
-/// and frames may finish and retire in any order (a later one waits for an earlier one).
+/// begin() (its id), and its reservations carry that number as their token. The ring hands the
+/// byte ring the highest number below which every frame has been released (its point reached,
+/// or abandoned, failed or dropped) — so retirement still follows the semaphores, and frames may
+/// finish and retire in any order (a later one waits for an earlier one).
 ///
 /// Ownership: owns its slots' staging buffers, its timeline semaphore and the one-off buffers of
 /// frames in flight. Frames must not outlive it. Destroying it frees all of that at once: first
