@@ -21,18 +21,6 @@ std::string_view to_string(UploadErrorKind kind) noexcept {
   return "?";
 }
 
-std::string_view to_string(FillMethod method) noexcept {
-  switch (method) {
-    case FillMethod::Auto:
-      return "auto";
-    case FillMethod::Memcpy:
-      return "memcpy";
-    case FillMethod::Streaming:
-      return "streaming";
-  }
-  return "?";
-}
-
 std::string_view to_string(Uploader::CreateError error) noexcept {
   switch (error) {
     case Uploader::CreateError::InvalidConfig:

@@ -11,9 +11,8 @@
 #include <system_error>
 #include <thread>
 
-#include "fill_copy.hpp"
-#include "fill_pool.hpp"
 #include "staging/core/assert.hpp"
+#include "staging/core/fill_pool.hpp"
 #include "staging/cuda/event_timeline.hpp"
 #include "staging/cuda/pinned_region_allocator.hpp"
 
@@ -82,7 +81,7 @@ struct Uploader::Impl {
   std::unique_ptr<EventTimeline> timeline;
   std::optional<ByteRing> ring;  // guarded by ring_mu
   std::byte* ring_base = nullptr;
-  std::unique_ptr<detail::FillPool> pool;
+  std::shared_ptr<FillPool> pool;
 
   std::mutex ring_mu;
   std::atomic<int> ring_waiters{0};
@@ -242,8 +241,8 @@ struct Uploader::Impl {
   // the H200 (docs/benchmarks.md): 1 GiB with 8 threads 52.8 GB/s memcpy vs 44.3 streaming;
   // 16 MiB 24.7 vs 38.1.
   static FillMethod fill_for_upload(const UploaderConfig& c, uint64_t bytes) noexcept {
-    if (c.fill != FillMethod::Auto) return detail::resolve(c.fill);
-    return detail::resolve(bytes >= c.ring_bytes ? FillMethod::Memcpy : FillMethod::Streaming);
+    if (c.fill != FillMethod::Auto) return resolve_fill_method(c.fill);
+    return resolve_fill_method(bytes >= c.ring_bytes ? FillMethod::Memcpy : FillMethod::Streaming);
   }
 
   // One device copy's worth of a reservation: filled (by the pool or inline), then issued.
@@ -253,7 +252,7 @@ struct Uploader::Impl {
     TimelineValue point = 0;
     bool last_of_reservation = false;
     bool inline_filled = false;
-    detail::FillJob job;  // job.bytes: the piece's size
+    FillJob job;  // job.bytes: the piece's size
   };
 
   class Pipeline {
@@ -323,7 +322,7 @@ struct Uploader::Impl {
         p.job.bytes = n;
         p.job.method = fill_;
         if (n <= m_.config.inline_fill_bytes) {
-          detail::copy_to_staging(p.staging, p.job.src, static_cast<std::size_t>(n), fill_);
+          copy_to_staging(p.staging, p.job.src, static_cast<std::size_t>(n), fill_);
           p.inline_filled = true;
           m_.counters.inline_fills.fetch_add(1, std::memory_order_relaxed);
         } else {
@@ -332,7 +331,8 @@ struct Uploader::Impl {
           const uint64_t slice = m_.config.fill_slice_bytes != 0
                                      ? m_.config.fill_slice_bytes
                                      : std::max(kMinSlice, (n + threads - 1) / threads);
-          m_.pool->submit(p.job, slice);
+          p.job.slice_bytes = slice;
+          m_.pool->submit(p.job);
           m_.counters.pool_fills.fetch_add(1, std::memory_order_relaxed);
         }
         k += n;
@@ -579,13 +579,11 @@ Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig&
   impl->ring_base = impl->allocator->base(0);
   STAGING_ASSERT(impl->ring_base != nullptr, "cuda ring: region 0 has no memory");
 
-  try {
-    impl->pool = std::make_unique<detail::FillPool>(c.fill_threads, c.fill);
-  } catch (const std::system_error&) {
-    return unexpected(CreateError::ThreadStartFailed);
-  } catch (const std::bad_alloc&) {
-    return unexpected(CreateError::ThreadStartFailed);
-  }
+  FillPoolConfig pc;
+  pc.threads = c.fill_threads;
+  auto pool = FillPool::create(pc);
+  if (!pool) return unexpected(CreateError::ThreadStartFailed);
+  impl->pool = std::move(*pool);
   return Uploader(std::move(impl));
 }
 

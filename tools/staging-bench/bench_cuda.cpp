@@ -26,7 +26,7 @@
 #include <thread>
 
 #include "bench.hpp"
-#include "staging/cuda/copy.hpp"
+#include "staging/core/fill_copy.hpp"
 #include "staging/cuda/uploader.hpp"
 
 namespace staging::bench {
@@ -246,9 +246,9 @@ class CudaBench {
 
   // What a row's fill method was: "auto(memcpy)" names the method Auto chose for that size.
   std::string fill_label(FillMethod fill, uint64_t bytes) const {
-    if (fill != FillMethod::Auto) return std::string(to_string(resolve(fill)));
-    const FillMethod chosen =
-        resolve(bytes >= cuda_.ring_mib * MiB ? FillMethod::Memcpy : FillMethod::Streaming);
+    if (fill != FillMethod::Auto) return std::string(to_string(resolve_fill_method(fill)));
+    const FillMethod chosen = resolve_fill_method(
+        bytes >= cuda_.ring_mib * MiB ? FillMethod::Memcpy : FillMethod::Streaming);
     return "auto(" + std::string(to_string(chosen)) + ")";
   }
 
@@ -393,7 +393,7 @@ class CudaBench {
       ++failures_;
       return 1;
     }
-    const std::string label(to_string(resolve(fill)));
+    const std::string label(to_string(resolve_fill_method(fill)));
     row.fields["threads"] = team;
     row.fields["fill"] = label;
     row.fields["span_mib"] = static_cast<double>(span) / MiB;
@@ -450,10 +450,11 @@ class CudaBench {
       return 1;
     }
     row.fields["threads"] = producers;
-    row.fields["fill"] = std::string(to_string(resolve(fill)));
+    row.fields["fill"] = std::string(to_string(resolve_fill_method(fill)));
     row.fields["span_mib"] = static_cast<double>(span) / MiB;
     row.fields["ratio"] = row.gbps / ceiling_[bytes];
-    results_.push_back({"inplace", bytes, producers, std::string(to_string(resolve(fill))), span,
+    results_.push_back({"inplace", bytes, producers,
+                        std::string(to_string(resolve_fill_method(fill))), span,
                         row.gbps / ceiling_[bytes]});
     report_.add(std::move(row));
     note_stats(*uploader);

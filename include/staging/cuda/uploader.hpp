@@ -42,25 +42,11 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
+#include "staging/core/fill_copy.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/cuda/device_api.hpp"
 
 namespace staging::cuda {
-
-/// How the fill threads copy host bytes into the pinned ring.
-enum class FillMethod : uint8_t {
-  /// Chosen per upload() by its size: Streaming (x86-64) when the upload is smaller than the
-  /// ring, Memcpy when it is at least the ring's size (it then cycles through a ring that stays in
-  /// the CPU's cache, where plain stores win). In-place producers' copy_to_staging(): Streaming on
-  /// x86-64. Memcpy on other CPUs.
-  Auto,
-  /// std::memcpy.
-  Memcpy,
-  /// Non-temporal (streaming) stores, AVX2 when the CPU has it, else SSE2: the bytes bypass the
-  /// CPU caches on their way to the ring, which the GPU reads by DMA. x86-64 only (memcpy
-  /// elsewhere).
-  Streaming,
-};
 
 /// How an Uploader is sized. Validated by Uploader::create.
 struct UploaderConfig {
@@ -89,7 +75,9 @@ struct UploaderConfig {
   Duration wait_timeout = std::chrono::seconds(1);
   /// CUDA events in the timeline's pool (>= 1): the most reservations pending at once.
   uint32_t events = 1024;
-  /// How the fill threads copy.
+  /// How the fill threads copy. Auto: chosen per upload by its size, Streaming when the upload is
+  /// smaller than the ring, Memcpy when it is at least the ring's size (it then cycles through a
+  /// ring that stays in the CPU's cache, where plain stores win).
   FillMethod fill = FillMethod::Auto;
   /// Pin the ring with cudaHostAllocWriteCombined (the CPU must then never read it).
   bool write_combined = false;
@@ -164,8 +152,6 @@ struct UploadError {
 
 /// The kind's name, e.g. "Timeout". Never null; "?" for values outside the enum.
 [[nodiscard]] std::string_view to_string(UploadErrorKind kind) noexcept;
-/// The method's name as the tools spell it: "auto", "memcpy", "streaming" ("?" outside the enum).
-[[nodiscard]] std::string_view to_string(FillMethod method) noexcept;
 
 /// What an Uploader has done. Plain data; a diagnostic, never a decision input.
 struct UploaderStats {
