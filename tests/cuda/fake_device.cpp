@@ -326,4 +326,45 @@ cudaError_t FakeDevice::copy_to_device_async(void* dst, const void* src, std::si
   return cudaSuccess;
 }
 
+cudaError_t FakeDevice::copy_pageable_to_device_async(void* dst, const void* src, std::size_t bytes,
+                                                      cudaStream_t stream) noexcept {
+  Stream* s = stream_of(stream);
+  {
+    std::lock_guard lock(mu_);
+    if (failing_copies_ > 0) {
+      --failing_copies_;
+      return copy_error_;
+    }
+    if (s == nullptr) {
+      violations_.push_back("pageable copy on an unknown stream");
+      return cudaErrorInvalidResourceHandle;
+    }
+    if (bytes == 0 || in_pinned(src, 1) || !in_device(dst, bytes)) {
+      violations_.push_back("pageable copy of " + std::to_string(bytes) +
+                            " bytes from pinned memory or outside the device allocations");
+      return cudaErrorInvalidValue;
+    }
+  }
+  ++pageable_copies_;
+  pageable_bytes_ += bytes;
+  // Reads the source when the stream gets there (see the file comment).
+  enqueue(*s, [this, dst, src, bytes] {
+    std::memcpy(dst, src, bytes);
+    ++copies_run_;
+  });
+  return cudaSuccess;
+}
+
+cudaError_t FakeDevice::stream_query(cudaStream_t stream) noexcept {
+  Stream* s = stream_of(stream);
+  if (s == nullptr) return cudaErrorInvalidResourceHandle;
+  std::lock_guard lock(s->mu);
+  return s->ops.empty() && !s->busy ? cudaSuccess : cudaErrorNotReady;
+}
+
+cudaError_t FakeDevice::host_numa_node(int* node) noexcept {
+  *node = numa_node_.load();
+  return cudaSuccess;
+}
+
 }  // namespace staging::cuda::testing

@@ -43,25 +43,43 @@
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/fill_copy.hpp"
+#include "staging/core/fill_pool.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/cuda/device_api.hpp"
+#include "staging/cuda/pinned_region_allocator.hpp"
 
 namespace staging::cuda {
+
+namespace detail {
+/// The library's own tests reach an Uploader's internals through this (not part of the API).
+struct UploaderTestAccess;
+}  // namespace detail
 
 /// How an Uploader is sized. Validated by Uploader::create.
 struct UploaderConfig {
   /// Pinned bytes of the ring: allocated once by create(), never grown. This is the cap: the
   /// Uploader never holds more pinned memory than this (plus nothing). > 0.
   uint64_t ring_bytes = uint64_t{64} << 20;
-  /// Largest piece copied with one cudaMemcpyAsync and the size of Split's chunks. Clamped to
-  /// [alignment, ring_bytes]. 4–16 MiB suits the H200 (copies of 1 MiB reach only ~88% of the
-  /// copy ceiling); keep ring_bytes / chunk_bytes >= 4 so that copies stay queued while the threads
-  /// fill the next chunks.
+  /// Largest piece copied with one cudaMemcpyAsync, and the most ring one reservation of upload()
+  /// takes (whole pieces). Clamped to [alignment, ring_bytes]. Keep ring_bytes / chunk_bytes >= 4
+  /// so that copies stay queued while the threads fill the next pieces.
   uint64_t chunk_bytes = uint64_t{8} << 20;
-  /// CPU threads filling chunks (>= 1), started by create(). Each fills at roughly one core's
-  /// memory copy rate; see docs/cuda.md for choosing the number.
+  /// Smallest piece, unless an upload's ring part is smaller (clamped to [1, chunk_bytes]).
+  /// Between the two, pieces are sized per upload from the fill rate measured so far and the
+  /// copy overhead (docs/cuda.md, "Pieces"): about 256 KiB for 1 MiB, 8 MiB for 1 GiB.
+  uint64_t min_piece_bytes = uint64_t{256} << 10;
+  /// Threads of the Uploader's own fill pool (>= 1), started by create(); ignored when
+  /// fill_pool is given. The calling thread fills too while it waits for a piece.
   unsigned fill_threads = 8;
-  /// Bytes one fill thread copies at a time; 0: each piece spread over all threads (>= 64 KiB).
+  /// A fill pool shared with other Uploaders (one per device): their common CPU budget. Null:
+  /// create() starts the Uploader's own pool of fill_threads threads.
+  std::shared_ptr<FillPool> fill_pool;
+  /// Where the own pool's threads run (ignored with fill_pool): Node keeps them on the host NUMA
+  /// node closest to the device (no restriction on a host with one node), Core pins one per core
+  /// of that node, None leaves them to the operating system.
+  ThreadPinning fill_pinning = ThreadPinning::Node;
+  /// Bytes one fill thread copies at a time; 0: each piece spread over the pool's threads and
+  /// the caller (>= 64 KiB a slice).
   uint64_t fill_slice_bytes = 0;
   /// Pieces of at most this many bytes are copied into the ring by the calling thread itself
   /// (waking a fill thread would cost more than the copy).
@@ -75,10 +93,22 @@ struct UploaderConfig {
   Duration wait_timeout = std::chrono::seconds(1);
   /// CUDA events in the timeline's pool (>= 1): the most reservations pending at once.
   uint32_t events = 1024;
-  /// How the fill threads copy. Auto: chosen per upload by its size, Streaming when the upload is
-  /// smaller than the ring, Memcpy when it is at least the ring's size (it then cycles through a
-  /// ring that stays in the CPU's cache, where plain stores win).
+  /// How the fill threads copy. Auto: per upload size class (powers of two), the method whose
+  /// uploads have taken less time per byte so far; each class measures both on its first
+  /// uploads and re-measures the losing one now and then (docs/cuda.md, "Fill method"). Before a
+  /// class is measured: Streaming below twice the ring's size, Memcpy from there (an upload that
+  /// cycles through the ring finds it in the CPU's cache, where plain stores win).
   FillMethod fill = FillMethod::Auto;
+  /// Lets upload() (under Split, on a stream with no work queued) copy the first part of a source
+  /// straight from it with cudaMemcpyAsync while the fill threads fill the ring for the rest, when
+  /// that is faster than the ring alone — with one or two fill threads, where the driver's own
+  /// pageable copy outruns the ring. upload() then returns once that copy has completed.
+  /// UploaderStats::direct_uploads counts them. False: every byte goes through the ring.
+  bool direct = true;
+  /// The copy rate from pinned memory the piece and direct-part model assumes, GB/s (> 0).
+  double link_gbps = 50;
+  /// The fixed cost of one copy on the copy engine the piece model assumes (>= 0).
+  Duration copy_overhead = std::chrono::microseconds(2);
   /// Pin the ring with cudaHostAllocWriteCombined (the CPU must then never read it).
   bool write_combined = false;
   /// Runs the byte ring's invariant checker on every operation (slow; for tests).
@@ -90,8 +120,13 @@ struct UploaderConfig {
   /// The device the Uploader works with; -1: the calling thread's current device at create().
   /// Used only when create() makes the runtime DeviceApi (a given DeviceApi has its own).
   int device = -1;
-  /// Longest the destructor waits for the copies it issued to complete (see ~Uploader; >= 0).
+  /// Longest the destructor waits for the copies it issued to complete (see ~Uploader; >= 0);
+  /// also the longest upload() waits for its direct part (see `direct`).
   Duration drain_timeout = std::chrono::seconds(10);
+  /// A total cap on pinned memory shared with other Uploaders (one ring per device): create()
+  /// fails with PinnedAllocationFailed when the ring does not fit in what is left of it. Null:
+  /// ring_bytes is the only cap.
+  std::shared_ptr<PinnedBudget> pinned_budget;
 };
 
 /// Per-call overrides.
@@ -155,18 +190,29 @@ struct UploadError {
 
 /// What an Uploader has done. Plain data; a diagnostic, never a decision input.
 struct UploaderStats {
-  uint64_t uploads = 0;          ///< successful upload() calls
-  uint64_t bytes_uploaded = 0;   ///< bytes they copied
-  uint64_t commits = 0;          ///< successful commit() calls
-  uint64_t bytes_committed = 0;  ///< bytes they copied
-  uint64_t cancels = 0;          ///< spans cancelled (explicitly or by destruction)
-  uint64_t copies = 0;           ///< cudaMemcpyAsync calls issued
-  uint64_t inline_fills = 0;     ///< pieces filled by the calling thread
-  uint64_t pool_fills = 0;       ///< pieces filled by the fill threads
-  uint64_t errors = 0;           ///< calls that returned an error
-  uint64_t pinned_bytes = 0;     ///< pinned bytes held now (== ring_bytes while alive)
+  uint64_t uploads = 0;            ///< successful upload() calls
+  uint64_t bytes_uploaded = 0;     ///< bytes they copied
+  uint64_t commits = 0;            ///< successful commit() calls
+  uint64_t bytes_committed = 0;    ///< bytes they copied
+  uint64_t cancels = 0;            ///< spans cancelled (explicitly or by destruction)
+  uint64_t copies = 0;             ///< cudaMemcpyAsync calls issued
+  uint64_t inline_fills = 0;       ///< pieces filled by the calling thread alone (small ones)
+  uint64_t pool_fills = 0;         ///< pieces filled by the fill pool (the caller helping)
+  uint64_t errors = 0;             ///< calls that returned an error
+  uint64_t direct_uploads = 0;     ///< uploads with a direct part (see UploaderConfig::direct)
+  uint64_t direct_bytes = 0;       ///< bytes those copied straight from the source
+  uint64_t memcpy_uploads = 0;     ///< uploads whose ring part was filled with Memcpy
+  uint64_t streaming_uploads = 0;  ///< ... with Streaming
+  uint64_t probe_uploads = 0;      ///< of those, uploads that measured the method not winning
+  double fill_gbps_per_thread_memcpy = 0;     ///< measured fill speed of one thread, Memcpy
+  double fill_gbps_per_thread_streaming = 0;  ///< ... Streaming (initial guesses until measured)
+  double direct_gbps = 0;                     ///< measured rate of direct parts (0: none yet)
+  uint64_t pinned_bytes = 0;                  ///< pinned bytes held now (== ring_bytes while alive)
   uint64_t pinned_peak = 0;      ///< most pinned bytes ever held at once (never > pinned_cap)
   uint64_t pinned_cap = 0;       ///< the configured cap (ring_bytes)
+  uint64_t budget_held = 0;      ///< the shared PinnedBudget's bytes held now (0: none)
+  uint64_t budget_cap = 0;       ///< its cap (0: none)
+  FillPoolStats pool;            ///< the fill pool's (a shared pool: all its Uploaders')
   ByteRingStats ring;            ///< the byte ring's own stats (waits, splits, would-blocks, ...)
   TimelineValue completed = 0;   ///< completed() when the stats were taken
   TimelineValue last_point = 0;  ///< the newest point handed out
@@ -238,13 +284,15 @@ class Uploader {
  public:
   /// Why create() made no Uploader.
   enum class CreateError : uint8_t {
-    /// A config value out of range: ring_bytes, fill_threads, events or alignment 0, alignment
-    /// above ring_bytes, a policy other than Defer/Wait/Split, a negative wait or drain timeout.
+    /// A config value out of range: ring_bytes, fill_threads (without fill_pool), events or
+    /// alignment 0, alignment above ring_bytes, a policy other than Defer/Wait/Split, a negative
+    /// wait or drain timeout or copy overhead, link_gbps not > 0.
     InvalidConfig,
     /// create() was to use the CUDA runtime (no DeviceApi given) and there is no device,
     /// config.device is out of range, or the current device could not be read.
     NoDevice,
-    /// Pinning the ring failed (out of host memory or a CUDA error).
+    /// Pinning the ring failed (out of host memory, no room left in the pinned_budget, or a
+    /// CUDA error).
     PinnedAllocationFailed,
     /// Creating the pooled events failed.
     EventCreationFailed,
@@ -326,6 +374,7 @@ class Uploader {
 
  private:
   friend class StagingSpan;
+  friend struct detail::UploaderTestAccess;
   struct Impl;
   explicit Uploader(std::unique_ptr<Impl> impl) noexcept;
   // Cancels an open span (StagingSpan's destructor and move assignment).
