@@ -17,7 +17,7 @@ namespace {
 using SteadyTime = std::chrono::steady_clock;
 
 constexpr uint64_t kPage = 4096;
-constexpr uint64_t kMinAutoSlice = uint64_t{64} << 10;
+constexpr uint64_t kMinAutoSlice = uint64_t{32} << 10;
 
 void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -177,8 +177,12 @@ void FillPool::submit(std::span<FillJob* const> jobs) {
   jobs_.fetch_add(jobs.size(), std::memory_order_relaxed);
   if (wake == 0) return;
   wakeups_.fetch_add(wake, std::memory_order_relaxed);
-  for (unsigned i = 0; i < wake; ++i)
+  // One system call for the submitter either way: it is the thread whose time matters here.
+  if (wake == 1) {
     work_cv_.notify_one();
+  } else {
+    work_cv_.notify_all();
+  }
 }
 
 void FillPool::unlink_locked(FillJob& job) {

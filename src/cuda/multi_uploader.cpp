@@ -97,7 +97,7 @@ Expected<MultiUploader, Uploader::CreateError> MultiUploader::create(
   unsigned total = config.fill_threads;
   if (total == 0) {
     total = std::min<unsigned>(cpus > n ? cpus - static_cast<unsigned>(n) : 1,
-                               8 * static_cast<unsigned>(n));
+                               12 * static_cast<unsigned>(n));
   }
   std::vector<std::shared_ptr<FillPool>> pool_of(n);
   for (const auto& [node, members] : by_node) {

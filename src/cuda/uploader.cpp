@@ -682,10 +682,10 @@ Uploader::Impl::~Impl() {
 Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig& config,
                                                            DeviceApi* api) {
   UploaderConfig c = config;
-  if (c.ring_bytes == 0 || (c.fill_threads == 0 && !c.fill_pool) || c.events == 0 ||
-      c.alignment == 0 || c.alignment > c.ring_bytes || !supported(c.policy) ||
-      c.wait_timeout < Duration::zero() || c.drain_timeout < Duration::zero() ||
-      c.copy_overhead < Duration::zero() || !(c.link_gbps > 0)) {
+  if (c.ring_bytes == 0 || c.events == 0 || c.alignment == 0 || c.alignment > c.ring_bytes ||
+      !supported(c.policy) || c.wait_timeout < Duration::zero() ||
+      c.drain_timeout < Duration::zero() || c.copy_overhead < Duration::zero() ||
+      !(c.link_gbps > 0)) {
     return unexpected(CreateError::InvalidConfig);
   }
   c.chunk_bytes = std::clamp(c.chunk_bytes, c.alignment, c.ring_bytes);
@@ -738,7 +738,12 @@ Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig&
     impl->pool = c.fill_pool;
   } else {
     FillPoolConfig pc;
+    if (c.fill_threads == 0) {
+      const auto cpus = static_cast<unsigned>(HostTopology::read().cpus(-1).size());
+      c.fill_threads = std::clamp(cpus > 2 ? cpus - 2 : 1u, 1u, 12u);
+    }
     pc.threads = c.fill_threads;
+    impl->config.fill_threads = c.fill_threads;
     pc.pinning = c.fill_pinning;
     int node = -1;
     if (c.fill_pinning != ThreadPinning::None && api->host_numa_node(&node) != cudaSuccess) {

@@ -33,7 +33,8 @@ UploaderConfig small_config() {
   c.chunk_bytes = 128 * KiB;
   c.fill_threads = 3;
   c.inline_fill_bytes = 4 * KiB;
-  c.wait_timeout = 5s;
+  c.wait_timeout =
+      30s;  // generous: CI hosts may be heavily loaded (the stalled tests pass their own)
   c.events = 64;
   c.check_invariants = true;
   return c;
@@ -518,12 +519,24 @@ TEST(UploaderFakeCreate, InvalidConfigsAreRefused) {
     return !u.has_value() && u.error() == Uploader::CreateError::InvalidConfig;
   };
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.ring_bytes = 0; }));
-  EXPECT_TRUE(bad([](UploaderConfig& c) { c.fill_threads = 0; }));
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.events = 0; }));
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.alignment = 0; }));
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.policy = ExhaustionPolicy::Fallback; }));
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.policy = ExhaustionPolicy::Grow; }));
+  EXPECT_TRUE(bad([](UploaderConfig& c) { c.link_gbps = 0; }));
+  EXPECT_TRUE(bad([](UploaderConfig& c) { c.copy_overhead = -Duration(1); }));
   EXPECT_EQ(device.host_allocs(), 0);
+}
+
+TEST(UploaderFakeCreate, ZeroFillThreadsMeansOnePerCpuLessTwo) {
+  FakeDevice device;
+  UploaderConfig c = small_config();
+  c.fill_threads = 0;
+  auto u = Uploader::create(c, &device);
+  ASSERT_TRUE(u.has_value());
+  EXPECT_GE(u->config().fill_threads, 1u);
+  EXPECT_LE(u->config().fill_threads, 12u);
+  EXPECT_EQ(u->stats().pool.threads, u->config().fill_threads);
 }
 
 TEST(UploaderFakeCreate, ChunkIsClampedAndThePinnedMemoryIsFreedAtTheEnd) {

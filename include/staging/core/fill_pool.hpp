@@ -63,8 +63,9 @@ struct FillPoolConfig {
   /// The NUMA node whose CPUs the threads use (Node, Core); < 0: the whole host.
   int numa_node = -1;
   /// How long an idle thread keeps looking for work before it sleeps (>= 0). While it looks, a
-  /// new job starts without a wake-up; 0 sleeps at once (no CPU spent idle).
-  Duration spin = std::chrono::microseconds(50);
+  /// new job starts without a wake-up (uploads issued back to back, or one after the other's
+  /// stream synchronisation); 0 sleeps at once (no CPU spent idle).
+  Duration spin = std::chrono::microseconds(100);
   /// The host layout to pin by; null reads it (HostTopology::read()). Only read by create().
   const HostTopology* topology = nullptr;
 };
@@ -101,7 +102,7 @@ class FillJob {
   /// How to copy; Auto means resolve_fill_method(Auto).
   FillMethod method = FillMethod::Auto;
   /// Bytes per slice (rounded up to 4 KiB); 0: the job spread over every pool thread and the
-  /// submitter, at least 64 KiB a slice.
+  /// submitter, at least 32 KiB a slice.
   uint64_t slice_bytes = 0;
   /// Called once every slice has been copied, by the thread that copied the last one, before
   /// done() turns true; not called for a cancelled job. Must be quick and must not call the pool

@@ -36,7 +36,7 @@ struct MultiUploaderConfig {
   /// the alignment, > 0). 0: uploader.ring_bytes per device.
   uint64_t pinned_bytes = 0;
   /// Fill threads of all pools together; 0: one per usable CPU minus one per device (the
-  /// uploading threads fill too), at most 8 per device, at least 1 per pool.
+  /// uploading threads fill too), at most 12 per device, at least 1 per pool.
   unsigned fill_threads = 0;
   /// Where the pools' threads run (see ThreadPinning; Node keeps each pool on its devices' node).
   ThreadPinning pinning = ThreadPinning::Node;

@@ -68,9 +68,11 @@ struct UploaderConfig {
   /// Between the two, pieces are sized per upload from the fill rate measured so far and the
   /// copy overhead (docs/cuda.md, "Pieces"): about 256 KiB for 1 MiB, 8 MiB for 1 GiB.
   uint64_t min_piece_bytes = uint64_t{256} << 10;
-  /// Threads of the Uploader's own fill pool (>= 1), started by create(); ignored when
-  /// fill_pool is given. The calling thread fills too while it waits for a piece.
-  unsigned fill_threads = 8;
+  /// Threads of the Uploader's own fill pool, started by create(); ignored when fill_pool is
+  /// given. 0: one per CPU this process may use, minus two (the uploading thread fills too, and
+  /// the CUDA driver has threads of its own), at least 1 and at most 12. On a 16-core host that
+  /// is 12: the fill rate must exceed the copy rate (docs/cuda.md, "Fill threads").
+  unsigned fill_threads = 0;
   /// A fill pool shared with other Uploaders (one per device): their common CPU budget. Null:
   /// create() starts the Uploader's own pool of fill_threads threads.
   std::shared_ptr<FillPool> fill_pool;
@@ -79,7 +81,7 @@ struct UploaderConfig {
   /// of that node, None leaves them to the operating system.
   ThreadPinning fill_pinning = ThreadPinning::Node;
   /// Bytes one fill thread copies at a time; 0: each piece spread over the pool's threads and
-  /// the caller (>= 64 KiB a slice).
+  /// the caller (>= 32 KiB a slice).
   uint64_t fill_slice_bytes = 0;
   /// Pieces of at most this many bytes are copied into the ring by the calling thread itself
   /// (waking a fill thread would cost more than the copy).
@@ -284,8 +286,8 @@ class Uploader {
  public:
   /// Why create() made no Uploader.
   enum class CreateError : uint8_t {
-    /// A config value out of range: ring_bytes, fill_threads (without fill_pool), events or
-    /// alignment 0, alignment above ring_bytes, a policy other than Defer/Wait/Split, a negative
+    /// A config value out of range: ring_bytes, events or alignment 0, alignment above ring_bytes,
+    /// a policy other than Defer/Wait/Split, a negative
     /// wait or drain timeout or copy overhead, link_gbps not > 0.
     InvalidConfig,
     /// create() was to use the CUDA runtime (no DeviceApi given) and there is no device,
