@@ -91,18 +91,6 @@ FillMethod resolve_fill_method(FillMethod method) noexcept {
 #endif
 }
 
-std::string_view to_string(FillMethod method) noexcept {
-  switch (method) {
-    case FillMethod::Auto:
-      return "auto";
-    case FillMethod::Memcpy:
-      return "memcpy";
-    case FillMethod::Streaming:
-      return "streaming";
-  }
-  return "?";
-}
-
 void copy_to_staging(std::byte* dst, const std::byte* src, std::size_t bytes,
                      FillMethod method) noexcept {
 #if STAGING_HAVE_STREAMING

@@ -54,28 +54,6 @@ bool spin_until(Ready ready, Duration limit) {
 
 }  // namespace
 
-std::string_view to_string(FillPoolError error) noexcept {
-  switch (error) {
-    case FillPoolError::InvalidConfig:
-      return "InvalidConfig";
-    case FillPoolError::ThreadStartFailed:
-      return "ThreadStartFailed";
-  }
-  return "?";
-}
-
-std::string_view to_string(ThreadPinning pinning) noexcept {
-  switch (pinning) {
-    case ThreadPinning::None:
-      return "None";
-    case ThreadPinning::Node:
-      return "Node";
-    case ThreadPinning::Core:
-      return "Core";
-  }
-  return "?";
-}
-
 FillPool::FillPool(const FillPoolConfig& config) : config_(config) {
   config_.topology = nullptr;
 }

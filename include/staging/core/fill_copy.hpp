@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "staging/core/enum_names.hpp"
+
 namespace staging {
 
 /// How bytes are copied into staging memory.
@@ -30,8 +32,11 @@ enum class FillMethod : uint8_t {
   Streaming,
 };
 
-/// The method's name as the tools spell it: "auto", "memcpy", "streaming" ("?" outside the enum).
-[[nodiscard]] std::string_view to_string(FillMethod method) noexcept;
+/// Names of FillMethod's values, in order, as the tools spell them (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<FillMethod>) noexcept {
+  return std::to_array<std::string_view>({"auto", "memcpy", "streaming"});
+}
+static_assert(enum_names_complete<FillMethod>(), "FillMethod: a value has no name");
 
 /// The method copy_to_staging() runs for `method` on this machine and build: Auto becomes
 /// Streaming on x86-64 and Memcpy elsewhere; Streaming becomes Memcpy where it is not available

@@ -34,6 +34,8 @@
 #include <thread>
 #include <vector>
 
+#include "staging/core/counters.hpp"
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/fill_copy.hpp"
 #include "staging/core/host_topology.hpp"
@@ -78,10 +80,16 @@ enum class FillPoolError : uint8_t {
   ThreadStartFailed,
 };
 
-/// The error's name, e.g. "ThreadStartFailed" ("?" outside the enum).
-[[nodiscard]] std::string_view to_string(FillPoolError error) noexcept;
-/// The value's name, e.g. "Core" ("?" outside the enum).
-[[nodiscard]] std::string_view to_string(ThreadPinning pinning) noexcept;
+/// Names of ThreadPinning's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<ThreadPinning>) noexcept {
+  return std::to_array<std::string_view>({"None", "Node", "Core"});
+}
+static_assert(enum_names_complete<ThreadPinning>(), "ThreadPinning: a value has no name");
+/// Names of FillPoolError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<FillPoolError>) noexcept {
+  return std::to_array<std::string_view>({"InvalidConfig", "ThreadStartFailed"});
+}
+static_assert(enum_names_complete<FillPoolError>(), "FillPoolError: a value has no name");
 
 class FillPool;
 
@@ -158,6 +166,28 @@ struct FillPoolStats {
   uint64_t wakeups = 0;  ///< threads woken by submit (a submit finding threads looking wakes none)
   uint64_t cancelled_slices = 0;  ///< slices dropped by cancel()
 };
+
+/// FillPoolStats' counters, in declaration order.
+constexpr auto counters_of(std::type_identity<FillPoolStats>) noexcept {
+  using S = FillPoolStats;
+  constexpr CounterUnit bytes = CounterUnit::Bytes;
+  return std::tuple{
+      counter("threads", "threads", &S::threads),
+      counter("pinned_threads", "pinned threads", &S::pinned_threads),
+      counter("jobs", "jobs", &S::jobs),
+      counter("slices", "slices copied", &S::slices),
+      counter("bytes", "bytes copied", &S::bytes, bytes),
+      counter("helped_slices", "slices copied by submitters", &S::helped_slices),
+      counter("helped_bytes", "bytes copied by submitters", &S::helped_bytes, bytes),
+      counter("memcpy_bytes", "bytes copied with memcpy", &S::memcpy_bytes, bytes),
+      counter("memcpy_ns", "memcpy time (ns)", &S::memcpy_ns, CounterUnit::Nanoseconds),
+      counter("streaming_bytes", "bytes copied with streaming stores", &S::streaming_bytes, bytes),
+      counter("streaming_ns", "streaming time (ns)", &S::streaming_ns, CounterUnit::Nanoseconds),
+      counter("sleeps", "sleeps", &S::sleeps),
+      counter("wakeups", "wake-ups", &S::wakeups),
+      counter("cancelled_slices", "slices cancelled", &S::cancelled_slices)};
+}
+static_assert(counters_complete<FillPoolStats>(), "FillPoolStats: counters_of is stale");
 
 /// See the file comment.
 ///

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "staging/core/counters.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/cuda/device_api.hpp"
@@ -46,6 +47,20 @@ struct EventTimelineStats {
   uint32_t peak_pending = 0;    ///< most points pending at once
   TimelineValue completed = 0;  ///< completed() when the stats were taken
 };
+
+/// EventTimelineStats' counters, in declaration order.
+constexpr auto counters_of(std::type_identity<EventTimelineStats>) noexcept {
+  using S = EventTimelineStats;
+  return std::tuple{counter("events", "events", &S::events),
+                    counter("opened", "points opened", &S::opened),
+                    counter("recorded", "points recorded", &S::recorded),
+                    counter("released", "points released", &S::released),
+                    counter("queries", "event queries", &S::queries),
+                    counter("pool_waits", "waits for a free event", &S::pool_waits),
+                    counter("peak_pending", "most points pending", &S::peak_pending),
+                    counter("completed", "completed point", &S::completed)};
+}
+static_assert(counters_complete<EventTimelineStats>(), "EventTimelineStats: counters_of is stale");
 
 /// See the file comment.
 ///

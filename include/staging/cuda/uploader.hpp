@@ -41,6 +41,8 @@
 #include <string_view>
 
 #include "staging/core/byte_ring.hpp"
+#include "staging/core/counters.hpp"
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/fill_copy.hpp"
 #include "staging/core/fill_pool.hpp"
@@ -187,8 +189,12 @@ struct UploadError {
   TimelineValue issued_point = 0;
 };
 
-/// The kind's name, e.g. "Timeout". Never null; "?" for values outside the enum.
-[[nodiscard]] std::string_view to_string(UploadErrorKind kind) noexcept;
+/// Names of UploadErrorKind's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<UploadErrorKind>) noexcept {
+  return std::to_array<std::string_view>(
+      {"InvalidArgument", "WouldBlock", "Timeout", "TooLarge", "Cuda", "Failed"});
+}
+static_assert(enum_names_complete<UploadErrorKind>(), "UploadErrorKind: a value has no name");
 
 /// What an Uploader has done. Plain data; a diagnostic, never a decision input.
 struct UploaderStats {
@@ -221,6 +227,42 @@ struct UploaderStats {
   uint32_t events = 0;           ///< CUDA events in the pool
   uint32_t peak_pending_points = 0;  ///< most points pending at once
 };
+
+/// UploaderStats' counters, in declaration order (the measured rates are not counters).
+constexpr auto counters_of(std::type_identity<UploaderStats>) noexcept {
+  using S = UploaderStats;
+  constexpr CounterUnit bytes = CounterUnit::Bytes;
+  return std::tuple{
+      counter("uploads", "uploads", &S::uploads),
+      counter("bytes_uploaded", "bytes uploaded", &S::bytes_uploaded, bytes),
+      counter("commits", "commits", &S::commits),
+      counter("bytes_committed", "bytes committed", &S::bytes_committed, bytes),
+      counter("cancels", "cancelled spans", &S::cancels),
+      counter("copies", "copies issued", &S::copies),
+      counter("inline_fills", "pieces filled by the caller alone", &S::inline_fills),
+      counter("pool_fills", "pieces filled by the pool", &S::pool_fills),
+      counter("errors", "errors", &S::errors),
+      counter("direct_uploads", "uploads with a direct part", &S::direct_uploads),
+      counter("direct_bytes", "bytes copied directly", &S::direct_bytes, bytes),
+      counter("memcpy_uploads", "uploads filled with memcpy", &S::memcpy_uploads),
+      counter("streaming_uploads", "uploads filled with streaming stores", &S::streaming_uploads),
+      counter("probe_uploads", "uploads measuring the losing method", &S::probe_uploads),
+      not_a_counter(&S::fill_gbps_per_thread_memcpy),
+      not_a_counter(&S::fill_gbps_per_thread_streaming),
+      not_a_counter(&S::direct_gbps),
+      counter("pinned_bytes", "pinned bytes", &S::pinned_bytes, bytes),
+      counter("pinned_peak", "peak pinned bytes", &S::pinned_peak, bytes),
+      counter("pinned_cap", "pinned cap", &S::pinned_cap, bytes),
+      counter("budget_held", "shared budget held", &S::budget_held, bytes),
+      counter("budget_cap", "shared budget cap", &S::budget_cap, bytes),
+      counter_group("pool", "fill pool", &S::pool),
+      counter_group("ring", "byte ring", &S::ring),
+      counter("completed", "completed point", &S::completed),
+      counter("last_point", "newest point", &S::last_point),
+      counter("events", "events", &S::events),
+      counter("peak_pending_points", "most points pending", &S::peak_pending_points)};
+}
+static_assert(counters_complete<UploaderStats>(), "UploaderStats: counters_of is stale");
 
 class Uploader;
 
@@ -384,7 +426,12 @@ class Uploader {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The error's name, e.g. "NoDevice". Never null; "?" for values outside the enum.
-[[nodiscard]] std::string_view to_string(Uploader::CreateError error) noexcept;
+/// Names of Uploader::CreateError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<Uploader::CreateError>) noexcept {
+  return std::to_array<std::string_view>({"InvalidConfig", "NoDevice", "PinnedAllocationFailed",
+                                          "EventCreationFailed", "ThreadStartFailed"});
+}
+static_assert(enum_names_complete<Uploader::CreateError>(),
+              "Uploader::CreateError: a value has no name");
 
 }  // namespace staging::cuda
