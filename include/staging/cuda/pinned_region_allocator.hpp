@@ -1,12 +1,12 @@
 // PinnedRegionAllocator: the byte ring's RegionAllocator over page-locked host memory
 // (cudaHostAlloc), with a hard cap on the bytes held.
 //
-// Pinning is expensive (about 1 ms for 64 KiB and 7 ms for 16 MiB on the H200 machine, under a
-// driver-wide lock), so the cuda layer creates its regions once, when the ring is made, and never
-// in an upload path. The cap is checked here as well as in the ring (invariant I5): a request
-// that would take the held bytes above it is refused with OutOfMemory before anything is pinned.
-// Several allocators (one ring per GPU) can also share one PinnedBudget: a total cap over all
-// of them, charged before pinning and credited after unpinning.
+// Pinning is expensive (milliseconds per call, under a driver-wide lock), so the cuda layer creates
+// its regions once, when the ring is made, and never in an upload path. The cap is checked here as
+// well as in the ring (invariant I5): a request that would take the held bytes above it is refused
+// with OutOfMemory before anything is pinned. Several allocators (one ring per GPU) can also share
+// one PinnedBudget: a total cap over all of them, charged before pinning and credited after
+// unpinning.
 #pragma once
 
 #include <atomic>

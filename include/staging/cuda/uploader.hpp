@@ -1,18 +1,20 @@
 // Uploader: bounded pinned staging for host-to-device uploads on CUDA.
 //
-// `cudaMemcpy` from ordinary (pageable) host memory runs at 7–16 GB/s on the H200 machine, from
-// pinned memory at 55 GB/s; pinning the source costs ~0.5 s per GiB. The Uploader pins one ring of
-// `ring_bytes` once, and streams any upload through it in chunks: a pool of CPU threads copies the
-// source into ring chunks in parallel (one thread's memcpy runs at ~6 GB/s there), and each chunk
-// is copied to the device with cudaMemcpyAsync on the caller's stream as soon as it is full, while
-// the threads fill the next ones. The ring's bytes are reused once the copy that read them has
-// completed, as seen through pooled CUDA events on the core's monotonic timeline.
+// `cudaMemcpy` from ordinary (pageable) host memory runs several times slower than from pinned
+// memory, and pinning the source for each upload is slower still. The Uploader pins one ring of
+// `ring_bytes` once, and streams any upload through it in pieces: a pool of CPU threads (and the
+// calling thread) copies the source into ring pieces in parallel, and each piece is copied to the
+// device with cudaMemcpyAsync on the caller's stream as soon as it is full, while the threads fill
+// the next ones. Piece size, fill method and — with few fill threads — a part copied straight from
+// the source are chosen per upload from rates measured as uploads run (docs/cuda.md). The ring's
+// bytes are reused once the copy that read them has completed, as seen through pooled CUDA events
+// on the core's monotonic completion timeline.
 //
-//   upload(dst, src, 1 GiB, stream), ring of 8 chunks:
+//   upload(dst, src, 1 GiB, stream), ring of 8 pieces:
 //
-//   source   [c0][c1][c2][c3][c4][c5][c6][c7][c8][c9] ...      fill threads copy chunk slices
-//   ring     [c8][c9][c2][c3][c4][c5][c6][c7]                   c8 reuses c0's bytes once c0's
-//   stream   ..c0 c1 c2 c3 c4 c5 | c6 c7 ...                    event (its point) has completed
+//   source   [p0][p1][p2][p3][p4][p5][p6][p7][p8][p9] ...      fill threads copy piece slices
+//   ring     [p8][p9][p2][p3][p4][p5][p6][p7]                   p8 reuses p0's bytes once p0's
+//   stream   ..p0 p1 p2 p3 p4 p5 | p6 p7 ...                    event (its point) has completed
 //
 // Built on staging::ByteRing (core/byte_ring.hpp): FIFO reservations in one pinned region, each
 // retired by its own timeline point; exhaustion policies Defer, Wait (bounded) and Split. Grow and
@@ -136,7 +138,7 @@ struct UploaderConfig {
 /// Per-call overrides.
 struct UploadOptions {
   /// Overrides UploaderConfig::policy (Defer, Wait or Split; others are InvalidArgument).
-  /// upload(): Split streams a source of any size in chunks; Wait and Defer stage the whole
+  /// upload(): Split streams a source of any size in pieces; Wait and Defer stage the whole
   /// source in one reservation (at most ring_bytes) or nothing.
   std::optional<ExhaustionPolicy> policy;
   /// Overrides UploaderConfig::wait_timeout, per reservation (negative: no waiting).
@@ -362,12 +364,15 @@ class Uploader {
 
   /// Copies `bytes` from host memory `host_src` (pageable or not, any alignment) to device memory
   /// `device_dst` (any alignment) on `stream`, through the pinned ring. Returns once every byte has
-  /// been copied into the ring and every copy enqueued: the caller may then reuse `host_src`
-  /// at once; the device bytes are there when the returned point completes (and for any later
-  /// work on `stream`, by stream order). Copies are enqueued in source order.
+  /// been copied into the ring (or read by a direct copy that has completed, see
+  /// UploaderConfig::direct) and every copy enqueued: the caller may then reuse `host_src` at
+  /// once; the device bytes are there when the returned point completes (and for any later work
+  /// on `stream`, by stream order). Copies are enqueued in source order. The calling thread fills
+  /// ring pieces alongside the fill pool while it waits for them.
   ///
-  /// Policy (options.policy or the config's): Split streams any size in chunks of chunk_bytes,
-  /// waiting up to the timeout for each; Wait stages the whole source in one reservation (waiting
+  /// Policy (options.policy or the config's): Split streams any size in reservations of whole
+  /// pieces (at most chunk_bytes), waiting up to the timeout for each, and may take a direct part
+  /// on an idle stream; Wait stages the whole source in one reservation (waiting
   /// up to the timeout; TooLarge above ring_bytes); Defer is Wait without waiting (WouldBlock).
   /// bytes == 0: nothing happens, returns 0 (a point that has always completed) — unless the
   /// Uploader has failed (Failed). Errors: see UploadErrorKind; `bytes_issued` says how much was
