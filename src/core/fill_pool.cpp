@@ -35,7 +35,10 @@ uint64_t nanoseconds(SteadyTime::duration d) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
 }
 
-// Spins (pause, then yield every 64 rounds) until `ready()` or `limit` has passed.
+// Looks until `ready()` or `limit` has passed, yielding the CPU between looks: with no other
+// thread to run, a yield returns at once (the look stays fast); on a host with more runnable
+// threads than CPUs, a thread that only looks gives way instead of using up its share, which
+// would get it preempted later in the middle of a slice that others wait for.
 template <class Ready>
 bool spin_until(Ready ready, Duration limit) {
   if (ready()) return true;
@@ -43,8 +46,8 @@ bool spin_until(Ready ready, Duration limit) {
   const auto deadline = SteadyTime::now() + limit;
   for (unsigned i = 1;; ++i) {
     if (ready()) return true;
-    if ((i & 63) == 0) {
-      if (SteadyTime::now() >= deadline) return ready();
+    if ((i & 7) == 0 && SteadyTime::now() >= deadline) return ready();
+    if ((i & 1) == 0) {
       std::this_thread::yield();
     } else {
       cpu_relax();
