@@ -38,6 +38,7 @@ UploaderConfig gpu_config() {
   c.wait_timeout = 10s;
   c.events = 256;
   c.check_invariants = true;
+  c.direct = false;  // every byte through the ring (the direct part has its own tests)
   return c;
 }
 
