@@ -27,6 +27,7 @@ using SteadyTime = std::chrono::steady_clock;
 
 constexpr uint64_t kMinSplitChunk = uint64_t{256} << 10;
 
+// False only for a value cast from outside the enum.
 bool supported(ExhaustionPolicy policy) {
   return policy == ExhaustionPolicy::Defer || policy == ExhaustionPolicy::Wait ||
          policy == ExhaustionPolicy::Split;
@@ -230,7 +231,7 @@ struct Uploader::Impl {
     request.alignment = alignment;
     request.token = *point;
     request.owner = owner;
-    request.policy = policy;
+    request.policy = to_core(policy);
     request.timeout = try_only ? Duration::zero() : left;
     WaiterMark mark(ring_waiters, may_wait);
     auto r = ring->reserve(request);
@@ -721,7 +722,7 @@ Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig&
   ByteRingConfig rc;
   rc.capacity = c.ring_bytes;
   rc.cap = c.ring_bytes;
-  rc.policy = c.policy;
+  rc.policy = to_core(c.policy);
   rc.wait_timeout = c.wait_timeout;
   rc.split_min_chunk = std::min(c.chunk_bytes, std::max(kMinSplitChunk, c.alignment));
   rc.check_invariants = c.check_invariants;

@@ -481,7 +481,7 @@ class SingleDevice {
     if (!uploader) return 1;
     std::atomic<int> errors{0};
     UploadOptions wait;
-    wait.policy = ExhaustionPolicy::Wait;
+    wait.policy = cuda::ExhaustionPolicy::Wait;
 
     // N producers, each on its own stream, taking the next span of the source as they go.
     for (unsigned producers : common_.threads) {
