@@ -302,6 +302,17 @@ cudaError_t FakeDevice::stream_is_capturing(cudaStream_t stream, bool* capturing
 
 cudaError_t FakeDevice::copy_to_device_async(void* dst, const void* src, std::size_t bytes,
                                              cudaStream_t stream) noexcept {
+  return copy(dst, src, bytes, stream, /*pageable=*/false);
+}
+
+cudaError_t FakeDevice::copy_pageable_to_device_async(void* dst, const void* src, std::size_t bytes,
+                                                      cudaStream_t stream) noexcept {
+  return copy(dst, src, bytes, stream, /*pageable=*/true);
+}
+
+// A copy to device memory: checked, then run by the stream (reading `src` only then).
+cudaError_t FakeDevice::copy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream,
+                             bool pageable) noexcept {
   Stream* s = stream_of(stream);
   {
     std::lock_guard lock(mu_);
@@ -313,41 +324,20 @@ cudaError_t FakeDevice::copy_to_device_async(void* dst, const void* src, std::si
       violations_.push_back("copy on an unknown stream");
       return cudaErrorInvalidResourceHandle;
     }
-    if (bytes == 0 || !in_pinned(src, bytes) || !in_device(dst, bytes)) {
-      violations_.push_back("copy of " + std::to_string(bytes) +
-                            " bytes outside the pinned or device allocations");
+    // A pinned copy reads a live pinned allocation; a pageable one reads none.
+    const bool source_ok = pageable ? !in_pinned(src, 1) : in_pinned(src, bytes);
+    if (bytes == 0 || !source_ok || !in_device(dst, bytes)) {
+      violations_.push_back(std::string(pageable ? "pageable" : "pinned") + " copy of " +
+                            std::to_string(bytes) +
+                            " bytes from the wrong memory or outside "
+                            "the device allocations");
       return cudaErrorInvalidValue;
     }
   }
-  enqueue(*s, [this, dst, src, bytes] {
-    std::memcpy(dst, src, bytes);
-    ++copies_run_;
-  });
-  return cudaSuccess;
-}
-
-cudaError_t FakeDevice::copy_pageable_to_device_async(void* dst, const void* src, std::size_t bytes,
-                                                      cudaStream_t stream) noexcept {
-  Stream* s = stream_of(stream);
-  {
-    std::lock_guard lock(mu_);
-    if (failing_copies_ > 0) {
-      --failing_copies_;
-      return copy_error_;
-    }
-    if (s == nullptr) {
-      violations_.push_back("pageable copy on an unknown stream");
-      return cudaErrorInvalidResourceHandle;
-    }
-    if (bytes == 0 || in_pinned(src, 1) || !in_device(dst, bytes)) {
-      violations_.push_back("pageable copy of " + std::to_string(bytes) +
-                            " bytes from pinned memory or outside the device allocations");
-      return cudaErrorInvalidValue;
-    }
+  if (pageable) {
+    ++pageable_copies_;
+    pageable_bytes_ += bytes;
   }
-  ++pageable_copies_;
-  pageable_bytes_ += bytes;
-  // Reads the source when the stream gets there (see the file comment).
   enqueue(*s, [this, dst, src, bytes] {
     std::memcpy(dst, src, bytes);
     ++copies_run_;

@@ -124,6 +124,8 @@ class FakeDevice final : public DeviceApi {
   void enqueue(Stream& s, std::function<void()> op);
   void run(Stream& s);
   void violation(std::string what);
+  cudaError_t copy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream,
+                   bool pageable) noexcept;
   bool in_pinned(const void* p, std::size_t bytes);
   bool in_device(const void* p, std::size_t bytes);
 

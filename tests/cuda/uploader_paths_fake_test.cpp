@@ -23,7 +23,6 @@ namespace staging::cuda {
 namespace {
 
 using namespace std::chrono_literals;
-using detail::PlanOverride;
 using detail::UploaderTestAccess;
 using testing::FakeDevice;
 using testing::first_difference;
@@ -46,15 +45,6 @@ UploaderConfig config(unsigned threads = 2) {
   return c;
 }
 
-PlanOverride forced(std::optional<uint64_t> direct, std::optional<uint64_t> piece,
-                    std::optional<FillMethod> method = std::nullopt) {
-  PlanOverride o;
-  o.direct_bytes = direct;
-  o.piece_bytes = piece;
-  o.method = method;
-  return o;
-}
-
 struct PathsTest : ::testing::Test {
   FakeDevice device{std::chrono::microseconds(300)};
   std::optional<Uploader> uploader;
@@ -64,7 +54,10 @@ struct PathsTest : ::testing::Test {
     ASSERT_TRUE(u.has_value()) << to_string(u.error());
     uploader.emplace(std::move(*u));
   }
-  void force(const PlanOverride& o) { UploaderTestAccess::planner(*uploader).set_override(o); }
+  void force(std::optional<uint64_t> direct, std::optional<uint64_t> piece,
+             std::optional<FillMethod> method = std::nullopt) {
+    UploaderTestAccess::force(*uploader, direct, piece, method);
+  }
 
   // Uploads `size` random bytes, scribbles over the source as soon as upload() returns, and
   // checks every device byte against the original.
@@ -89,7 +82,7 @@ struct PathsTest : ::testing::Test {
 
 TEST_F(PathsTest, SmallPiecesManyCopiesPerReservation) {
   make(config());
-  force(forced(std::nullopt, 96 * KiB, FillMethod::Streaming));
+  force(std::nullopt, 96 * KiB, FillMethod::Streaming);
   upload_and_check(3 * MiB + 7, 1);
   const UploaderStats s = uploader->stats();
   EXPECT_EQ(s.copies, (3 * MiB + 7 + 96 * KiB - 1) / (96 * KiB));
@@ -103,7 +96,7 @@ TEST_F(PathsTest, EveryPieceSizeAndOddSizes) {
   make(config(3));
   uint64_t seed = 10;
   for (uint64_t piece : {4 * KiB, 36 * KiB, 100 * KiB, 256 * KiB}) {
-    force(forced(std::nullopt, piece, FillMethod::Memcpy));
+    force(std::nullopt, piece, FillMethod::Memcpy);
     // (4 KiB pieces: inline fills; kept to small uploads, every piece is a fake stream op.)
     const uint64_t largest = piece == 4 * KiB ? 300 * KiB + 1 : 2 * MiB + 4095;
     for (uint64_t size : {uint64_t{1}, 5 * KiB + 3, 300 * KiB + 1, largest}) {
@@ -118,7 +111,7 @@ TEST_F(PathsTest, EveryPieceSizeAndOddSizes) {
 // that returned before its direct copy completed fails the byte check.
 TEST_F(PathsTest, ADirectPartThenTheRingOnAnIdleStream) {
   make(config(1));
-  force(forced(1 * MiB, 96 * KiB));
+  force(1 * MiB, 96 * KiB);
   // A ring part that fits the ring (upload() returns without waiting for any copy), and one of
   // several rings.
   for (int i = 0; i < 6; ++i)
@@ -133,7 +126,7 @@ TEST_F(PathsTest, ADirectPartThenTheRingOnAnIdleStream) {
 
 TEST_F(PathsTest, AllDirectWhenThePartIsTheWholeUpload) {
   make(config(1));
-  force(forced(8 * MiB, std::nullopt));
+  force(8 * MiB, std::nullopt);
   upload_and_check(2 * MiB + 1, 30);  // more than the ring, no ring byte used
   const UploaderStats s = uploader->stats();
   EXPECT_EQ(s.direct_bytes, 2 * MiB + 1);
@@ -143,7 +136,7 @@ TEST_F(PathsTest, AllDirectWhenThePartIsTheWholeUpload) {
 
 TEST_F(PathsTest, NoDirectPartOnABusyStream) {
   make(config(1));
-  force(forced(1 * MiB, 96 * KiB));
+  force(1 * MiB, 96 * KiB);
   const cudaStream_t s = device.create_stream();
   const int gate = device.close_gate(s);  // the stream has work queued
   const uint64_t size = 900 * KiB;        // fits the ring: upload() returns with copies queued
@@ -161,7 +154,7 @@ TEST_F(PathsTest, NoDirectPartOnABusyStream) {
 
 TEST_F(PathsTest, WaitAndDeferNeverTakeADirectPart) {
   make(config(1));
-  force(forced(256 * KiB, 96 * KiB));
+  force(256 * KiB, 96 * KiB);
   const uint64_t size = 700 * KiB;
   for (auto policy : {ExhaustionPolicy::Wait, ExhaustionPolicy::Defer}) {
     const auto src = random_bytes(size, 41);
@@ -177,7 +170,7 @@ TEST_F(PathsTest, WaitAndDeferNeverTakeADirectPart) {
 
 TEST_F(PathsTest, AFailedDirectCopyIsReportedAndTheRingStaysUsable) {
   make(config(1));
-  force(forced(1 * MiB, 96 * KiB));
+  force(1 * MiB, 96 * KiB);
   const uint64_t size = 3 * MiB;
   const auto src = random_bytes(size, 50);
   std::byte* dst = device.device_alloc(size);
@@ -195,7 +188,7 @@ TEST_F(PathsTest, AFailedDirectCopyIsReportedAndTheRingStaysUsable) {
 
 TEST_F(PathsTest, TheCallerFillsAlongsideThePool) {
   make(config(1));
-  force(forced(0, 128 * KiB));
+  force(0, 128 * KiB);
   for (int i = 0; i < 8; ++i)
     upload_and_check(2 * MiB, 60 + i);
   const FillPoolStats pool = uploader->stats().pool;
@@ -218,8 +211,8 @@ TEST_F(PathsTest, MixedPathsFromSeveralThreads) {
       for (int k = 0; k < kOps; ++k) {
         if (t == 0 && k % 4 == 0) {
           // The override is shared: one thread changes it now and then.
-          force(forced(rng() % 2 ? std::optional<uint64_t>(512 * KiB) : std::nullopt,
-                       32 * KiB * (1 + rng() % 6)));
+          force(rng() % 2 ? std::optional<uint64_t>(512 * KiB) : std::nullopt,
+                32 * KiB * (1 + rng() % 6));
         }
         const uint64_t size = 1 + rng() % (3 * MiB);
         auto src = random_bytes(size, rng());

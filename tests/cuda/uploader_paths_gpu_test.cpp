@@ -20,7 +20,6 @@ namespace staging::cuda {
 namespace {
 
 using namespace std::chrono_literals;
-using detail::PlanOverride;
 using detail::UploaderTestAccess;
 using testing::DeviceBuffer;
 using testing::first_difference;
@@ -64,11 +63,7 @@ struct PathsGpuTest : ::testing::Test {
   }
   void force(std::optional<uint64_t> direct, std::optional<uint64_t> piece,
              std::optional<FillMethod> method = std::nullopt) {
-    PlanOverride o;
-    o.direct_bytes = direct;
-    o.piece_bytes = piece;
-    o.method = method;
-    UploaderTestAccess::planner(*uploader).set_override(o);
+    UploaderTestAccess::force(*uploader, direct, piece, method);
   }
   void TearDown() override {
     if (uploader) {
