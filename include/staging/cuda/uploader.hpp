@@ -59,6 +59,10 @@ namespace detail {
 struct UploaderTestAccess;
 }  // namespace detail
 
+/// The names of this namespace's enums: `to_string(e)` finds the core's one to_string (built on
+/// each enum's enum_names) by argument-dependent lookup here too.
+using staging::to_string;
+
 /// What the Uploader does when its ring has no room: the core's ExhaustionPolicy
 /// (byte_ring.hpp) holding only the values the Uploader supports. Grow and Fallback are not
 /// among them: they would pin memory in the upload path.
