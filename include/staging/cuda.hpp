@@ -1,8 +1,9 @@
 // Umbrella header of staging::cuda: bounded pinned staging for CUDA uploads (docs/cuda.md).
 #pragma once
 
-#include "staging/cuda/copy.hpp"
+#include "staging/core/fill_copy.hpp"
 #include "staging/cuda/device_api.hpp"
 #include "staging/cuda/event_timeline.hpp"
+#include "staging/cuda/multi_uploader.hpp"
 #include "staging/cuda/pinned_region_allocator.hpp"
 #include "staging/cuda/uploader.hpp"

@@ -1,6 +1,10 @@
 // The CUDA runtime behind DeviceApi, and the classification of CUDA errors.
 #include "staging/cuda/device_api.hpp"
 
+#include <cctype>
+#include <fstream>
+#include <string>
+
 namespace staging::cuda {
 namespace {
 
@@ -67,6 +71,35 @@ class RuntimeApi final : public DeviceApi {
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess) return scope.status();
     return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream);
+  }
+  cudaError_t copy_pageable_to_device_async(void* dst, const void* src, std::size_t bytes,
+                                            cudaStream_t stream) noexcept override {
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) return scope.status();
+    return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream);
+  }
+  cudaError_t stream_query(cudaStream_t stream) noexcept override {
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) return scope.status();
+    return cudaStreamQuery(stream);
+  }
+  cudaError_t host_numa_node(int* node) noexcept override {
+    int value = -1;
+    if (cudaDeviceGetAttribute(&value, cudaDevAttrHostNumaId, device_) == cudaSuccess) {
+      *node = value;
+      return cudaSuccess;
+    }
+    cudaGetLastError();  // an older driver without the attribute: not an error of ours
+    char bus[32] = {};
+    const cudaError_t err = cudaDeviceGetPCIBusId(bus, sizeof bus, device_);
+    if (err != cudaSuccess) return err;
+    std::string id(bus);
+    for (char& ch : id)
+      ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::ifstream in("/sys/bus/pci/devices/" + id + "/numa_node");
+    if (!(in >> value)) value = -1;
+    *node = value;
+    return cudaSuccess;
   }
 
  private:

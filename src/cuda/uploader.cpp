@@ -11,19 +11,23 @@
 #include <system_error>
 #include <thread>
 
-#include "fill_copy.hpp"
-#include "fill_pool.hpp"
 #include "staging/core/assert.hpp"
+#include "staging/core/fill_pool.hpp"
 #include "staging/cuda/event_timeline.hpp"
 #include "staging/cuda/pinned_region_allocator.hpp"
+#include "upload_planner.hpp"
+#include "uploader_testing.hpp"
 
 namespace staging::cuda {
 namespace {
 
-constexpr uint64_t kMinSlice = uint64_t{64} << 10;
-constexpr uint64_t kMinSplitChunk = uint64_t{256} << 10;
-constexpr uint64_t kMinPiece = uint64_t{1} << 20;
+using detail::UploadOutcome;
+using detail::UploadPlan;
+using SteadyTime = std::chrono::steady_clock;
 
+constexpr uint64_t kMinSplitChunk = uint64_t{256} << 10;
+
+// False only for a value cast from outside the enum.
 bool supported(ExhaustionPolicy policy) {
   return policy == ExhaustionPolicy::Defer || policy == ExhaustionPolicy::Wait ||
          policy == ExhaustionPolicy::Split;
@@ -43,14 +47,19 @@ bool wraps(const void* p, uint64_t bytes) {
 // Takes `lock` within `timeout`, polling (the holder is either quick or waiting inside the ring
 // for at most its own timeout). A polled std::mutex rather than std::timed_mutex: the latter's
 // clocklock is invisible to ThreadSanitizer builds of GCC 12.
+// Yields (no sleep) for the first 100 µs: the holder is usually a reservation about to find room
+// (a copy about to complete), and a sleep would cost ~60 µs of timer slack each time — with
+// several in-place producers queueing for the ring, that latency added up per span.
 bool lock_within(std::unique_lock<std::mutex>& lock, Duration timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + timeout;
   for (int round = 0; !lock.try_lock(); ++round) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    if (round < 8) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    if (now - start < std::chrono::microseconds(100)) {
       std::this_thread::yield();
     } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(round < 16 ? 10 : 50));
+      std::this_thread::sleep_for(std::chrono::microseconds(round < 64 ? 10 : 50));
     }
   }
   return true;
@@ -82,7 +91,8 @@ struct Uploader::Impl {
   std::unique_ptr<EventTimeline> timeline;
   std::optional<ByteRing> ring;  // guarded by ring_mu
   std::byte* ring_base = nullptr;
-  std::unique_ptr<detail::FillPool> pool;
+  std::shared_ptr<FillPool> pool;
+  std::unique_ptr<detail::UploadPlanner> planner;
 
   std::mutex ring_mu;
   std::atomic<int> ring_waiters{0};
@@ -91,7 +101,8 @@ struct Uploader::Impl {
 
   struct Counters {
     std::atomic<uint64_t> uploads{0}, bytes_uploaded{0}, commits{0}, bytes_committed{0}, cancels{0},
-        copies{0}, inline_fills{0}, pool_fills{0}, errors{0};
+        copies{0}, inline_fills{0}, pool_fills{0}, errors{0}, direct_uploads{0}, direct_bytes{0},
+        memcpy_uploads{0}, streaming_uploads{0}, probe_uploads{0};
   } counters;
 
   ~Impl();
@@ -220,7 +231,7 @@ struct Uploader::Impl {
     request.alignment = alignment;
     request.token = *point;
     request.owner = owner;
-    request.policy = policy;
+    request.policy = to_core(policy);
     request.timeout = try_only ? Duration::zero() : left;
     WaiterMark mark(ring_waiters, may_wait);
     auto r = reserve_waiting(*ring, *timeline, request);
@@ -235,17 +246,6 @@ struct Uploader::Impl {
 
   // --- the upload pipeline -------------------------------------------------------------------
 
-  // FillMethod::Auto, per upload: an upload at least as large as the ring cycles through it, so
-  // the ring stays in the CPU's last-level cache and plain stores (memcpy) beat streaming stores,
-  // which would send every byte to DRAM only for the DMA engine to read it back; a smaller upload
-  // writes each ring byte once, where streaming stores save the read-for-ownership. Measured on
-  // the H200 (docs/benchmarks.md): 1 GiB with 8 threads 52.8 GB/s memcpy vs 44.3 streaming;
-  // 16 MiB 24.7 vs 38.1.
-  static FillMethod fill_for_upload(const UploaderConfig& c, uint64_t bytes) noexcept {
-    if (c.fill != FillMethod::Auto) return detail::resolve(c.fill);
-    return detail::resolve(bytes >= c.ring_bytes ? FillMethod::Memcpy : FillMethod::Streaming);
-  }
-
   // One device copy's worth of a reservation: filled (by the pool or inline), then issued.
   struct Piece {
     uint64_t offset = 0;  // into the source and the destination
@@ -253,9 +253,12 @@ struct Uploader::Impl {
     TimelineValue point = 0;
     bool last_of_reservation = false;
     bool inline_filled = false;
-    detail::FillJob job;  // job.bytes: the piece's size
+    FillJob job;  // job.bytes: the piece's size
   };
 
+  // One upload: an optional direct part (its first bytes copied straight from the source), then
+  // the ring part in pieces, each filled by the pool with the calling thread's help and copied as
+  // soon as it and every piece before it are filled. upload_planner.hpp says how the plan is made.
   class Pipeline {
    public:
     Pipeline(Impl& m, std::byte* dst, const std::byte* src, uint64_t bytes, cudaStream_t stream,
@@ -267,18 +270,24 @@ struct Uploader::Impl {
           stream_(stream),
           policy_(policy),
           timeout_(timeout),
-          owner_(owner),
-          fill_(fill_for_upload(m.config, bytes)) {}
+          owner_(owner) {}
     Pipeline(const Pipeline&) = delete;
     Pipeline& operator=(const Pipeline&) = delete;
 
     Expected<TimelineValue, UploadError> run() {
-      const bool split = policy_ == ExhaustionPolicy::Split;
-      // Pieces: the chunk size, smaller for uploads of less than 8 chunks (down to 1 MiB) so that
-      // filling and copying overlap within one upload.
-      piece_ =
-          std::clamp(bytes_ / 8, std::min(m_.config.chunk_bytes, kMinPiece), m_.config.chunk_bytes);
+      const auto start = SteadyTime::now();
+      if (policy_ == ExhaustionPolicy::Split) {
+        plan_ =
+            m_.planner->plan(bytes_, [&] { return m_.api->stream_query(stream_) == cudaSuccess; });
+      } else {
+        plan_ = m_.planner->plan_without_direct(bytes_);  // one reservation for the whole source
+      }
+      reserved_ = plan_.direct_bytes;
+      if (plan_.direct_bytes > 0) {
+        if (auto e = start_direct()) return abort(*e);
+      }
       while (issued_ < bytes_) {
+        note_direct_done();
         // 1. Issue every filled piece at the front, in source order.
         while (!pending_.empty() && filled(pending_.front())) {
           if (auto e = issue_front()) return abort(*e);
@@ -287,32 +296,128 @@ struct Uploader::Impl {
         // 2. Reserve more ring while there is source left: without waiting while pieces are
         //    still to be issued (their copies are what frees the ring), else waiting per policy.
         if (reserved_ < bytes_) {
-          RingAnswer a;
-          if (split) {
-            a = m_.reserve_ring(std::min(piece_, bytes_ - reserved_), ExhaustionPolicy::Split,
-                                timeout_, m_.config.alignment, owner_,
-                                /*try_only=*/!pending_.empty());
-          } else {
-            a = m_.reserve_ring(bytes_, policy_, timeout_, m_.config.alignment, owner_, false);
-          }
+          RingAnswer a = reserve_next(/*try_only=*/!pending_.empty());
           if (a.reservation) {
             add_pieces(*a.reservation);
             continue;
           }
           if (a.error) return abort(*a.error);
         }
-        // 3. Wait for the front piece's fill (it is a pool piece: inline ones are issued above).
-        if (!pending_.empty()) m_.pool->wait(pending_.front().job);
+        // 3. Fill on this thread: a slice of the oldest pieces that still have unclaimed ones.
+        if (help()) continue;
+        // 4. The pool's threads hold every slice left: wait for the front piece's.
+        wait_front();
       }
+      if (auto e = settle_direct()) return abort(*e);
+      UploadOutcome o;
+      o.bytes = bytes_;
+      o.call = std::chrono::duration_cast<Duration>(SteadyTime::now() - start);
+      o.fill_bytes = fill_bytes_;
+      o.fill_busy_ns = fill_busy_ns_;
+      o.direct_bytes = plan_.direct_bytes;
+      o.direct_took = direct_took_;
+      m_.planner->record(plan_, o);
+      m_.count_plan(plan_, bytes_);
       return last_recorded_;
     }
 
    private:
     bool filled(Piece& p) { return p.inline_filled || m_.pool->done(p.job); }
 
+    RingAnswer reserve_next(bool try_only) {
+      if (policy_ != ExhaustionPolicy::Split) {
+        return m_.reserve_ring(bytes_ - reserved_, policy_, timeout_, m_.config.alignment, owner_,
+                               false);
+      }
+      // Several whole pieces per reservation (one event each), at most a chunk.
+      const uint64_t piece = plan_.piece_bytes;
+      const uint64_t per = std::max<uint64_t>(1, m_.config.chunk_bytes / piece) * piece;
+      return m_.reserve_ring(std::min(per, bytes_ - reserved_), ExhaustionPolicy::Split, timeout_,
+                             m_.config.alignment, owner_, try_only);
+    }
+
+    // The direct part: the pool starts filling the ring part (as far as the ring has room now),
+    // then this thread copies the first plan_.direct_bytes straight from the source.
+    std::optional<UploadError> start_direct() {
+      auto point = m_.timeline->open(Duration::zero());
+      if (!point) {
+        if (point.error() != cudaErrorNotReady) {
+          m_.note_cuda_error(point.error());
+          return error_of(UploadErrorKind::Failed, point.error());
+        }
+        // Every pooled event is pending: no direct part, the ring takes the whole source.
+        reserved_ = 0;
+        plan_.direct_bytes = 0;
+        plan_.piece_bytes = m_.planner->ring_piece(bytes_, plan_.method);
+        return std::nullopt;
+      }
+      direct_point_ = *point;
+      direct_state_ = DirectState::Opened;
+      // Open until recorded below (a few milliseconds at most): completed() waits for it.
+      while (reserved_ < bytes_) {
+        RingAnswer a = reserve_next(/*try_only=*/true);
+        if (a.error) return a.error;
+        if (!a.reservation) break;
+        add_pieces(*a.reservation);
+      }
+      direct_start_ = SteadyTime::now();
+      const cudaError_t err = m_.api->copy_pageable_to_device_async(
+          dst_, src_, static_cast<std::size_t>(plan_.direct_bytes), stream_);
+      if (err != cudaSuccess) return m_.cuda_error(err);
+      direct_state_ = DirectState::Issued;
+      m_.counters.copies.fetch_add(1, std::memory_order_relaxed);
+      const cudaError_t rec = m_.timeline->record(direct_point_, stream_);
+      if (rec != cudaSuccess) {
+        // The copy is queued but its point can never complete: the Uploader fails (safe).
+        m_.sticky.store(rec, std::memory_order_release);
+        return error_of(UploadErrorKind::Cuda, rec);
+      }
+      direct_state_ = DirectState::Recorded;
+      last_recorded_ = direct_point_;
+      issued_ = plan_.direct_bytes;
+      return std::nullopt;
+    }
+
+    // The driver may read a pageable source after cudaMemcpyAsync returned: upload() returns only
+    // once the direct copy has completed (it was queued first on an idle stream, so this normally
+    // costs nothing). If it does not complete within drain_timeout the Uploader fails, since the
+    // copy may still read the caller's memory.
+    std::optional<UploadError> settle_direct() {
+      if (direct_state_ != DirectState::Recorded) return std::nullopt;
+      const auto start = SteadyTime::now();
+      while (!note_direct_done()) {
+        if (const cudaError_t f = m_.failure(); f != cudaSuccess) {
+          return error_of(UploadErrorKind::Failed, f);
+        }
+        const auto waited = SteadyTime::now() - start;
+        if (waited >= m_.config.drain_timeout) {
+          cudaError_t expected = cudaSuccess;
+          m_.sticky.compare_exchange_strong(expected, cudaErrorTimeout);
+          return error_of(UploadErrorKind::Failed, m_.failure());
+        }
+        if (waited < std::chrono::microseconds(50)) {
+          std::this_thread::yield();
+        } else {
+          std::this_thread::sleep_for(std::chrono::microseconds(20));
+        }
+      }
+      return std::nullopt;
+    }
+
+    // True once the direct copy has completed (or there is none to wait for); the first time it
+    // is seen, its duration (call to completion) is kept as the direct rate's sample.
+    bool note_direct_done() {
+      if (direct_state_ != DirectState::Recorded) return true;
+      if (!m_.timeline->reached(direct_point_)) return false;
+      direct_took_ = std::chrono::duration_cast<Duration>(SteadyTime::now() - direct_start_);
+      direct_state_ = DirectState::Settled;
+      return true;
+    }
+
     void add_pieces(const Reservation& r) {
+      batch_.clear();
       for (uint64_t k = 0; k < r.size;) {
-        const uint64_t n = std::min(piece_, r.size - k);
+        const uint64_t n = std::min(plan_.piece_bytes, r.size - k);
         Piece& p = pending_.emplace_back();
         p.offset = reserved_ + k;
         p.staging = m_.ring_base + r.offset + k;
@@ -321,23 +426,45 @@ struct Uploader::Impl {
         p.job.dst = p.staging;
         p.job.src = src_ + p.offset;
         p.job.bytes = n;
-        p.job.method = fill_;
+        p.job.method = plan_.method;
+        p.job.slice_bytes = m_.config.fill_slice_bytes;
         if (n <= m_.config.inline_fill_bytes) {
-          detail::copy_to_staging(p.staging, p.job.src, static_cast<std::size_t>(n), fill_);
+          copy_to_staging(p.staging, p.job.src, static_cast<std::size_t>(n), plan_.method);
           p.inline_filled = true;
           m_.counters.inline_fills.fetch_add(1, std::memory_order_relaxed);
         } else {
-          // Slices: the configured size, or the piece spread over every thread (>= 64 KiB).
-          const uint64_t threads = m_.pool->threads();
-          const uint64_t slice = m_.config.fill_slice_bytes != 0
-                                     ? m_.config.fill_slice_bytes
-                                     : std::max(kMinSlice, (n + threads - 1) / threads);
-          m_.pool->submit(p.job, slice);
+          batch_.push_back(&p.job);
           m_.counters.pool_fills.fetch_add(1, std::memory_order_relaxed);
         }
         k += n;
       }
+      m_.pool->submit(batch_);
       reserved_ += r.size;
+    }
+
+    // Copies one unclaimed slice of the oldest pending pieces (the first few) on this thread.
+    bool help() {
+      int looked = 0;
+      for (Piece& p : pending_) {
+        if (p.inline_filled) continue;
+        if (m_.pool->help_one(p.job)) return true;
+        if (++looked == 4) break;
+      }
+      return false;
+    }
+
+    // Waits for the front piece's slices held by the pool's threads; while source is left to
+    // reserve, only briefly, so that ring room freed meanwhile is taken and handed to the pool.
+    void wait_front() {
+      FillJob& job = pending_.front().job;
+      if (reserved_ == bytes_) {
+        m_.pool->wait(job);
+        return;
+      }
+      const auto until = SteadyTime::now() + std::chrono::microseconds(20);
+      while (!m_.pool->done(job) && SteadyTime::now() < until) {
+        std::this_thread::yield();
+      }
     }
 
     std::optional<UploadError> issue_front() {
@@ -347,6 +474,10 @@ struct Uploader::Impl {
       if (err != cudaSuccess) return m_.cuda_error(err);
       m_.counters.copies.fetch_add(1, std::memory_order_relaxed);
       issued_ += p.job.bytes;
+      if (!p.inline_filled) {
+        fill_bytes_ += p.job.bytes;
+        fill_busy_ns_ += p.job.busy_ns();
+      }
       const TimelineValue point = p.point;
       const bool last = p.last_of_reservation;
       pending_.pop_front();  // `p` is gone from here on
@@ -366,10 +497,15 @@ struct Uploader::Impl {
     }
 
     // Stops the fills still running, settles every point not yet recorded (recorded if some of its
-    // copies were issued, released if none were), and reports `e` with the progress made.
+    // copies were issued, released if none were), waits for a direct copy that may still read the
+    // source, and reports `e` with the progress made.
     Expected<TimelineValue, UploadError> abort(UploadError e) {
       for (Piece& p : pending_) {
         if (!p.inline_filled) m_.pool->cancel(p.job);
+      }
+      if (direct_state_ == DirectState::Opened) {
+        m_.timeline->release(direct_point_);  // no copy was issued for it
+        direct_state_ = DirectState::Settled;
       }
       TimelineValue settled = 0;
       if (partially_issued_ != 0) {
@@ -388,6 +524,7 @@ struct Uploader::Impl {
         }
       }
       pending_.clear();
+      settle_direct();  // whatever it answers, `e` is the error to report
       e.bytes_issued = issued_;
       e.issued_point = last_recorded_;
       return unexpected(m_.counted(std::move(e)));
@@ -401,14 +538,36 @@ struct Uploader::Impl {
     ExhaustionPolicy policy_;
     Duration timeout_;
     uint64_t owner_;
-    FillMethod fill_;            // resolved for this upload's size (see FillMethod::Auto)
-    uint64_t piece_ = 0;         // bytes per piece (and per Split reservation)
+    UploadPlan plan_;
     std::deque<Piece> pending_;  // reserved, not yet issued, in source order
-    uint64_t reserved_ = 0;      // source bytes covered by reservations
-    uint64_t issued_ = 0;        // source bytes whose copies are enqueued
+    std::vector<FillJob*> batch_;
+    uint64_t reserved_ = 0;  // source bytes covered by reservations (and the direct part)
+    uint64_t issued_ = 0;    // source bytes whose copies are enqueued
     TimelineValue last_recorded_ = 0;
     TimelineValue partially_issued_ = 0;  // a reservation some (not all) of whose pieces issued
+    uint64_t fill_bytes_ = 0;             // pool-filled bytes issued, and their copying time
+    uint64_t fill_busy_ns_ = 0;
+    // None: no direct part; Opened: its point is open, no copy issued; Issued: copied, its point's
+    // record failed; Recorded: copied and recorded; Settled: released, or waited for.
+    enum class DirectState : uint8_t { None, Opened, Issued, Recorded, Settled };
+    TimelineValue direct_point_ = 0;
+    DirectState direct_state_ = DirectState::None;
+    SteadyTime::time_point direct_start_{};
+    Duration direct_took_{0};  // from the direct copy's call until it was seen complete
   };
+
+  void count_plan(const UploadPlan& plan, uint64_t bytes) {
+    if (plan.direct_bytes > 0) {
+      counters.direct_uploads.fetch_add(1, std::memory_order_relaxed);
+      counters.direct_bytes.fetch_add(plan.direct_bytes, std::memory_order_relaxed);
+    }
+    if (plan.direct_bytes < bytes) {
+      auto& n = plan.method == FillMethod::Streaming ? counters.streaming_uploads
+                                                     : counters.memcpy_uploads;
+      n.fetch_add(1, std::memory_order_relaxed);
+      if (plan.probe) counters.probe_uploads.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
 
   Expected<TimelineValue, UploadError> upload(void* device_dst, const void* host_src,
                                               uint64_t bytes, cudaStream_t stream,
@@ -529,12 +688,14 @@ Uploader::Impl::~Impl() {
 Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig& config,
                                                            DeviceApi* api) {
   UploaderConfig c = config;
-  if (c.ring_bytes == 0 || c.fill_threads == 0 || c.events == 0 || c.alignment == 0 ||
-      c.alignment > c.ring_bytes || !supported(c.policy) || c.wait_timeout < Duration::zero() ||
-      c.drain_timeout < Duration::zero()) {
+  if (c.ring_bytes == 0 || c.events == 0 || c.alignment == 0 || c.alignment > c.ring_bytes ||
+      !supported(c.policy) || c.wait_timeout < Duration::zero() ||
+      c.drain_timeout < Duration::zero() || c.copy_overhead < Duration::zero() ||
+      !(c.link_gbps > 0)) {
     return unexpected(CreateError::InvalidConfig);
   }
   c.chunk_bytes = std::clamp(c.chunk_bytes, c.alignment, c.ring_bytes);
+  c.min_piece_bytes = std::clamp<uint64_t>(c.min_piece_bytes, 1, c.chunk_bytes);
 
   auto impl = std::make_unique<Impl>();
   if (api == nullptr) {
@@ -552,7 +713,7 @@ Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig&
   impl->api = api;
   impl->config = c;
   impl->allocator = std::make_unique<PinnedRegionAllocator>(
-      *api, c.ring_bytes, c.write_combined ? cudaHostAllocWriteCombined : 0u);
+      *api, c.ring_bytes, c.write_combined ? cudaHostAllocWriteCombined : 0u, c.pinned_budget);
 
   auto timeline = EventTimeline::create(*api, c.events);
   if (!timeline) return unexpected(CreateError::EventCreationFailed);
@@ -561,7 +722,7 @@ Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig&
   ByteRingConfig rc;
   rc.capacity = c.ring_bytes;
   rc.cap = c.ring_bytes;
-  rc.policy = c.policy;
+  rc.policy = to_core(c.policy);
   rc.wait_timeout = c.wait_timeout;
   rc.split_min_chunk = std::min(c.chunk_bytes, std::max(kMinSplitChunk, c.alignment));
   rc.check_invariants = c.check_invariants;
@@ -578,13 +739,37 @@ Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig&
   impl->ring_base = impl->allocator->base(0);
   STAGING_ASSERT(impl->ring_base != nullptr, "cuda ring: region 0 has no memory");
 
-  try {
-    impl->pool = std::make_unique<detail::FillPool>(c.fill_threads, c.fill);
-  } catch (const std::system_error&) {
-    return unexpected(CreateError::ThreadStartFailed);
-  } catch (const std::bad_alloc&) {
-    return unexpected(CreateError::ThreadStartFailed);
+  if (c.fill_pool) {
+    impl->pool = c.fill_pool;
+  } else {
+    FillPoolConfig pc;
+    if (c.fill_threads == 0) {
+      const auto cpus = static_cast<unsigned>(HostTopology::read().cpus(-1).size());
+      c.fill_threads = std::clamp(cpus > 2 ? cpus - 2 : 1u, 1u, 12u);
+    }
+    pc.threads = c.fill_threads;
+    impl->config.fill_threads = c.fill_threads;
+    pc.pinning = c.fill_pinning;
+    int node = -1;
+    if (c.fill_pinning != ThreadPinning::None && api->host_numa_node(&node) != cudaSuccess) {
+      node = -1;
+    }
+    pc.numa_node = node;
+    auto pool = FillPool::create(pc);
+    if (!pool) return unexpected(CreateError::ThreadStartFailed);
+    impl->pool = std::move(*pool);
   }
+  detail::PlannerConfig planner;
+  planner.ring_bytes = c.ring_bytes;
+  planner.chunk_bytes = c.chunk_bytes;
+  planner.min_piece_bytes = c.min_piece_bytes;
+  planner.alignment = c.alignment;
+  planner.fill_threads = impl->pool->threads();
+  planner.fill = c.fill;
+  planner.direct = c.direct;
+  planner.link_gbps = c.link_gbps;
+  planner.copy_overhead = c.copy_overhead;
+  impl->planner = std::make_unique<detail::UploadPlanner>(planner);
   return Uploader(std::move(impl));
 }
 
@@ -658,6 +843,20 @@ UploaderStats Uploader::stats() const {
   s.inline_fills = m.counters.inline_fills.load(std::memory_order_relaxed);
   s.pool_fills = m.counters.pool_fills.load(std::memory_order_relaxed);
   s.errors = m.counters.errors.load(std::memory_order_relaxed);
+  s.direct_uploads = m.counters.direct_uploads.load(std::memory_order_relaxed);
+  s.direct_bytes = m.counters.direct_bytes.load(std::memory_order_relaxed);
+  s.memcpy_uploads = m.counters.memcpy_uploads.load(std::memory_order_relaxed);
+  s.streaming_uploads = m.counters.streaming_uploads.load(std::memory_order_relaxed);
+  s.probe_uploads = m.counters.probe_uploads.load(std::memory_order_relaxed);
+  const detail::PlannerEstimates e = m.planner->estimates();
+  s.fill_gbps_per_thread_memcpy = e.memcpy_gbps_per_thread;
+  s.fill_gbps_per_thread_streaming = e.streaming_gbps_per_thread;
+  s.direct_gbps = e.direct_gbps;
+  if (m.config.pinned_budget) {
+    s.budget_held = m.config.pinned_budget->held();
+    s.budget_cap = m.config.pinned_budget->cap();
+  }
+  s.pool = m.pool->stats();
   s.pinned_bytes = m.allocator->held();
   s.pinned_peak = m.allocator->peak();
   s.pinned_cap = m.allocator->cap();
@@ -671,6 +870,10 @@ UploaderStats Uploader::stats() const {
   s.events = t.events;
   s.peak_pending_points = t.peak_pending;
   return s;
+}
+
+detail::UploadPlanner& detail::UploaderTestAccess::planner(Uploader& uploader) {
+  return *uploader.impl_->planner;
 }
 
 // --- StagingSpan -----------------------------------------------------------------------------

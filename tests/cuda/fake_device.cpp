@@ -302,6 +302,17 @@ cudaError_t FakeDevice::stream_is_capturing(cudaStream_t stream, bool* capturing
 
 cudaError_t FakeDevice::copy_to_device_async(void* dst, const void* src, std::size_t bytes,
                                              cudaStream_t stream) noexcept {
+  return copy(dst, src, bytes, stream, /*pageable=*/false);
+}
+
+cudaError_t FakeDevice::copy_pageable_to_device_async(void* dst, const void* src, std::size_t bytes,
+                                                      cudaStream_t stream) noexcept {
+  return copy(dst, src, bytes, stream, /*pageable=*/true);
+}
+
+// A copy to device memory: checked, then run by the stream (reading `src` only then).
+cudaError_t FakeDevice::copy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream,
+                             bool pageable) noexcept {
   Stream* s = stream_of(stream);
   {
     std::lock_guard lock(mu_);
@@ -313,16 +324,36 @@ cudaError_t FakeDevice::copy_to_device_async(void* dst, const void* src, std::si
       violations_.push_back("copy on an unknown stream");
       return cudaErrorInvalidResourceHandle;
     }
-    if (bytes == 0 || !in_pinned(src, bytes) || !in_device(dst, bytes)) {
-      violations_.push_back("copy of " + std::to_string(bytes) +
-                            " bytes outside the pinned or device allocations");
+    // A pinned copy reads a live pinned allocation; a pageable one reads none.
+    const bool source_ok = pageable ? !in_pinned(src, 1) : in_pinned(src, bytes);
+    if (bytes == 0 || !source_ok || !in_device(dst, bytes)) {
+      violations_.push_back(std::string(pageable ? "pageable" : "pinned") + " copy of " +
+                            std::to_string(bytes) +
+                            " bytes from the wrong memory or outside "
+                            "the device allocations");
       return cudaErrorInvalidValue;
     }
+  }
+  if (pageable) {
+    ++pageable_copies_;
+    pageable_bytes_ += bytes;
   }
   enqueue(*s, [this, dst, src, bytes] {
     std::memcpy(dst, src, bytes);
     ++copies_run_;
   });
+  return cudaSuccess;
+}
+
+cudaError_t FakeDevice::stream_query(cudaStream_t stream) noexcept {
+  Stream* s = stream_of(stream);
+  if (s == nullptr) return cudaErrorInvalidResourceHandle;
+  std::lock_guard lock(s->mu);
+  return s->ops.empty() && !s->busy ? cudaSuccess : cudaErrorNotReady;
+}
+
+cudaError_t FakeDevice::host_numa_node(int* node) noexcept {
+  *node = numa_node_.load();
   return cudaSuccess;
 }
 

@@ -6,9 +6,14 @@
 // optional random delay, so that the copies read the pinned ring late — exactly when a ring that
 // reused bytes too early would hand them wrong data. Tests then compare every device byte.
 //
-// Checks made on every call: a copy's source lies inside a live pinned allocation and its
-// destination inside a device allocation (else cudaErrorInvalidValue and a recorded violation);
-// events and streams are ones this device made.
+// Checks made on every call: a copy's source lies inside a live pinned allocation (pageable copies:
+// outside every pinned one) and its destination inside a device allocation (else
+// cudaErrorInvalidValue and a recorded violation); events and streams are ones this device made.
+// A pageable copy reads its source when the stream runs it, not when it is called (as a driver
+// that does not stage the bytes may): a caller that reused the source too early sees wrong bytes.
+//
+// Several devices: one FakeDevice per device; host_numa_node() answers what set_host_numa_node()
+// said (-1 at first).
 //
 // Threading: every DeviceApi method and helper is safe from any thread.
 #pragma once
@@ -64,6 +69,8 @@ class FakeDevice final : public DeviceApi {
   void fail_queries(cudaError_t error);
   /// Marks `stream` as capturing a graph (stream_is_capturing reports it).
   void set_capturing(cudaStream_t stream, bool capturing);
+  /// What host_numa_node() answers from now on.
+  void set_host_numa_node(int node) { numa_node_.store(node); }
 
   /// Pinned allocations made and bytes held now.
   [[nodiscard]] int host_allocs() const { return host_allocs_.load(); }
@@ -71,6 +78,9 @@ class FakeDevice final : public DeviceApi {
   [[nodiscard]] int events_created() const { return events_created_.load(); }
   [[nodiscard]] int events_live() const { return events_live_.load(); }
   [[nodiscard]] uint64_t copies_run() const { return copies_run_.load(); }
+  /// Copies from pageable memory issued (copy_pageable_to_device_async) and their bytes.
+  [[nodiscard]] uint64_t pageable_copies() const { return pageable_copies_.load(); }
+  [[nodiscard]] uint64_t pageable_bytes() const { return pageable_bytes_.load(); }
   /// Contract violations seen (bad copy ranges, unknown handles, gate watchdogs), one per line.
   [[nodiscard]] std::vector<std::string> violations() const;
 
@@ -86,6 +96,10 @@ class FakeDevice final : public DeviceApi {
   cudaError_t stream_is_capturing(cudaStream_t stream, bool* capturing) noexcept override;
   cudaError_t copy_to_device_async(void* dst, const void* src, std::size_t bytes,
                                    cudaStream_t stream) noexcept override;
+  cudaError_t copy_pageable_to_device_async(void* dst, const void* src, std::size_t bytes,
+                                            cudaStream_t stream) noexcept override;
+  cudaError_t stream_query(cudaStream_t stream) noexcept override;
+  cudaError_t host_numa_node(int* node) noexcept override;
 
  private:
   struct Event {
@@ -110,6 +124,8 @@ class FakeDevice final : public DeviceApi {
   void enqueue(Stream& s, std::function<void()> op);
   void run(Stream& s);
   void violation(std::string what);
+  cudaError_t copy(void* dst, const void* src, std::size_t bytes, cudaStream_t stream,
+                   bool pageable) noexcept;
   bool in_pinned(const void* p, std::size_t bytes);
   bool in_device(const void* p, std::size_t bytes);
 
@@ -136,6 +152,9 @@ class FakeDevice final : public DeviceApi {
   std::atomic<int> events_created_{0};
   std::atomic<int> events_live_{0};
   std::atomic<uint64_t> copies_run_{0};
+  std::atomic<uint64_t> pageable_copies_{0};
+  std::atomic<uint64_t> pageable_bytes_{0};
+  std::atomic<int> numa_node_{-1};
 };
 
 }  // namespace staging::cuda::testing

@@ -33,9 +33,11 @@ UploaderConfig small_config() {
   c.chunk_bytes = 128 * KiB;
   c.fill_threads = 3;
   c.inline_fill_bytes = 4 * KiB;
-  c.wait_timeout = 5s;
+  c.wait_timeout =
+      30s;  // generous: CI hosts may be heavily loaded (the stalled tests pass their own)
   c.events = 64;
   c.check_invariants = true;
+  c.direct = false;  // every byte through the ring (the direct part has its own tests)
   return c;
 }
 
@@ -181,8 +183,10 @@ TEST_F(UploaderFakeTest, BadArgumentsAreRefused) {
             UploadErrorKind::InvalidArgument);
   EXPECT_EQ(uploader.upload(dst, &b, UINT64_MAX, nullptr).error().kind,
             UploadErrorKind::InvalidArgument);
-  EXPECT_EQ(uploader.upload(dst, &b, 1, nullptr, opts(ExhaustionPolicy::Grow)).error().kind,
-            UploadErrorKind::InvalidArgument);
+  // A policy value from outside the enum (Grow and Fallback cannot be written).
+  EXPECT_EQ(
+      uploader.upload(dst, &b, 1, nullptr, opts(static_cast<ExhaustionPolicy>(7))).error().kind,
+      UploadErrorKind::InvalidArgument);
   const cudaStream_t capturing = device.create_stream();
   device.set_capturing(capturing, true);
   EXPECT_EQ(uploader.upload(dst, &b, 1, capturing).error().kind, UploadErrorKind::InvalidArgument);
@@ -518,12 +522,23 @@ TEST(UploaderFakeCreate, InvalidConfigsAreRefused) {
     return !u.has_value() && u.error() == Uploader::CreateError::InvalidConfig;
   };
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.ring_bytes = 0; }));
-  EXPECT_TRUE(bad([](UploaderConfig& c) { c.fill_threads = 0; }));
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.events = 0; }));
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.alignment = 0; }));
-  EXPECT_TRUE(bad([](UploaderConfig& c) { c.policy = ExhaustionPolicy::Fallback; }));
-  EXPECT_TRUE(bad([](UploaderConfig& c) { c.policy = ExhaustionPolicy::Grow; }));
+  EXPECT_TRUE(bad([](UploaderConfig& c) { c.policy = static_cast<ExhaustionPolicy>(3); }));
+  EXPECT_TRUE(bad([](UploaderConfig& c) { c.link_gbps = 0; }));
+  EXPECT_TRUE(bad([](UploaderConfig& c) { c.copy_overhead = -Duration(1); }));
   EXPECT_EQ(device.host_allocs(), 0);
+}
+
+TEST(UploaderFakeCreate, ZeroFillThreadsMeansOnePerCpuLessTwo) {
+  FakeDevice device;
+  UploaderConfig c = small_config();
+  c.fill_threads = 0;
+  auto u = Uploader::create(c, &device);
+  ASSERT_TRUE(u.has_value());
+  EXPECT_GE(u->config().fill_threads, 1u);
+  EXPECT_LE(u->config().fill_threads, 12u);
+  EXPECT_EQ(u->stats().pool.threads, u->config().fill_threads);
 }
 
 TEST(UploaderFakeCreate, ChunkIsClampedAndThePinnedMemoryIsFreedAtTheEnd) {

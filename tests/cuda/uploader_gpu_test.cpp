@@ -10,6 +10,7 @@
 #include <cstring>
 #include <thread>
 
+#include "gpu_helpers.hpp"
 #include "staging/cuda/uploader.hpp"
 #include "stream_gate.hpp"
 #include "test_bytes.hpp"
@@ -19,36 +20,15 @@ namespace staging::cuda {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::DeviceBuffer;
 using testing::first_difference;
+using testing::no_gpu_reason;
 using testing::opts;
 using testing::random_bytes;
+using testing::Stream;
 using testing::StreamGate;
 
 constexpr uint64_t KiB = 1024, MiB = 1024 * 1024;
-
-// Why there is no usable device ("" when there is one).
-std::string no_gpu_reason() {
-  static const std::string reason = [] {
-    int count = 0;
-    const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess) {
-      return std::string("no usable CUDA device: cudaGetDeviceCount returned ") +
-             cudaGetErrorName(err);
-    }
-    if (count == 0) return std::string("no CUDA device");
-    return std::string();
-  }();
-  return reason;
-}
-
-#define SKIP_WITHOUT_GPU()                                       \
-  do {                                                           \
-    if (const std::string why = no_gpu_reason(); !why.empty()) { \
-      GTEST_SKIP() << why;                                       \
-    }                                                            \
-  } while (false)
-
-#define CUDA_OK(expr) ASSERT_EQ((expr), cudaSuccess) << #expr
 
 UploaderConfig gpu_config() {
   UploaderConfig c;
@@ -58,41 +38,9 @@ UploaderConfig gpu_config() {
   c.wait_timeout = 10s;
   c.events = 256;
   c.check_invariants = true;
+  c.direct = false;  // every byte through the ring (the direct part has its own tests)
   return c;
 }
-
-// Device memory that frees itself.
-struct DeviceBuffer {
-  std::byte* ptr = nullptr;
-  std::size_t bytes = 0;
-  explicit DeviceBuffer(std::size_t n) : bytes(n) {
-    if (cudaMalloc(reinterpret_cast<void**>(&ptr), n) != cudaSuccess) ptr = nullptr;
-    // The legacy stream does not wait for the tests' non-blocking streams (which may be gated).
-    if (ptr != nullptr) cudaMemset(ptr, 0, n);
-    cudaStreamSynchronize(nullptr);
-  }
-  ~DeviceBuffer() {
-    if (ptr != nullptr) cudaFree(ptr);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  std::vector<std::byte> read() const {
-    std::vector<std::byte> out(bytes);
-    cudaMemcpy(out.data(), ptr, bytes, cudaMemcpyDeviceToHost);
-    return out;
-  }
-};
-
-struct Stream {
-  cudaStream_t s = nullptr;
-  Stream() { cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); }
-  ~Stream() {
-    cudaStreamSynchronize(s);
-    cudaStreamDestroy(s);
-  }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-};
 
 struct UploaderGpuTest : ::testing::Test {
   std::optional<Uploader> uploader;

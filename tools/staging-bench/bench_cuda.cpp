@@ -1,192 +1,143 @@
-// staging-bench --backend cuda: pageable-to-device uploads through staging::cuda::Uploader,
-// against plain cudaMemcpy from the same pageable memory and cudaMemcpyAsync from pinned memory
-// (the ceiling), all measured in the same run on the same device buffer.
+// staging-bench --backend cuda: pageable-to-device uploads through staging::cuda::Uploader beside
+// what users do instead, all measured in the same run on the same device buffer.
 //
-// Sections (one row per configuration, GB/s = bytes / host wall time from the call until the
-// stream has finished, median over repetitions after one warm-up):
-//   ceiling   cudaMemcpyAsync from pinned memory, one call per size
-//   pageable  cudaMemcpy from the pageable source
-//   ring      Uploader::upload from the pageable source: per fill method, per fill thread count
-//   chunk     the same at the largest size, per chunk size (a sweep)
-//   inplace   N producer threads, each on its own stream: reserve a span, copy into it from the
-//             pageable source, commit
-//   inplace-team  one producer: reserve a span, a team of N threads fills it together, commit
-// The source is malloc'd pageable memory, pre-touched (written once before any timing) and reused
-// by every repetition; sizes above the last-level cache therefore stream from DRAM.
-#include <cuda_runtime_api.h>
+// Sections (GB/s = bytes / host wall time from the call until the stream has finished, median
+// over repetitions after a warm-up; the source is malloc'd pageable memory, pre-touched and
+// reused):
+//   fill       CPU only: a FillPool of N threads (and the caller) copying into a pinned ring, per
+//              method: the fill rate that bounds the ring
+//   copy       back-to-back cudaMemcpyAsync from pinned memory per piece size, and the fit
+//              time = size / link rate + overhead: the copy model's two numbers
+//   ceiling    cudaMemcpyAsync from pinned memory, one call per size (the reference)
+//   pageable   cudaMemcpy from the pageable source
+//   register   cudaHostRegister of the source, cudaMemcpyAsync, cudaHostUnregister (all timed)
+//   pin1       one thread copies the source into a pinned buffer (cached, as PyTorch's pinned
+//              allocator keeps it), then cudaMemcpyAsync: tensor.pin_memory().to(dev, non_blocking)
+//   default    Uploader with the default configuration (what a user gets without choosing)
+//   tuned      the same with the copy model measured in `copy`
+//   ring       Uploader per fill method x fill thread count (x thread pinning)
+//   chunk      the largest size per chunk (largest piece) size, if --chunk-sweep is given
+//   inplace    N producers reserving spans, filling them, committing on their own streams;
+//              inplace-team: one producer whose spans a FillPool of N threads fills
+//   multi-*    with --devices listing several: each device alone, then all at once
+// Then TARGET lines: each issue target met or missed, with the ratio that decides it.
+#include "bench_cuda.hpp"
 
 #include <algorithm>
 #include <atomic>
-#include <barrier>
-#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <map>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <thread>
 
-#include "bench.hpp"
-#include "staging/cuda/copy.hpp"
 #include "staging/cuda/uploader.hpp"
 
 namespace staging::bench {
-namespace {
+namespace cuda_bench {
 
 using namespace staging::cuda;
-using Clock = std::chrono::steady_clock;
-constexpr uint64_t MiB = uint64_t{1} << 20;
 
-struct CudaOptions {
-  int device = 0;
-  uint64_t ring_mib = 64;
-  uint64_t chunk_mib = 8;
-  std::vector<uint64_t> chunk_sweep_mib{2, 4, 8, 16};
-  // "auto" first: the library's default, chosen per upload by size (FillMethod::Auto).
-  std::vector<std::string> fills{"auto", "memcpy", "streaming"};
-  bool inplace = true;
-  // In-place producers copy with this method (a producer's own choice; memcpy measured best for
-  // spans cycling through the ring) in spans of these sizes (0: ring / (2 x producers), clamped to
-  // [1 MiB, chunk]).
-  std::string inplace_fill = "memcpy";
-  std::vector<uint64_t> span_mib{0};
-};
+bool wanted(const CudaOptions& o, const std::string& section) {
+  return o.sections.empty() ||
+         std::find(o.sections.begin(), o.sections.end(), section) != o.sections.end();
+}
 
-// N threads (the caller and N - 1 workers) that copy one span together, each its own slice:
-// the in-place pattern of a producer that parallelises its own fill (decode, gather, ...).
-class FillTeam {
+bool parse_fill(const std::string& s, FillMethod& out) {
+  if (s == "auto")
+    out = FillMethod::Auto;
+  else if (s == "memcpy")
+    out = FillMethod::Memcpy;
+  else if (s == "streaming")
+    out = FillMethod::Streaming;
+  else
+    return false;
+  return true;
+}
+
+bool parse_pinning(const std::string& s, ThreadPinning& out) {
+  if (s == "none")
+    out = ThreadPinning::None;
+  else if (s == "node")
+    out = ThreadPinning::Node;
+  else if (s == "core")
+    out = ThreadPinning::Core;
+  else
+    return false;
+  return true;
+}
+
+std::byte* pretouched(uint64_t bytes, uint64_t seed) {
+  auto* p = static_cast<std::byte*>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096));
+  if (p == nullptr) return nullptr;
+  for (uint64_t i = 0; i < bytes; i += 8) {
+    const uint64_t v = (i * 0x9E3779B97F4A7C15ull) ^ seed;
+    std::memcpy(p + i, &v, std::min<uint64_t>(8, bytes - i));
+  }
+  return p;
+}
+
+bool failed(cudaError_t err, const char* what) {
+  if (err == cudaSuccess) return false;
+  std::fprintf(stderr, "staging-bench: %s failed: %s\n", what, cudaGetErrorName(err));
+  return true;
+}
+
+namespace {
+
+// Ratio of the default configuration to the ceiling each size must reach.
+double default_target(uint64_t bytes) {
+  if (bytes < 4 * MiB) return 0.6;
+  if (bytes < 256 * MiB) return 0.8;
+  return 0.95;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+class SingleDevice {
  public:
-  explicit FillTeam(unsigned n) : n_(std::max(1u, n)), start_(n_), done_(n_) {
-    for (unsigned i = 1; i < n_; ++i)
-      workers_.emplace_back([this, i] {
-        for (;;) {
-          start_.arrive_and_wait();
-          if (stop_) return;
-          slice(i);
-          done_.arrive_and_wait();
-        }
-      });
-  }
-  ~FillTeam() {
-    stop_ = true;
-    start_.arrive_and_wait();
-    for (auto& t : workers_)
-      t.join();
-  }
-  FillTeam(const FillTeam&) = delete;
-  FillTeam& operator=(const FillTeam&) = delete;
-
-  // Copies `bytes` from `src` to `dst`, split over the team; returns when every slice is done.
-  void fill(std::byte* dst, const std::byte* src, uint64_t bytes, FillMethod method) {
-    dst_ = dst;
-    src_ = src;
-    bytes_ = bytes;
-    method_ = method;
-    start_.arrive_and_wait();
-    slice(0);
-    done_.arrive_and_wait();
-  }
-
- private:
-  void slice(unsigned i) {
-    // 4 KiB-aligned slices: no two threads write the same cache line.
-    const uint64_t per = (bytes_ / n_ + 4095) & ~uint64_t{4095};
-    const uint64_t begin = std::min<uint64_t>(bytes_, per * i);
-    const uint64_t end = std::min<uint64_t>(bytes_, begin + per);
-    if (end > begin) copy_to_staging(dst_ + begin, src_ + begin, end - begin, method_);
-  }
-
-  unsigned n_;
-  std::barrier<> start_;
-  std::barrier<> done_;
-  std::vector<std::thread> workers_;
-  std::atomic<bool> stop_{false};
-  std::byte* dst_ = nullptr;
-  const std::byte* src_ = nullptr;
-  uint64_t bytes_ = 0;
-  FillMethod method_ = FillMethod::Memcpy;
-};
-
-CudaOptions& cuda_options() {
-  static CudaOptions o;
-  return o;
-}
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-std::optional<FillMethod> parse_fill(const std::string& s) {
-  if (s == "streaming") return FillMethod::Streaming;
-  if (s == "memcpy") return FillMethod::Memcpy;
-  if (s == "auto") return FillMethod::Auto;
-  return std::nullopt;
-}
-
-#define BENCH_CUDA(expr)                                                                           \
-  do {                                                                                             \
-    const cudaError_t bench_err_ = (expr);                                                         \
-    if (bench_err_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "staging-bench: %s failed: %s\n", #expr, cudaGetErrorName(bench_err_)); \
-      return 1;                                                                                    \
-    }                                                                                              \
-  } while (false)
-
-class CudaBench {
- public:
-  CudaBench(const CommonOptions& common, const CudaOptions& cuda, Report& report)
-      : common_(common), cuda_(cuda), report_(report) {}
-  ~CudaBench() {
+  SingleDevice(const CommonOptions& common, const CudaOptions& cuda, Report& report,
+               std::vector<Result>& results)
+      : common_(common), cuda_(cuda), report_(report), results_(results) {}
+  ~SingleDevice() {
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
     if (device_ != nullptr) cudaFree(device_);
     if (pinned_ != nullptr) cudaFreeHost(pinned_);
+    if (staging_ != nullptr) cudaFreeHost(staging_);
     std::free(pageable_);
   }
-  CudaBench(const CudaBench&) = delete;
-  CudaBench& operator=(const CudaBench&) = delete;
+  SingleDevice(const SingleDevice&) = delete;
+  SingleDevice& operator=(const SingleDevice&) = delete;
 
   int run() {
-    int count = 0;
-    const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
-      std::fprintf(stderr, "staging-bench: no usable CUDA device (%s)\n",
-                   err != cudaSuccess ? cudaGetErrorName(err) : "0 devices");
-      return 2;
-    }
-    BENCH_CUDA(cudaSetDevice(cuda_.device));
-    if (int rc = describe(); rc != 0) return rc;
+    device_index_ = cuda_.devices.front();
+    if (failed(cudaSetDevice(device_index_), "cudaSetDevice")) return 1;
     if (int rc = allocate(); rc != 0) return rc;
-    if (int rc = baselines(); rc != 0) return rc;
-    if (int rc = ring_curve(); rc != 0) return rc;
-    if (int rc = chunk_sweep(); rc != 0) return rc;
-    if (cuda_.inplace) {
-      if (int rc = inplace_curve(); rc != 0) return rc;
+    if (wanted(cuda_, "fill")) fill_rows();
+    if (wanted(cuda_, "copy") && copy_rows() != 0) return 1;
+    if (baselines() != 0) return 1;
+    const UploaderConfig base;
+    if (wanted(cuda_, "default") && ring_rows("default", base, base.fill_threads) != 0) return 1;
+    if (wanted(cuda_, "tuned") && link_gbps_ > 0) {
+      UploaderConfig tuned;
+      tuned.link_gbps = link_gbps_;
+      tuned.copy_overhead = std::chrono::nanoseconds(static_cast<int64_t>(overhead_us_ * 1000));
+      if (ring_rows("tuned", tuned, tuned.fill_threads) != 0) return 1;
     }
+    if (wanted(cuda_, "ring") && ring_curve() != 0) return 1;
+    if (wanted(cuda_, "chunk") && chunk_sweep() != 0) return 1;
+    if (cuda_.inplace && wanted(cuda_, "inplace") && inplace_curve() != 0) return 1;
     targets();
     return failures_ == 0 ? 0 : 1;
   }
 
  private:
-  int describe() {
-    cudaDeviceProp prop{};
-    BENCH_CUDA(cudaGetDeviceProperties(&prop, cuda_.device));
-    int driver = 0, runtime = 0;
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
-    char bus[32] = {};
-    cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_.device);
-    report_.context("device", prop.name);
-    report_.context("pci_bus", bus);
-    report_.context("cuda_driver", driver);
-    report_.context("cuda_runtime", runtime);
-    report_.context("ring_mib", cuda_.ring_mib);
-    report_.context("chunk_mib", cuda_.chunk_mib);
-    report_.context("source", "pageable (malloc), pre-touched before timing, reused by every rep");
-    report_.context("timing",
-                    "host wall time from the call until cudaStreamSynchronize returns; "
-                    "median of reps after one warm-up");
-    return 0;
-  }
-
   int allocate() {
     for (uint64_t s : common_.sizes_mib)
       max_bytes_ = std::max(max_bytes_, s * MiB);
@@ -194,25 +145,121 @@ class CudaBench {
       std::fprintf(stderr, "staging-bench: no sizes\n");
       return 1;
     }
-    pageable_ = static_cast<std::byte*>(std::aligned_alloc(4096, max_bytes_));
-    if (pageable_ == nullptr) {
-      std::fprintf(stderr, "staging-bench: cannot allocate %llu pageable bytes\n",
-                   static_cast<unsigned long long>(max_bytes_));
+    pageable_ = pretouched(max_bytes_, 0xA5A5A5A5A5A5A5A5ull);
+    if (pageable_ == nullptr) return 1;
+    const auto t0 = Clock::now();
+    if (failed(cudaHostAlloc(reinterpret_cast<void**>(&pinned_), max_bytes_, 0), "cudaHostAlloc")) {
       return 1;
     }
-    // Pre-touch: every page of the source exists before anything is timed.
-    for (uint64_t i = 0; i < max_bytes_; i += 8) {
-      const uint64_t v = (i * 0x9E3779B97F4A7C15ull) ^ 0xA5A5A5A5A5A5A5A5ull;
-      std::memcpy(pageable_ + i, &v, std::min<uint64_t>(8, max_bytes_ - i));
-    }
-    const auto t0 = Clock::now();
-    BENCH_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&pinned_), max_bytes_, cudaHostAllocDefault));
     report_.context("ceiling_pinning_seconds", seconds_since(t0));
     std::memcpy(pinned_, pageable_, max_bytes_);
-    BENCH_CUDA(cudaMalloc(reinterpret_cast<void**>(&device_), max_bytes_));
-    BENCH_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    if (failed(cudaHostAlloc(reinterpret_cast<void**>(&staging_), max_bytes_, 0),
+               "cudaHostAlloc")) {
+      return 1;
+    }
+    std::memset(staging_, 1, max_bytes_);
+    if (failed(cudaMalloc(reinterpret_cast<void**>(&device_), max_bytes_), "cudaMalloc")) return 1;
+    if (failed(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate")) {
+      return 1;
+    }
     return 0;
   }
+
+  // --- what bounds the ring: CPU fill rate, and the copy engine's rate and overhead -----------
+
+  void fill_rows() {
+    // A ring-sized window of the pinned buffer (smaller when the largest size is), cycled.
+    const uint64_t ring = std::min(cuda_.ring_mib * MiB, max_bytes_);
+    const uint64_t piece = std::min(cuda_.chunk_mib * MiB, ring);
+    const uint64_t total = std::max<uint64_t>(4 * ring, std::min<uint64_t>(max_bytes_, 256 * MiB));
+    for (FillMethod method : {FillMethod::Memcpy, FillMethod::Streaming}) {
+      for (unsigned t : common_.threads) {
+        FillPoolConfig pc;
+        pc.threads = t;
+        auto pool = FillPool::create(pc);
+        if (!pool) continue;
+        std::vector<FillJob> jobs(ring / piece);
+        std::vector<FillJob*> batch;
+        Row row = measure(common_, "fill", total, [&] {
+          const auto t0 = Clock::now();
+          uint64_t src_off = 0;
+          for (uint64_t done = 0; done < total;) {
+            batch.clear();
+            for (uint64_t k = 0; k < jobs.size() && done < total; ++k, done += piece) {
+              jobs[k].dst = staging_ + k * piece;
+              jobs[k].src = pageable_ + src_off;
+              jobs[k].bytes = piece;
+              jobs[k].method = method;
+              src_off = src_off + 2 * piece > max_bytes_ ? 0 : src_off + piece;
+              batch.push_back(&jobs[k]);
+            }
+            (*pool)->submit(batch);
+            for (FillJob* j : batch)
+              (*pool)->wait(*j);
+          }
+          return seconds_since(t0);
+        });
+        row.fields["threads"] = t;
+        row.fields["fill"] = std::string(to_string(resolve_fill_method(method)));
+        row.fields["what"] = "CPU only: pool threads + caller into a pinned ring";
+        report_.add(std::move(row));
+      }
+    }
+  }
+
+  int copy_rows() {
+    std::vector<std::pair<double, double>> points;  // (bytes, seconds per copy)
+    for (uint64_t kib : {64, 256, 1024, 4096, 16384}) {
+      const uint64_t size = kib * 1024;
+      if (size > max_bytes_) break;
+      const uint64_t count = std::max<uint64_t>(8, std::min<uint64_t>(256, (64 * MiB) / size));
+      cudaError_t err = cudaSuccess;
+      Row row = measure(common_, "copy", size * count, [&] {
+        const auto t0 = Clock::now();
+        for (uint64_t k = 0; k < count && err == cudaSuccess; ++k) {
+          const uint64_t off = (k * size) % (max_bytes_ - size + 1);
+          err =
+              cudaMemcpyAsync(device_ + off, pinned_ + off, size, cudaMemcpyHostToDevice, stream_);
+        }
+        if (err == cudaSuccess) err = cudaStreamSynchronize(stream_);
+        return seconds_since(t0);
+      });
+      if (failed(err, "cudaMemcpyAsync (copy rows)")) return 1;
+      row.fields["piece_kib"] = kib;
+      row.fields["copies"] = count;
+      row.fields["what"] = "back-to-back cudaMemcpyAsync from pinned";
+      points.emplace_back(static_cast<double>(size),
+                          static_cast<double>(size * count) / (row.gbps * 1e9) / count);
+      report_.add(std::move(row));
+    }
+    if (points.size() < 2) return 0;
+    // Least squares: seconds per copy = bytes / rate + overhead.
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (const auto& [x, y] : points) {
+      sx += x;
+      sy += y;
+      sxx += x * x;
+      sxy += x * y;
+    }
+    const double n = static_cast<double>(points.size());
+    const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    const double intercept = (sy - slope * sx) / n;
+    link_gbps_ = slope > 0 ? 1 / slope / 1e9 : 0;
+    overhead_us_ = std::max(0.0, intercept * 1e6);
+    const UploaderConfig defaults;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "copy model measured: %.1f GB/s + %.2f us per copy (the Uploader's defaults: "
+                  "%.1f GB/s + %.2f us; the 'tuned' rows use the measured values)",
+                  link_gbps_, overhead_us_, defaults.link_gbps,
+                  static_cast<double>(defaults.copy_overhead.count()) / 1000);
+    report_.note(buf);
+    report_.context("link_gbps_measured", link_gbps_);
+    report_.context("copy_overhead_us_measured", overhead_us_);
+    return 0;
+  }
+
+  // --- what users do instead --------------------------------------------------------------------
 
   int baselines() {
     for (uint64_t mib : common_.sizes_mib) {
@@ -224,65 +271,92 @@ class CudaBench {
         if (err == cudaSuccess) err = cudaStreamSynchronize(stream_);
         return seconds_since(t0);
       });
-      BENCH_CUDA(err);
+      if (failed(err, "cudaMemcpyAsync (ceiling)")) return 1;
       ceiling.fields["what"] = "cudaMemcpyAsync from pinned";
       ceiling_[bytes] = ceiling.gbps;
-      max_ceiling_ = std::max(max_ceiling_, ceiling.gbps);
       report_.add(std::move(ceiling));
+      if (!wanted(cuda_, "baselines") && !wanted(cuda_, "pageable")) continue;
 
       Row pageable = measure(common_, "pageable", bytes, [&] {
         const auto t0 = Clock::now();
         err = cudaMemcpy(device_, pageable_, bytes, cudaMemcpyHostToDevice);
         return seconds_since(t0);
       });
-      BENCH_CUDA(err);
-      pageable.fields["what"] = "cudaMemcpy from pageable";
-      pageable.fields["ratio"] = pageable.gbps / ceiling_[bytes];
+      if (failed(err, "cudaMemcpy (pageable)")) return 1;
       pageable_gbps_[bytes] = pageable.gbps;
-      report_.add(std::move(pageable));
+      add_baseline(std::move(pageable), "cudaMemcpy from pageable");
+
+      Row reg = measure(common_, "register", bytes, [&] {
+        const auto t0 = Clock::now();
+        err = cudaHostRegister(pageable_, bytes, cudaHostRegisterDefault);
+        if (err == cudaSuccess) {
+          err = cudaMemcpyAsync(device_, pageable_, bytes, cudaMemcpyHostToDevice, stream_);
+          if (err == cudaSuccess) err = cudaStreamSynchronize(stream_);
+          const cudaError_t un = cudaHostUnregister(pageable_);
+          if (err == cudaSuccess) err = un;
+        }
+        return seconds_since(t0);
+      });
+      if (failed(err, "cudaHostRegister path")) return 1;
+      add_baseline(std::move(reg), "cudaHostRegister + cudaMemcpyAsync + unregister");
+
+      Row pin1 = measure(common_, "pin1", bytes, [&] {
+        const auto t0 = Clock::now();
+        std::memcpy(staging_, pageable_, bytes);
+        err = cudaMemcpyAsync(device_, staging_, bytes, cudaMemcpyHostToDevice, stream_);
+        if (err == cudaSuccess) err = cudaStreamSynchronize(stream_);
+        return seconds_since(t0);
+      });
+      if (failed(err, "pin1 path")) return 1;
+      add_baseline(std::move(pin1), "one thread copies into cached pinned memory, then copies");
     }
     return 0;
   }
 
-  // What a row's fill method was: "auto(memcpy)" names the method Auto chose for that size.
-  std::string fill_label(FillMethod fill, uint64_t bytes) const {
-    if (fill != FillMethod::Auto) return std::string(to_string(resolve(fill)));
-    const FillMethod chosen =
-        resolve(bytes >= cuda_.ring_mib * MiB ? FillMethod::Memcpy : FillMethod::Streaming);
-    return "auto(" + std::string(to_string(chosen)) + ")";
+  void add_baseline(Row row, const char* what) {
+    row.fields["what"] = what;
+    row.fields["ratio"] = row.gbps / ceiling_[row.bytes];
+    if (pageable_gbps_.count(row.bytes) != 0) {
+      row.fields["x_pageable"] = row.gbps / pageable_gbps_[row.bytes];
+    }
+    results_.push_back({row.section, row.bytes, 1, "", row.gbps, row.gbps / ceiling_[row.bytes]});
+    report_.add(std::move(row));
   }
 
-  UploaderConfig config(unsigned threads, FillMethod fill, uint64_t chunk_bytes) const {
-    UploaderConfig c;
-    c.device = cuda_.device;
-    c.ring_bytes = cuda_.ring_mib * MiB;
-    c.chunk_bytes = chunk_bytes;
-    c.fill_threads = std::max(1u, threads);
-    c.fill = fill;
-    c.wait_timeout = std::chrono::seconds(10);
-    return c;
-  }
+  // --- the Uploader
+  // -------------------------------------------------------------------------------
 
-  // Measures upload() of every size (or only `only_bytes`) with one Uploader; adds a row each.
-  int ring_rows(const std::string& section, unsigned threads, FillMethod fill, uint64_t chunk,
-                std::optional<uint64_t> only_bytes) {
-    auto uploader = Uploader::create(config(threads, fill, chunk));
+  // Rows of `config` (device and timeouts set here) at every size (or only `only`), each after
+  // --warmup uploads of that size. `label_threads`: the thread count the rows report.
+  int ring_rows(const std::string& section, UploaderConfig config, unsigned label_threads,
+                std::optional<uint64_t> only = std::nullopt) {
+    config.device = device_index_;
+    config.ring_bytes = cuda_.ring_mib * MiB;
+    config.chunk_bytes = section == "chunk" ? config.chunk_bytes : cuda_.chunk_mib * MiB;
+    config.wait_timeout = std::chrono::seconds(10);
+    auto uploader = Uploader::create(config);
     if (!uploader) {
       std::fprintf(stderr, "staging-bench: Uploader::create: %s\n",
                    std::string(to_string(uploader.error())).c_str());
       return 1;
     }
+    if (label_threads == 0) label_threads = uploader->config().fill_threads;  // the automatic count
     for (uint64_t mib : common_.sizes_mib) {
       const uint64_t bytes = mib * MiB;
-      if (only_bytes && bytes != *only_bytes) continue;
+      if (only && bytes != *only) continue;
       std::optional<UploadError> failure;
-      Row row = measure(common_, section, bytes, [&] {
+      const auto once = [&] {
         const auto t0 = Clock::now();
         auto p = uploader->upload(device_, pageable_, bytes, stream_);
         if (!p) failure = p.error();
         cudaStreamSynchronize(stream_);
         return seconds_since(t0);
-      });
+      };
+      for (unsigned i = 0; i < cuda_.warmup; ++i)
+        once();
+      const UploaderStats before = uploader->stats();
+      Row row = measure(common_, section, bytes, once);
+      const UploaderStats after = uploader->stats();
       if (failure) {
         std::fprintf(stderr, "staging-bench: upload failed: %s (%s)\n",
                      std::string(to_string(failure->kind)).c_str(),
@@ -290,36 +364,65 @@ class CudaBench {
         ++failures_;
         return 1;
       }
-      row.fields["threads"] = threads;
-      row.fields["fill"] = fill_label(fill, bytes);
-      row.fields["chunk_mib"] = static_cast<double>(chunk) / MiB;
+      const double uploads = static_cast<double>(after.uploads - before.uploads);
+      const uint64_t memcpy_n = after.memcpy_uploads - before.memcpy_uploads;
+      const uint64_t streaming_n = after.streaming_uploads - before.streaming_uploads;
+      std::string fill(to_string(config.fill));
+      if (memcpy_n + streaming_n == 0) {
+        fill += "(direct)";  // every upload went straight from the source
+      } else if (config.fill == FillMethod::Auto) {
+        fill = std::string("auto(") + (memcpy_n >= streaming_n ? "memcpy" : "streaming") + ")";
+      } else {
+        fill = std::string(to_string(resolve_fill_method(config.fill)));
+      }
+      row.fields["threads"] = label_threads;
+      row.fields["fill"] = fill;
+      row.fields["pinning"] = std::string(to_string(config.fill_pinning));
       row.fields["ratio"] = row.gbps / ceiling_[bytes];
-      row.fields["x_pageable"] = row.gbps / pageable_gbps_[bytes];
+      if (pageable_gbps_.count(bytes) != 0) {
+        row.fields["x_pageable"] = row.gbps / pageable_gbps_[bytes];
+      }
+      row.fields["pieces"] = static_cast<double>(after.copies - before.copies) / uploads;
+      row.fields["direct_share"] = static_cast<double>(after.direct_bytes - before.direct_bytes) /
+                                   (uploads * static_cast<double>(bytes));
+      row.fields["fill_gbps_per_thread"] = memcpy_n >= streaming_n
+                                               ? after.fill_gbps_per_thread_memcpy
+                                               : after.fill_gbps_per_thread_streaming;
+      row.fields["helped"] =
+          static_cast<double>(after.pool.helped_bytes - before.pool.helped_bytes) /
+          std::max<double>(1, static_cast<double>(after.pool.bytes - before.pool.bytes));
+      if (section == "chunk")
+        row.fields["chunk_mib"] = static_cast<double>(config.chunk_bytes) / MiB;
       results_.push_back(
-          {section, bytes, threads, fill_label(fill, bytes), chunk, row.gbps / ceiling_[bytes]});
+          {section, bytes, label_threads, fill, row.gbps, row.gbps / ceiling_[bytes]});
       report_.add(std::move(row));
     }
-    note_stats(*uploader);
-    return 0;
-  }
-
-  void note_stats(const Uploader& uploader) {
-    const UploaderStats s = uploader.stats();
+    const UploaderStats s = uploader->stats();
     max_pinned_peak_ = std::max(max_pinned_peak_, s.pinned_peak);
     pinned_cap_ = s.pinned_cap;
     if (s.pinned_peak > s.pinned_cap) ++failures_;
+    return 0;
   }
 
   int ring_curve() {
     for (const std::string& f : cuda_.fills) {
-      const auto fill = parse_fill(f);
-      if (!fill) {
+      FillMethod fill;
+      if (!parse_fill(f, fill)) {
         std::fprintf(stderr, "staging-bench: unknown fill method '%s'\n", f.c_str());
         return 1;
       }
-      for (unsigned t : common_.threads) {
-        if (int rc = ring_rows("ring", t, *fill, cuda_.chunk_mib * MiB, std::nullopt); rc != 0) {
-          return rc;
+      for (const std::string& pin : cuda_.pinnings) {
+        ThreadPinning pinning;
+        if (!parse_pinning(pin, pinning)) {
+          std::fprintf(stderr, "staging-bench: unknown pinning '%s'\n", pin.c_str());
+          return 1;
+        }
+        for (unsigned t : common_.threads) {
+          UploaderConfig c;
+          c.fill_threads = std::max(1u, t);
+          c.fill = fill;
+          c.fill_pinning = pinning;
+          if (ring_rows("ring", c, c.fill_threads) != 0) return 1;
         }
       }
     }
@@ -327,192 +430,232 @@ class CudaBench {
   }
 
   int chunk_sweep() {
-    if (cuda_.chunk_sweep_mib.empty()) return 0;
-    const uint64_t bytes = max_bytes_;
-    std::vector<unsigned> ts = common_.threads;
-    std::sort(ts.rbegin(), ts.rend());
-    ts.resize(std::min<std::size_t>(ts.size(), 2));  // the two largest thread counts
-    const FillMethod fill = parse_fill(cuda_.fills.front()).value_or(FillMethod::Auto);
-    for (unsigned t : ts) {
-      for (uint64_t c : cuda_.chunk_sweep_mib) {
-        if (c == cuda_.chunk_mib || c * MiB > cuda_.ring_mib * MiB) continue;  // measured above
-        if (int rc = ring_rows("chunk", t, fill, c * MiB, bytes); rc != 0) return rc;
-      }
+    for (uint64_t c : cuda_.chunk_sweep_mib) {
+      if (c * MiB > cuda_.ring_mib * MiB) continue;
+      UploaderConfig config;
+      config.chunk_bytes = c * MiB;
+      if (ring_rows("chunk", config, config.fill_threads, max_bytes_) != 0) return 1;
     }
     return 0;
+  }
+
+  // --- in-place producers ---------------------------------------------------------------------
+
+  // Runs `one` (a measure()) --inplace-runs times; the row is the median of the runs' medians.
+  void inplace_row(const std::string& section, unsigned threads, uint64_t span,
+                   const std::function<Row()>& one, const std::string& fill) {
+    std::vector<double> runs;
+    Row last;
+    for (unsigned r = 0; r < std::max(1u, cuda_.inplace_runs); ++r) {
+      last = one();
+      runs.push_back(last.gbps);
+    }
+    last.gbps = median(runs);
+    last.fields["threads"] = threads;
+    last.fields["fill"] = fill;
+    last.fields["span_mib"] = static_cast<double>(span) / MiB;
+    last.fields["runs"] = runs;
+    last.fields["runs_min"] = *std::min_element(runs.begin(), runs.end());
+    last.fields["runs_max"] = *std::max_element(runs.begin(), runs.end());
+    last.fields["ratio"] = last.gbps / ceiling_[last.bytes];
+    results_.push_back(
+        {section, last.bytes, threads, fill, last.gbps, last.gbps / ceiling_[last.bytes]});
+    report_.add(std::move(last));
   }
 
   int inplace_curve() {
-    const uint64_t bytes = max_bytes_;
-    const auto parsed = parse_fill(cuda_.inplace_fill);
-    if (!parsed) {
+    FillMethod fill;
+    if (!parse_fill(cuda_.inplace_fill, fill)) {
       std::fprintf(stderr, "staging-bench: unknown fill method '%s'\n", cuda_.inplace_fill.c_str());
       return 1;
     }
-    const FillMethod fill = *parsed;
-    for (unsigned producers : common_.threads) {
-      for (uint64_t span_mib : cuda_.span_mib) {
-        if (int rc = inplace_rows(bytes, std::max(1u, producers), fill, span_mib); rc != 0) {
-          return rc;
-        }
-      }
-    }
-    for (unsigned team : common_.threads) {
-      if (int rc = inplace_team_rows(bytes, std::max(1u, team), fill); rc != 0) return rc;
-    }
-    return 0;
-  }
-
-  // One producer; each span (a chunk) is filled by a team of `team` threads, then committed.
-  // The copy of span k overlaps the fill of span k + 1, as in upload()'s own pipeline.
-  int inplace_team_rows(uint64_t bytes, unsigned team, FillMethod fill) {
-    const uint64_t span = cuda_.chunk_mib * MiB;
-    auto uploader = Uploader::create(config(1, fill, span));
+    const std::string label(to_string(resolve_fill_method(fill)));
+    const uint64_t bytes = max_bytes_;
+    UploaderConfig c;
+    c.device = device_index_;
+    c.ring_bytes = cuda_.ring_mib * MiB;
+    c.chunk_bytes = cuda_.chunk_mib * MiB;
+    c.fill_threads = 1;
+    c.wait_timeout = std::chrono::seconds(10);
+    auto uploader = Uploader::create(c);
     if (!uploader) return 1;
-    FillTeam fillers(team);
-    bool failed = false;
-    Row row = measure(common_, "inplace-team", bytes, [&] {
-      const auto t0 = Clock::now();
-      for (uint64_t off = 0; off < bytes && !failed; off += span) {
-        const uint64_t n = std::min(span, bytes - off);
-        UploadOptions o;
-        o.policy = ExhaustionPolicy::Wait;
-        auto s = uploader->reserve(n, o);
-        if (!s) {
-          failed = true;
-          break;
-        }
-        fillers.fill(s->data(), pageable_ + off, n, fill);
-        if (!uploader->commit(std::move(*s), device_ + off, stream_)) failed = true;
-      }
-      cudaStreamSynchronize(stream_);
-      return seconds_since(t0);
-    });
-    if (failed) {
-      std::fprintf(stderr, "staging-bench: in-place team path failed\n");
-      ++failures_;
-      return 1;
-    }
-    const std::string label(to_string(resolve(fill)));
-    row.fields["threads"] = team;
-    row.fields["fill"] = label;
-    row.fields["span_mib"] = static_cast<double>(span) / MiB;
-    row.fields["ratio"] = row.gbps / ceiling_[bytes];
-    results_.push_back({"inplace-team", bytes, team, label, span, row.gbps / ceiling_[bytes]});
-    report_.add(std::move(row));
-    note_stats(*uploader);
-    return 0;
-  }
-
-  int inplace_rows(uint64_t bytes, unsigned producers, FillMethod fill, uint64_t span_mib) {
-    // Spans small enough that every producer can hold one while copies are in flight.
-    const uint64_t span = span_mib != 0
-                              ? span_mib * MiB
-                              : std::clamp<uint64_t>(cuda_.ring_mib * MiB / (2 * producers), MiB,
-                                                     cuda_.chunk_mib * MiB);
-    auto uploader = Uploader::create(config(1, fill, cuda_.chunk_mib * MiB));
-    if (!uploader) return 1;
-    std::vector<cudaStream_t> streams(producers);
-    for (auto& s : streams)
-      BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     std::atomic<int> errors{0};
-    Row row = measure(common_, "inplace", bytes, [&] {
-      const auto t0 = Clock::now();
-      std::vector<std::thread> threads;
-      for (unsigned p = 0; p < producers; ++p) {
-        threads.emplace_back([&, p] {
-          for (uint64_t off = p * span; off < bytes; off += span * producers) {
-            const uint64_t n = std::min(span, bytes - off);
-            auto s = uploader->reserve(n, [] {
-              UploadOptions o;
-              o.policy = ExhaustionPolicy::Wait;
-              return o;
-            }());
-            if (!s) {
-              ++errors;
-              return;
-            }
-            copy_to_staging(s->data(), pageable_ + off, n, fill);
-            if (!uploader->commit(std::move(*s), device_ + off, streams[p])) ++errors;
-          }
-          cudaStreamSynchronize(streams[p]);
-        });
+    UploadOptions wait;
+    wait.policy = cuda::ExhaustionPolicy::Wait;
+
+    // N producers, each on its own stream, taking the next span of the source as they go.
+    for (unsigned producers : common_.threads) {
+      producers = std::max(1u, producers);
+      std::vector<cudaStream_t> streams(producers);
+      for (auto& s : streams)
+        if (failed(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"))
+          return 1;
+      for (uint64_t span_mib : cuda_.span_mib) {
+        // Small enough that every producer holds one span while three times as much is copying:
+        // an open span holds back the reuse of every later byte of the ring.
+        const uint64_t span = span_mib != 0 ? span_mib * MiB
+                                            : std::clamp<uint64_t>(c.ring_bytes / (4 * producers),
+                                                                   MiB, c.chunk_bytes);
+        inplace_row(
+            "inplace", producers, span,
+            [&] {
+              return measure(common_, "inplace", bytes, [&] {
+                std::atomic<uint64_t> cursor{0};
+                const auto t0 = Clock::now();
+                std::vector<std::thread> threads;
+                for (unsigned p = 0; p < producers; ++p) {
+                  threads.emplace_back([&, p] {
+                    cudaSetDevice(device_index_);
+                    for (;;) {
+                      const uint64_t off = cursor.fetch_add(span);
+                      if (off >= bytes) break;
+                      const uint64_t n = std::min(span, bytes - off);
+                      auto s = uploader->reserve(n, wait);
+                      if (!s) {
+                        ++errors;
+                        return;
+                      }
+                      copy_to_staging(s->data(), pageable_ + off, n, fill);
+                      if (!uploader->commit(std::move(*s), device_ + off, streams[p])) ++errors;
+                    }
+                    cudaStreamSynchronize(streams[p]);
+                  });
+                }
+                for (auto& t : threads)
+                  t.join();
+                return seconds_since(t0);
+              });
+            },
+            label);
       }
-      for (auto& t : threads)
-        t.join();
-      return seconds_since(t0);
-    });
-    for (auto& s : streams)
-      cudaStreamDestroy(s);
+      for (auto& s : streams)
+        cudaStreamDestroy(s);
+    }
+
+    // One producer; a FillPool of N threads (and the producer) fills each span.
+    for (unsigned team : common_.threads) {
+      FillPoolConfig pc;
+      pc.threads = team > 0 ? team - 1 : 0;
+      auto pool = FillPool::create(pc);
+      if (!pool) return 1;
+      const uint64_t span = c.chunk_bytes;
+      inplace_row(
+          "inplace-team", std::max(1u, team), span,
+          [&] {
+            return measure(common_, "inplace-team", bytes, [&] {
+              const auto t0 = Clock::now();
+              for (uint64_t off = 0; off < bytes; off += span) {
+                const uint64_t n = std::min(span, bytes - off);
+                auto s = uploader->reserve(n, wait);
+                if (!s) {
+                  ++errors;
+                  break;
+                }
+                FillJob job;
+                job.dst = s->data();
+                job.src = pageable_ + off;
+                job.bytes = n;
+                job.method = fill;
+                (*pool)->submit(job);
+                (*pool)->wait(job);
+                if (!uploader->commit(std::move(*s), device_ + off, stream_)) ++errors;
+              }
+              cudaStreamSynchronize(stream_);
+              return seconds_since(t0);
+            });
+          },
+          label);
+    }
     if (errors.load() != 0) {
-      std::fprintf(stderr, "staging-bench: in-place path failed %d times\n", errors.load());
+      std::fprintf(stderr, "staging-bench: the in-place paths failed %d times\n", errors.load());
       ++failures_;
       return 1;
     }
-    row.fields["threads"] = producers;
-    row.fields["fill"] = std::string(to_string(resolve(fill)));
-    row.fields["span_mib"] = static_cast<double>(span) / MiB;
-    row.fields["ratio"] = row.gbps / ceiling_[bytes];
-    results_.push_back({"inplace", bytes, producers, std::string(to_string(resolve(fill))), span,
-                        row.gbps / ceiling_[bytes]});
-    report_.add(std::move(row));
-    note_stats(*uploader);
+    const UploaderStats s = uploader->stats();
+    max_pinned_peak_ = std::max(max_pinned_peak_, s.pinned_peak);
+    if (s.pinned_peak > s.pinned_cap) ++failures_;
     return 0;
+  }
+
+  // --- targets ----------------------------------------------------------------------------------
+
+  const Result* find(const std::string& section, uint64_t bytes, unsigned threads = 0,
+                     const std::string& fill_prefix = "") const {
+    for (const Result& r : results_) {
+      if (r.section == section && r.bytes == bytes && (threads == 0 || r.threads == threads) &&
+          r.fill.compare(0, fill_prefix.size(), fill_prefix) == 0) {
+        return &r;
+      }
+    }
+    return nullptr;
   }
 
   void targets() {
     char buf[512];
-    // Pageable source >= 256 MiB through a ring of <= 64 MiB: >= 0.9 x the ceiling, fewest threads.
-    const bool ring_ok_size = cuda_.ring_mib <= 64;
     for (const auto& [bytes, ceiling] : ceiling_) {
-      if (bytes < 256 * MiB) continue;
-      const Result* best = nullptr;
-      const Result* fewest = nullptr;
-      for (const Result& r : results_) {
-        if (r.section != "ring" || r.bytes != bytes) continue;
-        if (best == nullptr || r.ratio > best->ratio) best = &r;
-        if (r.ratio >= 0.9 && (fewest == nullptr || r.threads < fewest->threads)) fewest = &r;
-      }
-      if (best == nullptr) continue;
-      if (fewest != nullptr) {
-        std::snprintf(
-            buf, sizeof buf,
-            "%.2f x ceiling (%.1f GB/s) with %u %s fill threads; best %.2f x (%u threads, "
-            "%s); ring %llu MiB",
-            fewest->ratio, fewest->ratio * ceiling, fewest->threads, fewest->fill.c_str(),
-            best->ratio, best->threads, best->fill.c_str(),
-            static_cast<unsigned long long>(cuda_.ring_mib));
-      } else {
+      const std::string size = std::to_string(bytes / MiB) + " MiB";
+      // The default configuration against its target, and against the best configuration.
+      if (const Result* d = find("default", bytes)) {
+        const double goal = default_target(bytes);
+        const Result* best = d;
+        for (const Result& r : results_) {
+          if (r.bytes == bytes &&
+              (r.section == "ring" || r.section == "tuned" || r.section == "chunk") &&
+              r.ratio > best->ratio) {
+            best = &r;
+          }
+        }
         std::snprintf(buf, sizeof buf,
-                      "best %.2f x ceiling (%.1f GB/s of %.1f) with %u %s threads: short of 0.9 "
-                      "by %.2f",
-                      best->ratio, best->ratio * ceiling, ceiling, best->threads,
-                      best->fill.c_str(), 0.9 - best->ratio);
+                      "%.2f x ceiling (%.1f of %.1f GB/s), target %.2f; best "
+                      "configuration %.2f (%s, %u threads, %s)",
+                      d->ratio, d->gbps, ceiling, goal, best->ratio, best->section.c_str(),
+                      best->threads, best->fill.c_str());
+        report_.target(
+            "default " + size + " >= " + std::to_string(goal).substr(0, 4) + " x ceiling",
+            d->ratio >= goal, buf);
+        std::snprintf(buf, sizeof buf, "default %.2f vs best %.2f (%.0f %%)", d->ratio, best->ratio,
+                      100 * d->ratio / best->ratio);
+        report_.target("default " + size + " within 3 % of the best configuration",
+                       d->ratio >= 0.97 * best->ratio, buf);
       }
-      report_.target("ring " + std::to_string(bytes / MiB) + " MiB pageable >= 0.9 x ceiling",
-                     fewest != nullptr && ring_ok_size, buf);
-      const double x = best->ratio * ceiling / pageable_gbps_[bytes];
-      std::snprintf(buf, sizeof buf, "%.1f x plain cudaMemcpy from pageable (%.1f GB/s)", x,
-                    pageable_gbps_[bytes]);
-      report_.target("ring " + std::to_string(bytes / MiB) + " MiB >= 5 x pageable cudaMemcpy",
-                     x >= 5.0, buf);
+      if (pageable_gbps_.count(bytes) == 0) continue;
+      const double pageable = pageable_gbps_.at(bytes);
+      // One fill thread (the default fill method) against pageable cudaMemcpy.
+      if (const Result* one = find("ring", bytes, 1, "auto")) {
+        std::snprintf(buf, sizeof buf, "%.2f x pageable (%.1f vs %.1f GB/s)", one->gbps / pageable,
+                      one->gbps, pageable);
+        report_.target("1 fill thread " + size + " >= 1.0 x pageable cudaMemcpy",
+                       one->gbps >= pageable, buf);
+      }
+      // Any configuration.
+      const Result* worst = nullptr;
+      for (const Result& r : results_) {
+        if (r.bytes == bytes &&
+            (r.section == "ring" || r.section == "default" || r.section == "tuned") &&
+            (worst == nullptr || r.gbps < worst->gbps)) {
+          worst = &r;
+        }
+      }
+      if (worst != nullptr) {
+        std::snprintf(buf, sizeof buf, "slowest configuration %.2f x pageable (%s, %u threads, %s)",
+                      worst->gbps / pageable, worst->section.c_str(), worst->threads,
+                      worst->fill.c_str());
+        report_.target("every configuration " + size + " >= 1.0 x pageable cudaMemcpy",
+                       worst->gbps >= pageable, buf);
+      }
     }
     const Result* best_inplace = nullptr;
-    const Result* fewest_inplace = nullptr;
     for (const Result& r : results_) {
-      if (r.section != "inplace" && r.section != "inplace-team") continue;
-      if (best_inplace == nullptr || r.ratio > best_inplace->ratio) best_inplace = &r;
-      if (r.ratio >= 0.9 && (fewest_inplace == nullptr || r.threads < fewest_inplace->threads)) {
-        fewest_inplace = &r;
+      if ((r.section == "inplace" || r.section == "inplace-team") &&
+          (best_inplace == nullptr || r.ratio > best_inplace->ratio)) {
+        best_inplace = &r;
       }
     }
     if (best_inplace != nullptr) {
-      const Result* shown = fewest_inplace != nullptr ? fewest_inplace : best_inplace;
-      std::snprintf(buf, sizeof buf, "%.2f x ceiling with %u %s threads (%s copy), %llu MiB",
-                    shown->ratio, shown->threads,
-                    shown->section == "inplace-team" ? "team fill" : "producer",
-                    shown->fill.c_str(), static_cast<unsigned long long>(shown->bytes / MiB));
-      report_.target("in-place producers >= 0.9 x ceiling", fewest_inplace != nullptr, buf);
+      std::snprintf(buf, sizeof buf, "median of %u runs %.2f x ceiling (%s, %u threads, %s copy)",
+                    cuda_.inplace_runs, best_inplace->ratio, best_inplace->section.c_str(),
+                    best_inplace->threads, best_inplace->fill.c_str());
+      report_.target("in-place >= 0.9 x ceiling", best_inplace->ratio >= 0.9, buf);
     }
     std::snprintf(buf, sizeof buf, "most pinned bytes held by any Uploader %llu, cap %llu",
                   static_cast<unsigned long long>(max_pinned_peak_),
@@ -520,59 +663,131 @@ class CudaBench {
     report_.target("pinned memory never above the cap", max_pinned_peak_ <= pinned_cap_, buf);
   }
 
-  struct Result {
-    std::string section;
-    uint64_t bytes;
-    unsigned threads;
-    std::string fill;
-    uint64_t chunk;
-    double ratio;
-  };
-
   const CommonOptions& common_;
   const CudaOptions& cuda_;
   Report& report_;
+  std::vector<Result>& results_;
+  int device_index_ = 0;
   uint64_t max_bytes_ = 0;
   std::byte* pageable_ = nullptr;
-  std::byte* pinned_ = nullptr;
+  std::byte* pinned_ = nullptr;   // the source, pinned: the ceiling's
+  std::byte* staging_ = nullptr;  // pin1's cached pinned buffer, and the fill rows' ring
   std::byte* device_ = nullptr;
   cudaStream_t stream_ = nullptr;
   std::map<uint64_t, double> ceiling_;
   std::map<uint64_t, double> pageable_gbps_;
-  double max_ceiling_ = 0;
-  std::vector<Result> results_;
+  double link_gbps_ = 0;
+  double overhead_us_ = 0;
   uint64_t max_pinned_peak_ = 0;
   uint64_t pinned_cap_ = 0;
   int failures_ = 0;
 };
 
+int describe(const CudaOptions& cuda, Report& report) {
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  report.context("cuda_driver", driver);
+  report.context("cuda_runtime", runtime);
+  for (int d : cuda.devices) {
+    cudaDeviceProp prop{};
+    if (failed(cudaGetDeviceProperties(&prop, d), "cudaGetDeviceProperties")) return 1;
+    char bus[32] = {};
+    cudaDeviceGetPCIBusId(bus, sizeof bus, d);
+    int node = -1;
+    make_runtime_api(d)->host_numa_node(&node);
+    report.context("device" + std::to_string(d), std::string(prop.name) + " pci " + bus +
+                                                     " host NUMA node " + std::to_string(node));
+  }
+  const HostTopology topo = HostTopology::read();
+  std::string nodes;
+  for (const auto& n : topo.nodes)
+    nodes += (nodes.empty() ? "" : ", ") +
+             ("node" + std::to_string(n.id) + ": " + std::to_string(n.cpus.size()) + " cpus");
+  report.context("host_numa", nodes);
+  report.context("ring_mib_per_device", cuda.ring_mib);
+  report.context("chunk_mib", cuda.chunk_mib);
+  report.context("warmup_uploads", cuda.warmup);
+  report.context("source", "pageable (malloc), pre-touched before timing, reused by every rep");
+  report.context("timing",
+                 "host wall time from the call until the stream is synchronised; median of reps "
+                 "after one warm-up (ring rows: after --warmup uploads)");
+  return 0;
+}
+
+CudaOptions& options() {
+  static CudaOptions o;
+  return o;
+}
+
 }  // namespace
+}  // namespace cuda_bench
 
 Backend make_cuda_backend() {
+  using namespace cuda_bench;
   Backend b;
   b.name = "cuda";
   b.description = "pageable-to-device uploads through staging::cuda::Uploader";
   b.add_options = [](CLI::App& app) {
-    CudaOptions& o = cuda_options();
+    CudaOptions& o = options();
     auto* g = app.add_option_group("cuda", "options of --backend cuda");
-    g->add_option("--device", o.device, "CUDA device index");
-    g->add_option("--ring-mib", o.ring_mib, "pinned ring (the cap), MiB");
-    g->add_option("--chunk-mib", o.chunk_mib, "chunk size of the main curve, MiB");
-    g->add_option("--chunk-sweep", o.chunk_sweep_mib,
-                  "chunk sizes (MiB) swept at the largest size with the two largest thread counts "
-                  "(empty: no sweep)")
+    g->add_option("--devices,--device", o.devices,
+                  "CUDA devices; the first is measured alone in every section, several add the "
+                  "multi-device sections")
         ->delimiter(',');
-    g->add_option("--fills", o.fills, "fill methods: streaming, memcpy, auto")->delimiter(',');
-    g->add_flag("!--no-inplace", o.inplace, "skip the in-place producer curve");
+    g->add_option("--ring-mib", o.ring_mib, "pinned ring per device (the cap), MiB");
+    g->add_option("--chunk-mib", o.chunk_mib, "largest piece (and reservation), MiB");
+    g->add_option("--chunk-sweep", o.chunk_sweep_mib,
+                  "largest-piece sizes (MiB) measured at the largest size (section chunk)")
+        ->delimiter(',');
+    g->add_option("--fills", o.fills, "fill methods of the ring rows: auto, memcpy, streaming")
+        ->delimiter(',');
+    g->add_option("--pinnings", o.pinnings,
+                  "fill thread pinning of the ring rows: none, node, core")
+        ->delimiter(',');
+    g->add_option("--warmup", o.warmup, "uploads before each ring row is measured");
+    g->add_flag("!--no-inplace", o.inplace, "skip the in-place producer rows");
+    g->add_option("--inplace-runs", o.inplace_runs, "in-place rows: runs, the row is their median");
     g->add_option("--inplace-fill", o.inplace_fill,
                   "how in-place producers copy into their spans: memcpy, streaming, auto");
     g->add_option("--span-mib", o.span_mib,
-                  "in-place span sizes, MiB (0: ring / (2 x producers), clamped to [1, chunk])")
+                  "in-place span sizes, MiB (0: ring / (4 x producers), clamped to [1, chunk])")
+        ->delimiter(',');
+    g->add_option("--multi-sizes", o.multi_sizes_mib, "sizes of the multi-device sections, MiB")
+        ->delimiter(',');
+    g->add_option("--sections", o.sections,
+                  "only these sections: fill, copy, baselines, default, tuned, ring, chunk, "
+                  "inplace, multi (the ceiling is always measured)")
         ->delimiter(',');
   };
   b.run = [](const CommonOptions& common, Report& report) {
-    CudaBench bench(common, cuda_options(), report);
-    return bench.run();
+    CudaOptions& cuda = options();
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess || count == 0) {
+      std::fprintf(stderr, "staging-bench: no usable CUDA device (%s)\n",
+                   err != cudaSuccess ? cudaGetErrorName(err) : "0 devices");
+      return 2;
+    }
+    if (cuda.devices.empty()) cuda.devices.push_back(0);
+    for (int d : cuda.devices) {
+      if (d < 0 || d >= count) {
+        std::fprintf(stderr, "staging-bench: no CUDA device %d (%d present)\n", d, count);
+        return 2;
+      }
+    }
+    if (describe(cuda, report) != 0) return 1;
+    std::vector<Result> results;
+    int status = 0;
+    const bool multi_only = cuda.sections.size() == 1 && cuda.sections.front() == "multi";
+    if (!multi_only) {
+      SingleDevice single(common, cuda, report, results);
+      status = single.run();
+    }
+    if (status == 0 && cuda.devices.size() > 1 && wanted(cuda, "multi")) {
+      status = run_multi(common, cuda, report, results);
+    }
+    return status;
   };
   return b;
 }

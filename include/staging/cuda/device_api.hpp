@@ -42,6 +42,18 @@ class DeviceApi {
   /// cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream), `src` in pinned memory.
   virtual cudaError_t copy_to_device_async(void* dst, const void* src, std::size_t bytes,
                                            cudaStream_t stream) noexcept = 0;
+  /// cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream) with `src` in pageable
+  /// memory. The driver may stage the bytes before it returns, or read `src` later: the caller
+  /// keeps `src` unchanged until the copy has completed on the stream.
+  virtual cudaError_t copy_pageable_to_device_async(void* dst, const void* src, std::size_t bytes,
+                                                    cudaStream_t stream) noexcept = 0;
+  /// cudaStreamQuery(stream): cudaSuccess when every operation queued on it has completed,
+  /// cudaErrorNotReady while some has not.
+  virtual cudaError_t stream_query(cudaStream_t stream) noexcept = 0;
+  /// The host NUMA node closest to the device (cudaDeviceGetAttribute with
+  /// cudaDevAttrHostNumaId, else the PCI device's numa_node in sysfs); -1 when the host has no
+  /// NUMA layout or it is unknown. `node` is written on success.
+  virtual cudaError_t host_numa_node(int* node) noexcept = 0;
 };
 
 /// The CUDA runtime as a DeviceApi, bound to `device`: each call that needs a current device

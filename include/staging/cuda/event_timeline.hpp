@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "staging/core/counters.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/cuda/device_api.hpp"
@@ -46,6 +47,20 @@ struct EventTimelineStats {
   uint32_t peak_pending = 0;    ///< most points pending at once
   TimelineValue completed = 0;  ///< completed() when the stats were taken
 };
+
+/// EventTimelineStats' counters, in declaration order.
+constexpr auto counters_of(std::type_identity<EventTimelineStats>) noexcept {
+  using S = EventTimelineStats;
+  return std::tuple{counter("events", "events", &S::events),
+                    counter("opened", "points opened", &S::opened),
+                    counter("recorded", "points recorded", &S::recorded),
+                    counter("released", "points released", &S::released),
+                    counter("queries", "event queries", &S::queries),
+                    counter("pool_waits", "waits for a free event", &S::pool_waits),
+                    counter("peak_pending", "most points pending", &S::peak_pending),
+                    counter("completed", "completed point", &S::completed)};
+}
+static_assert(counters_complete<EventTimelineStats>(), "EventTimelineStats: counters_of is stale");
 
 /// See the file comment.
 ///
@@ -83,9 +98,15 @@ class EventTimeline final : public CompletionSource {
   /// The highest N such that every point <= N has completed; never decreases. Queries the events
   /// of the oldest pending points (cudaEventQuery, no waiting).
   [[nodiscard]] TimelineValue completed() override;
-  /// Polls until completed() >= value or `timeout` passes; returns completed(). Sleeps between
-  /// polls (backing off to 100 µs); never hangs. After a failure it just runs out the timeout.
+  /// Polls until completed() >= value or `timeout` passes; returns completed(). Yields between
+  /// polls for the first 50 µs (a copy about to finish is seen at once), then sleeps, backing off
+  /// to 100 µs; never hangs. After a failure it just runs out the timeout.
   TimelineValue wait(TimelineValue value, Duration timeout) override;
+  /// True once `point`'s own work has completed: its event reached, or it was released, or
+  /// completed() >= point — whatever the points before it do (unlike completed()). False for an
+  /// open point, one never handed out, or once the timeline has stopped (and not yet completed).
+  /// Queries the point's event (cudaEventQuery, no waiting).
+  [[nodiscard]] bool reached(TimelineValue point);
   /// Makes `stream` wait (cudaStreamWaitEvent) until `point`'s own event is reached; nothing when
   /// it has already completed or was released. Errors: cudaErrorInvalidValue for a point never
   /// handed out, cudaErrorNotReady for a point not yet recorded, error() once the timeline has

@@ -1,18 +1,20 @@
 // Uploader: bounded pinned staging for host-to-device uploads on CUDA.
 //
-// `cudaMemcpy` from ordinary (pageable) host memory runs at 7–16 GB/s on the H200 machine, from
-// pinned memory at 55 GB/s; pinning the source costs ~0.5 s per GiB. The Uploader pins one ring of
-// `ring_bytes` once, and streams any upload through it in chunks: a pool of CPU threads copies the
-// source into ring chunks in parallel (one thread's memcpy runs at ~6 GB/s there), and each chunk
-// is copied to the device with cudaMemcpyAsync on the caller's stream as soon as it is full, while
-// the threads fill the next ones. The ring's bytes are reused once the copy that read them has
-// completed, as seen through pooled CUDA events on the core's monotonic timeline.
+// `cudaMemcpy` from ordinary (pageable) host memory runs several times slower than from pinned
+// memory, and pinning the source for each upload is slower still. The Uploader pins one ring of
+// `ring_bytes` once, and streams any upload through it in pieces: a pool of CPU threads (and the
+// calling thread) copies the source into ring pieces in parallel, and each piece is copied to the
+// device with cudaMemcpyAsync on the caller's stream as soon as it is full, while the threads fill
+// the next ones. Piece size, fill method and — with few fill threads — a part copied straight from
+// the source are chosen per upload from rates measured as uploads run (docs/cuda.md). The ring's
+// bytes are reused once the copy that read them has completed, as seen through pooled CUDA events
+// on the core's monotonic completion timeline.
 //
-//   upload(dst, src, 1 GiB, stream), ring of 8 chunks:
+//   upload(dst, src, 1 GiB, stream), ring of 8 pieces:
 //
-//   source   [c0][c1][c2][c3][c4][c5][c6][c7][c8][c9] ...      fill threads copy chunk slices
-//   ring     [c8][c9][c2][c3][c4][c5][c6][c7]                   c8 reuses c0's bytes once c0's
-//   stream   ..c0 c1 c2 c3 c4 c5 | c6 c7 ...                    event (its point) has completed
+//   source   [p0][p1][p2][p3][p4][p5][p6][p7][p8][p9] ...      fill threads copy piece slices
+//   ring     [p8][p9][p2][p3][p4][p5][p6][p7]                   p8 reuses p0's bytes once p0's
+//   stream   ..p0 p1 p2 p3 p4 p5 | p6 p7 ...                    event (its point) has completed
 //
 // Built on staging::ByteRing (core/byte_ring.hpp): FIFO reservations in one pinned region, each
 // retired by its own timeline point; exhaustion policies Defer, Wait (bounded) and Split. Grow and
@@ -41,41 +43,85 @@
 #include <string_view>
 
 #include "staging/core/byte_ring.hpp"
+#include "staging/core/counters.hpp"
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
+#include "staging/core/fill_copy.hpp"
+#include "staging/core/fill_pool.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/cuda/device_api.hpp"
+#include "staging/cuda/pinned_region_allocator.hpp"
 
 namespace staging::cuda {
 
-/// How the fill threads copy host bytes into the pinned ring.
-enum class FillMethod : uint8_t {
-  /// Chosen per upload() by its size: Streaming (x86-64) when the upload is smaller than the
-  /// ring, Memcpy when it is at least the ring's size (it then cycles through a ring that stays in
-  /// the CPU's cache, where plain stores win). In-place producers' copy_to_staging(): Streaming on
-  /// x86-64. Memcpy on other CPUs.
-  Auto,
-  /// std::memcpy.
-  Memcpy,
-  /// Non-temporal (streaming) stores, AVX2 when the CPU has it, else SSE2: the bytes bypass the
-  /// CPU caches on their way to the ring, which the GPU reads by DMA. x86-64 only (memcpy
-  /// elsewhere).
-  Streaming,
+namespace detail {
+/// The library's own tests reach an Uploader's internals through this (not part of the API).
+struct UploaderTestAccess;
+}  // namespace detail
+
+/// The names of this namespace's enums: `to_string(e)` finds the core's one to_string (built on
+/// each enum's enum_names) by argument-dependent lookup here too.
+using staging::to_string;
+
+/// What the Uploader does when its ring has no room: the core's ExhaustionPolicy
+/// (byte_ring.hpp) holding only the values the Uploader supports. Grow and Fallback are not
+/// among them: they would pin memory in the upload path.
+enum class ExhaustionPolicy : uint8_t {
+  /// Answer WouldBlock at once. Never blocks.
+  Defer,
+  /// Wait for copies to complete, up to the timeout; then Timeout.
+  Wait,
+  /// upload(): stream the source through the ring in reservations of whole pieces, any size,
+  /// waiting up to the timeout for each. reserve(): give as much as fits (at least some).
+  Split,
 };
+
+/// Names of ExhaustionPolicy's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<ExhaustionPolicy>) noexcept {
+  return std::to_array<std::string_view>({"Defer", "Wait", "Split"});
+}
+static_assert(enum_names_complete<ExhaustionPolicy>(), "ExhaustionPolicy: a value has no name");
+
+/// The core's value for `policy` (the byte ring's policy of the same name).
+[[nodiscard]] constexpr staging::ExhaustionPolicy to_core(ExhaustionPolicy policy) noexcept {
+  switch (policy) {
+    case ExhaustionPolicy::Defer:
+      return staging::ExhaustionPolicy::Defer;
+    case ExhaustionPolicy::Wait:
+      return staging::ExhaustionPolicy::Wait;
+    case ExhaustionPolicy::Split:
+      break;
+  }
+  return staging::ExhaustionPolicy::Split;
+}
 
 /// How an Uploader is sized. Validated by Uploader::create.
 struct UploaderConfig {
   /// Pinned bytes of the ring: allocated once by create(), never grown. This is the cap: the
   /// Uploader never holds more pinned memory than this (plus nothing). > 0.
   uint64_t ring_bytes = uint64_t{64} << 20;
-  /// Largest piece copied with one cudaMemcpyAsync and the size of Split's chunks. Clamped to
-  /// [alignment, ring_bytes]. 4–16 MiB suits the H200 (copies of 1 MiB reach only ~88% of the
-  /// copy ceiling); keep ring_bytes / chunk_bytes >= 4 so that copies stay queued while the threads
-  /// fill the next chunks.
+  /// Largest piece copied with one cudaMemcpyAsync, and the most ring one reservation of upload()
+  /// takes (whole pieces). Clamped to [alignment, ring_bytes]. Keep ring_bytes / chunk_bytes >= 4
+  /// so that copies stay queued while the threads fill the next pieces.
   uint64_t chunk_bytes = uint64_t{8} << 20;
-  /// CPU threads filling chunks (>= 1), started by create(). Each fills at roughly one core's
-  /// memory copy rate; see docs/cuda.md for choosing the number.
-  unsigned fill_threads = 8;
-  /// Bytes one fill thread copies at a time; 0: each piece spread over all threads (>= 64 KiB).
+  /// Smallest piece, unless an upload's ring part is smaller (clamped to [1, chunk_bytes]).
+  /// Between the two, pieces are sized per upload from the fill rate measured so far and the
+  /// copy overhead (docs/cuda.md, "Pieces"): about 256 KiB for 1 MiB, 8 MiB for 1 GiB.
+  uint64_t min_piece_bytes = uint64_t{256} << 10;
+  /// Threads of the Uploader's own fill pool, started by create(); ignored when fill_pool is
+  /// given. 0: one per CPU this process may use, minus two (the uploading thread fills too, and
+  /// the CUDA driver has threads of its own), at least 1 and at most 12. On a 16-core host that
+  /// is 12: the fill rate must exceed the copy rate (docs/cuda.md, "Fill threads").
+  unsigned fill_threads = 0;
+  /// A fill pool shared with other Uploaders (one per device): their common CPU budget. Null:
+  /// create() starts the Uploader's own pool of fill_threads threads.
+  std::shared_ptr<FillPool> fill_pool;
+  /// Where the own pool's threads run (ignored with fill_pool): Node keeps them on the host NUMA
+  /// node closest to the device (no restriction on a host with one node), Core pins one per core
+  /// of that node, None leaves them to the operating system.
+  ThreadPinning fill_pinning = ThreadPinning::Node;
+  /// Bytes one fill thread copies at a time; 0: each piece spread over the pool's threads and
+  /// the caller (>= 32 KiB a slice).
   uint64_t fill_slice_bytes = 0;
   /// Pieces of at most this many bytes are copied into the ring by the calling thread itself
   /// (waking a fill thread would cost more than the copy).
@@ -83,14 +129,28 @@ struct UploaderConfig {
   /// Offset alignment of every reservation in the ring (>= 1, <= ring_bytes). Also the default
   /// alignment of reserve().
   uint64_t alignment = 256;
-  /// Policy of upload() and reserve() when the ring has no room: Defer, Wait or Split.
+  /// Policy of upload() and reserve() when the ring has no room.
   ExhaustionPolicy policy = ExhaustionPolicy::Split;
   /// Longest a single reservation waits for ring room (Wait, Split) before Timeout (>= 0).
   Duration wait_timeout = std::chrono::seconds(1);
   /// CUDA events in the timeline's pool (>= 1): the most reservations pending at once.
   uint32_t events = 1024;
-  /// How the fill threads copy.
+  /// How the fill threads copy. Auto: per upload size class (powers of two), the method whose
+  /// uploads have taken less time per byte so far; each class measures both on its first
+  /// uploads and re-measures the losing one now and then (docs/cuda.md, "Fill method"). Before a
+  /// class is measured: Streaming below twice the ring's size, Memcpy from there (an upload that
+  /// cycles through the ring finds it in the CPU's cache, where plain stores win).
   FillMethod fill = FillMethod::Auto;
+  /// Lets upload() (under Split, on a stream with no work queued) copy the first part of a source
+  /// straight from it with cudaMemcpyAsync while the fill threads fill the ring for the rest, when
+  /// that is faster than the ring alone — with one or two fill threads, where the driver's own
+  /// pageable copy outruns the ring. upload() then returns once that copy has completed.
+  /// UploaderStats::direct_uploads counts them. False: every byte goes through the ring.
+  bool direct = true;
+  /// The copy rate from pinned memory the piece and direct-part model assumes, GB/s (> 0).
+  double link_gbps = 50;
+  /// The fixed cost of one copy on the copy engine the piece model assumes (>= 0).
+  Duration copy_overhead = std::chrono::microseconds(2);
   /// Pin the ring with cudaHostAllocWriteCombined (the CPU must then never read it).
   bool write_combined = false;
   /// Runs the byte ring's invariant checker on every operation (slow; for tests).
@@ -102,14 +162,19 @@ struct UploaderConfig {
   /// The device the Uploader works with; -1: the calling thread's current device at create().
   /// Used only when create() makes the runtime DeviceApi (a given DeviceApi has its own).
   int device = -1;
-  /// Longest the destructor waits for the copies it issued to complete (see ~Uploader; >= 0).
+  /// Longest the destructor waits for the copies it issued to complete (see ~Uploader; >= 0);
+  /// also the longest upload() waits for its direct part (see `direct`).
   Duration drain_timeout = std::chrono::seconds(10);
+  /// A total cap on pinned memory shared with other Uploaders (one ring per device): create()
+  /// fails with PinnedAllocationFailed when the ring does not fit in what is left of it. Null:
+  /// ring_bytes is the only cap.
+  std::shared_ptr<PinnedBudget> pinned_budget;
 };
 
 /// Per-call overrides.
 struct UploadOptions {
-  /// Overrides UploaderConfig::policy (Defer, Wait or Split; others are InvalidArgument).
-  /// upload(): Split streams a source of any size in chunks; Wait and Defer stage the whole
+  /// Overrides UploaderConfig::policy.
+  /// upload(): Split streams a source of any size in pieces; Wait and Defer stage the whole
   /// source in one reservation (at most ring_bytes) or nothing.
   std::optional<ExhaustionPolicy> policy;
   /// Overrides UploaderConfig::wait_timeout, per reservation (negative: no waiting).
@@ -122,9 +187,9 @@ struct UploadOptions {
 
 /// Why an Uploader call failed.
 enum class UploadErrorKind : uint8_t {
-  /// A null pointer with bytes > 0, an address range that wraps, a policy other than
-  /// Defer/Wait/Split, a stream capturing a graph, reserve(0), a commit of 0 bytes or of more
-  /// than the span, or a span that is empty or from another Uploader.
+  /// A null pointer with bytes > 0, an address range that wraps, a policy outside the enum, a
+  /// stream capturing a graph, reserve(0), a commit of 0 bytes or of more than the span, or a
+  /// span that is empty or from another Uploader.
   InvalidArgument,
   /// Defer: no room now (also: every pooled event is pending, or another call is waiting for
   /// room). Nothing was staged.
@@ -162,31 +227,80 @@ struct UploadError {
   TimelineValue issued_point = 0;
 };
 
-/// The kind's name, e.g. "Timeout". Never null; "?" for values outside the enum.
-[[nodiscard]] std::string_view to_string(UploadErrorKind kind) noexcept;
-/// The method's name as the tools spell it: "auto", "memcpy", "streaming" ("?" outside the enum).
-[[nodiscard]] std::string_view to_string(FillMethod method) noexcept;
+/// Names of UploadErrorKind's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<UploadErrorKind>) noexcept {
+  return std::to_array<std::string_view>(
+      {"InvalidArgument", "WouldBlock", "Timeout", "TooLarge", "Cuda", "Failed"});
+}
+static_assert(enum_names_complete<UploadErrorKind>(), "UploadErrorKind: a value has no name");
 
 /// What an Uploader has done. Plain data; a diagnostic, never a decision input.
 struct UploaderStats {
-  uint64_t uploads = 0;          ///< successful upload() calls
-  uint64_t bytes_uploaded = 0;   ///< bytes they copied
-  uint64_t commits = 0;          ///< successful commit() calls
-  uint64_t bytes_committed = 0;  ///< bytes they copied
-  uint64_t cancels = 0;          ///< spans cancelled (explicitly or by destruction)
-  uint64_t copies = 0;           ///< cudaMemcpyAsync calls issued
-  uint64_t inline_fills = 0;     ///< pieces filled by the calling thread
-  uint64_t pool_fills = 0;       ///< pieces filled by the fill threads
-  uint64_t errors = 0;           ///< calls that returned an error
-  uint64_t pinned_bytes = 0;     ///< pinned bytes held now (== ring_bytes while alive)
+  uint64_t uploads = 0;            ///< successful upload() calls
+  uint64_t bytes_uploaded = 0;     ///< bytes they copied
+  uint64_t commits = 0;            ///< successful commit() calls
+  uint64_t bytes_committed = 0;    ///< bytes they copied
+  uint64_t cancels = 0;            ///< spans cancelled (explicitly or by destruction)
+  uint64_t copies = 0;             ///< cudaMemcpyAsync calls issued
+  uint64_t inline_fills = 0;       ///< pieces filled by the calling thread alone (small ones)
+  uint64_t pool_fills = 0;         ///< pieces filled by the fill pool (the caller helping)
+  uint64_t errors = 0;             ///< calls that returned an error
+  uint64_t direct_uploads = 0;     ///< uploads with a direct part (see UploaderConfig::direct)
+  uint64_t direct_bytes = 0;       ///< bytes those copied straight from the source
+  uint64_t memcpy_uploads = 0;     ///< uploads whose ring part was filled with Memcpy
+  uint64_t streaming_uploads = 0;  ///< ... with Streaming
+  uint64_t probe_uploads = 0;      ///< of those, uploads that measured the method not winning
+  double fill_gbps_per_thread_memcpy = 0;     ///< measured fill speed of one thread, Memcpy
+  double fill_gbps_per_thread_streaming = 0;  ///< ... Streaming (initial guesses until measured)
+  double direct_gbps = 0;                     ///< measured rate of direct parts (0: none yet)
+  uint64_t pinned_bytes = 0;                  ///< pinned bytes held now (== ring_bytes while alive)
   uint64_t pinned_peak = 0;      ///< most pinned bytes ever held at once (never > pinned_cap)
   uint64_t pinned_cap = 0;       ///< the configured cap (ring_bytes)
+  uint64_t budget_held = 0;      ///< the shared PinnedBudget's bytes held now (0: none)
+  uint64_t budget_cap = 0;       ///< its cap (0: none)
+  FillPoolStats pool;            ///< the fill pool's (a shared pool: all its Uploaders')
   ByteRingStats ring;            ///< the byte ring's own stats (waits, splits, would-blocks, ...)
   TimelineValue completed = 0;   ///< completed() when the stats were taken
   TimelineValue last_point = 0;  ///< the newest point handed out
   uint32_t events = 0;           ///< CUDA events in the pool
   uint32_t peak_pending_points = 0;  ///< most points pending at once
 };
+
+/// UploaderStats' counters, in declaration order (the measured rates are not counters).
+constexpr auto counters_of(std::type_identity<UploaderStats>) noexcept {
+  using S = UploaderStats;
+  constexpr CounterUnit bytes = CounterUnit::Bytes;
+  return std::tuple{
+      counter("uploads", "uploads", &S::uploads),
+      counter("bytes_uploaded", "bytes uploaded", &S::bytes_uploaded, bytes),
+      counter("commits", "commits", &S::commits),
+      counter("bytes_committed", "bytes committed", &S::bytes_committed, bytes),
+      counter("cancels", "cancelled spans", &S::cancels),
+      counter("copies", "copies issued", &S::copies),
+      counter("inline_fills", "pieces filled by the caller alone", &S::inline_fills),
+      counter("pool_fills", "pieces filled by the pool", &S::pool_fills),
+      counter("errors", "errors", &S::errors),
+      counter("direct_uploads", "uploads with a direct part", &S::direct_uploads),
+      counter("direct_bytes", "bytes copied directly", &S::direct_bytes, bytes),
+      counter("memcpy_uploads", "uploads filled with memcpy", &S::memcpy_uploads),
+      counter("streaming_uploads", "uploads filled with streaming stores", &S::streaming_uploads),
+      counter("probe_uploads", "uploads measuring the losing method", &S::probe_uploads),
+      not_a_counter(&S::fill_gbps_per_thread_memcpy),
+      not_a_counter(&S::fill_gbps_per_thread_streaming),
+      not_a_counter(&S::direct_gbps),
+      counter("pinned_bytes", "pinned bytes", &S::pinned_bytes, bytes),
+      counter("pinned_peak", "peak pinned bytes", &S::pinned_peak, bytes),
+      counter("pinned_cap", "pinned cap", &S::pinned_cap, bytes),
+      counter("budget_held", "shared budget held", &S::budget_held, bytes),
+      counter("budget_cap", "shared budget cap", &S::budget_cap, bytes),
+      counter_group("pool", "fill pool", &S::pool),
+      counter_group("ring", "byte ring", &S::ring),
+      counter("completed", "completed point", &S::completed),
+      counter("last_point", "newest point", &S::last_point),
+      counter("events", "events", &S::events),
+      counter("peak_pending_points", "most points pending", &S::peak_pending_points)};
+}
+static_assert(counters_complete<UploaderStats>(), "UploaderStats: counters_of is stale");
 
 class Uploader;
 
@@ -252,13 +366,15 @@ class Uploader {
  public:
   /// Why create() made no Uploader.
   enum class CreateError : uint8_t {
-    /// A config value out of range: ring_bytes, fill_threads, events or alignment 0, alignment
-    /// above ring_bytes, a policy other than Defer/Wait/Split, a negative wait or drain timeout.
+    /// A config value out of range: ring_bytes, events or alignment 0, alignment above ring_bytes,
+    /// a policy outside the enum, a negative wait or drain timeout or copy overhead, link_gbps not
+    /// > 0.
     InvalidConfig,
     /// create() was to use the CUDA runtime (no DeviceApi given) and there is no device,
     /// config.device is out of range, or the current device could not be read.
     NoDevice,
-    /// Pinning the ring failed (out of host memory or a CUDA error).
+    /// Pinning the ring failed (out of host memory, no room left in the pinned_budget, or a
+    /// CUDA error).
     PinnedAllocationFailed,
     /// Creating the pooled events failed.
     EventCreationFailed,
@@ -284,12 +400,15 @@ class Uploader {
 
   /// Copies `bytes` from host memory `host_src` (pageable or not, any alignment) to device memory
   /// `device_dst` (any alignment) on `stream`, through the pinned ring. Returns once every byte has
-  /// been copied into the ring and every copy enqueued: the caller may then reuse `host_src`
-  /// at once; the device bytes are there when the returned point completes (and for any later
-  /// work on `stream`, by stream order). Copies are enqueued in source order.
+  /// been copied into the ring (or read by a direct copy that has completed, see
+  /// UploaderConfig::direct) and every copy enqueued: the caller may then reuse `host_src` at
+  /// once; the device bytes are there when the returned point completes (and for any later work
+  /// on `stream`, by stream order). Copies are enqueued in source order. The calling thread fills
+  /// ring pieces alongside the fill pool while it waits for them.
   ///
-  /// Policy (options.policy or the config's): Split streams any size in chunks of chunk_bytes,
-  /// waiting up to the timeout for each; Wait stages the whole source in one reservation (waiting
+  /// Policy (options.policy or the config's): Split streams any size in reservations of whole
+  /// pieces (at most chunk_bytes), waiting up to the timeout for each, and may take a direct part
+  /// on an idle stream; Wait stages the whole source in one reservation (waiting
   /// up to the timeout; TooLarge above ring_bytes); Defer is Wait without waiting (WouldBlock).
   /// bytes == 0: nothing happens, returns 0 (a point that has always completed) — unless the
   /// Uploader has failed (Failed). Errors: see UploadErrorKind; `bytes_issued` says how much was
@@ -304,8 +423,7 @@ class Uploader {
   /// much as fits, at least some) and the caller reserves the rest with further calls. Without
   /// options.policy the config's policy applies, except that Split means Wait here.
   /// options.alignment sets the offset alignment. Errors: InvalidArgument (bytes 0, a policy
-  /// other than Defer/Wait/Split, an alignment that overflows), WouldBlock, Timeout, TooLarge,
-  /// Failed.
+  /// outside the enum, an alignment that overflows), WouldBlock, Timeout, TooLarge, Failed.
   Expected<StagingSpan, UploadError> reserve(uint64_t bytes, const UploadOptions& options = {});
   /// Copies the first `bytes` of `span` (all of it when omitted; 0 < bytes <= span.size()) to
   /// `device_dst` on `stream` and closes the span. Returns the point the copy completes at. On
@@ -340,6 +458,7 @@ class Uploader {
 
  private:
   friend class StagingSpan;
+  friend struct detail::UploaderTestAccess;
   struct Impl;
   explicit Uploader(std::unique_ptr<Impl> impl) noexcept;
   // Cancels an open span (StagingSpan's destructor and move assignment).
@@ -347,7 +466,12 @@ class Uploader {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The error's name, e.g. "NoDevice". Never null; "?" for values outside the enum.
-[[nodiscard]] std::string_view to_string(Uploader::CreateError error) noexcept;
+/// Names of Uploader::CreateError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<Uploader::CreateError>) noexcept {
+  return std::to_array<std::string_view>({"InvalidConfig", "NoDevice", "PinnedAllocationFailed",
+                                          "EventCreationFailed", "ThreadStartFailed"});
+}
+static_assert(enum_names_complete<Uploader::CreateError>(),
+              "Uploader::CreateError: a value has no name");
 
 }  // namespace staging::cuda

@@ -1,9 +1,8 @@
-// Streaming (non-temporal) copies for the fill threads: the ring is written once and read by the
-// GPU's DMA engine, never by this CPU again, so writing it through the caches only costs
-// read-for-ownership traffic and evicts useful lines. With non-temporal stores one thread copies
-// ~1.6x faster than glibc's memcpy into a large ring (measured on an EPYC build machine), and the
-// memory bus carries one write per byte instead of a read and a write.
-#include "fill_copy.hpp"
+// copy_to_staging: memcpy or streaming (non-temporal) stores into staging memory. Staging memory is
+// written once and read by the GPU's DMA engine, never by this CPU again; when it is not in the
+// cache, writing it through the caches costs a read-for-ownership per line and evicts useful
+// lines, which non-temporal stores avoid (one DRAM write per byte instead of a read and a write).
+#include "staging/core/fill_copy.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -15,7 +14,7 @@
 #define STAGING_HAVE_STREAMING 0
 #endif
 
-namespace staging::cuda {
+namespace staging {
 namespace {
 
 #if STAGING_HAVE_STREAMING
@@ -83,10 +82,11 @@ bool cpu_has_avx2() noexcept {
 
 }  // namespace
 
-FillMethod resolve(FillMethod method) noexcept {
+FillMethod resolve_fill_method(FillMethod method) noexcept {
 #if STAGING_HAVE_STREAMING
   return method == FillMethod::Auto ? FillMethod::Streaming : method;
 #else
+  (void)method;
   return FillMethod::Memcpy;
 #endif
 }
@@ -95,7 +95,7 @@ void copy_to_staging(std::byte* dst, const std::byte* src, std::size_t bytes,
                      FillMethod method) noexcept {
 #if STAGING_HAVE_STREAMING
   // Below a few cache lines the head/tail handling dominates; memcpy is as good.
-  if (resolve(method) == FillMethod::Streaming && bytes >= 512) {
+  if (resolve_fill_method(method) == FillMethod::Streaming && bytes >= 512) {
     if (cpu_has_avx2()) {
       stream_avx2(dst, src, bytes);
     } else {
@@ -109,4 +109,4 @@ void copy_to_staging(std::byte* dst, const std::byte* src, std::size_t bytes,
   std::memcpy(dst, src, bytes);
 }
 
-}  // namespace staging::cuda
+}  // namespace staging

@@ -1,0 +1,188 @@
+#include "staging/cuda/multi_uploader.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "staging/core/assert.hpp"
+#include "staging/core/host_topology.hpp"
+
+namespace staging::cuda {
+
+struct MultiUploader::Impl {
+  struct Entry {
+    int device = 0;
+    int node = -1;
+    std::unique_ptr<DeviceApi> owned_api;  // the runtime's, when create() made it
+    std::optional<Uploader> uploader;
+  };
+  std::shared_ptr<PinnedBudget> budget;
+  std::vector<std::shared_ptr<FillPool>> pools;
+  std::vector<Entry> entries;  // destroyed before the pools (declared after them)
+
+  ~Impl() {
+    for (Entry& e : entries)
+      e.uploader.reset();  // each drains its copies before its api goes
+  }
+};
+
+Expected<MultiUploader, Uploader::CreateError> MultiUploader::create(
+    const MultiUploaderConfig& config, std::span<DeviceApi* const> apis) {
+  using CreateError = Uploader::CreateError;
+  auto impl = std::make_unique<Impl>();
+
+  // The devices and their APIs.
+  std::vector<DeviceApi*> api_of;
+  if (!apis.empty()) {
+    for (std::size_t i = 0; i < apis.size(); ++i) {
+      if (apis[i] == nullptr) return unexpected(CreateError::InvalidConfig);
+      Impl::Entry& e = impl->entries.emplace_back();
+      e.device = static_cast<int>(i);
+      api_of.push_back(apis[i]);
+    }
+  } else {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+      return unexpected(CreateError::NoDevice);
+    }
+    std::vector<int> devices = config.devices;
+    if (devices.empty()) {
+      for (int d = 0; d < count; ++d)
+        devices.push_back(d);
+    }
+    if (std::set<int>(devices.begin(), devices.end()).size() != devices.size()) {
+      return unexpected(CreateError::InvalidConfig);
+    }
+    for (int d : devices) {
+      if (d < 0 || d >= count) return unexpected(CreateError::NoDevice);
+      Impl::Entry& e = impl->entries.emplace_back();
+      e.device = d;
+      e.owned_api = make_runtime_api(d);
+      api_of.push_back(e.owned_api.get());
+    }
+  }
+  const std::size_t n = impl->entries.size();
+  if (n == 0) return unexpected(CreateError::NoDevice);
+
+  // The rings' share of the cap.
+  const UploaderConfig& base = config.uploader;
+  const uint64_t align = std::max<uint64_t>(1, base.alignment);
+  const uint64_t ring =
+      config.pinned_bytes == 0 ? base.ring_bytes : config.pinned_bytes / n / align * align;
+  if (ring == 0) return unexpected(CreateError::InvalidConfig);
+  impl->budget =
+      std::make_shared<PinnedBudget>(config.pinned_bytes == 0 ? ring * n : config.pinned_bytes);
+
+  // The devices' NUMA nodes: one pool per node where the host has several and the devices
+  // spread over them, else one pool for all.
+  const HostTopology topology =
+      config.topology != nullptr ? *config.topology : HostTopology::read();
+  std::map<int, std::vector<std::size_t>> by_node;
+  for (std::size_t i = 0; i < n; ++i) {
+    int node = -1;
+    if (api_of[i]->host_numa_node(&node) != cudaSuccess || topology.node(node) == nullptr) {
+      node = -1;
+    }
+    impl->entries[i].node = node;
+    by_node[topology.multi_node() ? node : -1].push_back(i);
+  }
+  if (by_node.size() > 1 && by_node.count(-1) != 0) {
+    // Some devices' nodes are unknown: one pool on the whole host serves every device.
+    std::vector<std::size_t> all(n);
+    for (std::size_t i = 0; i < n; ++i)
+      all[i] = i;
+    by_node = {{-1, all}};
+  }
+  const unsigned cpus = static_cast<unsigned>(topology.cpus(-1).size());
+  unsigned total = config.fill_threads;
+  if (total == 0) {
+    total = std::min<unsigned>(cpus > n ? cpus - static_cast<unsigned>(n) : 1,
+                               12 * static_cast<unsigned>(n));
+  }
+  std::vector<std::shared_ptr<FillPool>> pool_of(n);
+  for (const auto& [node, members] : by_node) {
+    FillPoolConfig pc;
+    pc.threads = std::max<unsigned>(1, static_cast<unsigned>(uint64_t{total} * members.size() / n));
+    pc.pinning = config.pinning;
+    pc.numa_node = node;
+    pc.topology = &topology;
+    auto pool = FillPool::create(pc);
+    if (!pool) {
+      return unexpected(pool.error() == FillPoolError::InvalidConfig
+                            ? CreateError::InvalidConfig
+                            : CreateError::ThreadStartFailed);
+    }
+    impl->pools.push_back(*pool);
+    for (std::size_t i : members)
+      pool_of[i] = *pool;
+  }
+
+  for (std::size_t i = 0; i < n; ++i) {
+    Impl::Entry& e = impl->entries[i];
+    UploaderConfig c = base;
+    c.ring_bytes = ring;
+    c.device = e.device;
+    c.fill_pool = pool_of[i];
+    c.pinned_budget = impl->budget;
+    auto u = Uploader::create(c, api_of[i]);
+    if (!u) return unexpected(u.error());
+    e.uploader.emplace(std::move(*u));
+  }
+  return MultiUploader(std::move(impl));
+}
+
+MultiUploader::MultiUploader(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+MultiUploader::MultiUploader(MultiUploader&&) noexcept = default;
+MultiUploader& MultiUploader::operator=(MultiUploader&&) noexcept = default;
+MultiUploader::~MultiUploader() = default;
+
+std::size_t MultiUploader::size() const noexcept {
+  return impl_->entries.size();
+}
+
+int MultiUploader::device(std::size_t index) const {
+  STAGING_ASSERT(index < size(), "MultiUploader::device: index out of range");
+  return impl_->entries[index].device;
+}
+
+int MultiUploader::numa_node(std::size_t index) const {
+  STAGING_ASSERT(index < size(), "MultiUploader::numa_node: index out of range");
+  return impl_->entries[index].node;
+}
+
+Uploader& MultiUploader::uploader(std::size_t index) {
+  STAGING_ASSERT(index < size(), "MultiUploader::uploader: index out of range");
+  return *impl_->entries[index].uploader;
+}
+
+Expected<TimelineValue, UploadError> MultiUploader::upload(std::size_t index, void* device_dst,
+                                                           const void* host_src, uint64_t bytes,
+                                                           cudaStream_t stream,
+                                                           const UploadOptions& options) {
+  return uploader(index).upload(device_dst, host_src, bytes, stream, options);
+}
+
+const std::vector<std::shared_ptr<FillPool>>& MultiUploader::pools() const noexcept {
+  return impl_->pools;
+}
+
+const PinnedBudget& MultiUploader::budget() const noexcept {
+  return *impl_->budget;
+}
+
+MultiUploaderStats MultiUploader::stats() const {
+  MultiUploaderStats s;
+  for (const Impl::Entry& e : impl_->entries) {
+    UploaderStats u = e.uploader->stats();
+    s.bytes_uploaded += u.bytes_uploaded;
+    s.devices.push_back(std::move(u));
+  }
+  s.pinned_held = impl_->budget->held();
+  s.pinned_peak = impl_->budget->peak();
+  s.pinned_cap = impl_->budget->cap();
+  for (const auto& p : impl_->pools)
+    s.pools.push_back(p->stats());
+  return s;
+}
+
+}  // namespace staging::cuda

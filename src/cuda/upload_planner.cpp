@@ -1,0 +1,189 @@
+#include "upload_planner.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace staging::cuda::detail {
+namespace {
+
+constexpr uint64_t kPage = 4096;
+constexpr uint64_t kMinDirect = uint64_t{256}
+                                << 10;     // smaller direct copies cost more than they save
+constexpr double kDefaultDirectGbps = 10;  // pageable cudaMemcpy, before any is measured
+constexpr double kSpeedWeight = 0.2;       // weight of a new sample in the averages
+constexpr double kTimeWeight = 0.3;
+constexpr unsigned kExploreSamples = 2;
+constexpr unsigned kProbeFirst = 16;
+constexpr unsigned kProbeMost = 256;
+
+unsigned index_of(FillMethod m) {
+  return m == FillMethod::Streaming ? 1 : 0;
+}
+
+double blend(double old, double sample, double weight) {
+  return old <= 0 ? sample : old + weight * (sample - old);
+}
+
+uint64_t round_up(uint64_t n, uint64_t grain) {
+  return (n + grain - 1) / grain * grain;
+}
+
+}  // namespace
+
+UploadPlanner::UploadPlanner(const PlannerConfig& config) : config_(config) {
+  config_.alignment = std::max<uint64_t>(1, config_.alignment);
+  config_.chunk_bytes = std::max<uint64_t>(1, config_.chunk_bytes);
+  config_.min_piece_bytes = std::clamp<uint64_t>(config_.min_piece_bytes, 1, config_.chunk_bytes);
+}
+
+unsigned UploadPlanner::size_class(uint64_t bytes) noexcept {
+  unsigned c = 0;
+  while (c + 1 < kClasses && (bytes >> (c + 1)) != 0)
+    ++c;
+  return c;
+}
+
+double UploadPlanner::fill_speed(FillMethod method) const {
+  return speed_[index_of(method)];
+}
+
+FillMethod UploadPlanner::choose_method(uint64_t bytes, bool& probe) {
+  probe = false;
+  if (config_.fill != FillMethod::Auto) return resolve_fill_method(config_.fill);
+  if (resolve_fill_method(FillMethod::Streaming) != FillMethod::Streaming)
+    return FillMethod::Memcpy;
+  // The prior, before a class has been measured: an upload that cycles through the ring finds it
+  // in the CPU's cache (plain stores win); a smaller one writes memory the cache does not hold.
+  const FillMethod prior =
+      bytes < 2 * config_.ring_bytes ? FillMethod::Streaming : FillMethod::Memcpy;
+  Class& c = classes_[size_class(bytes)];
+  const MethodClass& m = c.method[0];
+  const MethodClass& s = c.method[1];
+  if (m.samples < kExploreSamples || s.samples < kExploreSamples) {
+    probe = true;
+    if (m.samples == s.samples) return prior;
+    return m.samples < s.samples ? FillMethod::Memcpy : FillMethod::Streaming;
+  }
+  const FillMethod best =
+      m.ns_per_byte <= s.ns_per_byte ? FillMethod::Memcpy : FillMethod::Streaming;
+  if (++c.since_probe >= c.probe_interval) {
+    c.since_probe = 0;
+    probe = true;
+    return best == FillMethod::Memcpy ? FillMethod::Streaming : FillMethod::Memcpy;
+  }
+  return best;
+}
+
+uint64_t UploadPlanner::ring_piece(uint64_t bytes, FillMethod method) const {
+  std::lock_guard lock(mu_);
+  if (forced_.piece_bytes) return std::min(*forced_.piece_bytes, bytes);
+  return piece_for(bytes, method);
+}
+
+void UploadPlanner::set_override(const PlanOverride& forced) {
+  std::lock_guard lock(mu_);
+  forced_ = forced;
+}
+
+PlanOverride UploadPlanner::override_copy() const {
+  std::lock_guard lock(mu_);
+  return forced_;
+}
+
+uint64_t UploadPlanner::piece_for(uint64_t ring_part, FillMethod method) const {
+  const uint64_t grain = round_up(kPage, config_.alignment);
+  if (ring_part <= config_.min_piece_bytes) return ring_part;
+  const double fill = fill_speed(method) * (config_.fill_threads + 1);  // bytes per ns
+  const double overhead = static_cast<double>(config_.copy_overhead.count());
+  const double best = std::sqrt(static_cast<double>(ring_part) * overhead * fill);
+  const double clamped = std::clamp(best, static_cast<double>(config_.min_piece_bytes),
+                                    static_cast<double>(config_.chunk_bytes));
+  // Even pieces: n of them, each a multiple of the grain, none above the chunk.
+  const uint64_t n = std::max<uint64_t>(
+      1, static_cast<uint64_t>(std::llround(static_cast<double>(ring_part) / clamped)));
+  const uint64_t piece = round_up((ring_part + n - 1) / n, grain);
+  return std::min({piece, config_.chunk_bytes, ring_part});
+}
+
+uint64_t UploadPlanner::direct_share(uint64_t bytes, FillMethod method) {
+  if (!config_.direct) return 0;
+  std::lock_guard lock(mu_);
+  const double f = fill_speed(method) * config_.fill_threads;  // the caller copies directly
+  const double c = config_.link_gbps;
+  if (f >= c * 0.95) return 0;
+  double d = classes_[size_class(bytes / 2)].direct_gbps;
+  if (d <= 0) d = classes_[size_class(bytes)].direct_gbps;
+  if (d <= 0) d = kDefaultDirectGbps;
+  uint64_t x = bytes;
+  if (f > 0) {
+    const double share = std::clamp((1 / f - 1 / c) / (1 / d - 1 / c + 1 / f), 0.0, 1.0);
+    // Seconds per byte of the upload: the ring alone (the caller fills too) vs with the part.
+    const double ring_alone = 1 / std::min(fill_speed(method) * (config_.fill_threads + 1), c);
+    const double hybrid = (1 - share) / f;
+    if (hybrid > 0.9 * ring_alone) return 0;
+    x = static_cast<uint64_t>(static_cast<double>(bytes) * share);
+    x = x / (uint64_t{64} << 10) * (uint64_t{64} << 10);
+  } else if (1 / d > 0.9 * (1 / std::min(fill_speed(method), c))) {
+    return 0;  // no pool threads, and the caller's own fill is as fast as the driver's copy
+  }
+  if (x < kMinDirect) return 0;
+  if (bytes - x < config_.min_piece_bytes) return bytes;
+  return x;
+}
+
+UploadPlan UploadPlanner::plan_without_direct(uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  UploadPlan p;
+  p.method = forced_.method ? resolve_fill_method(*forced_.method) : choose_method(bytes, p.probe);
+  p.piece_bytes =
+      forced_.piece_bytes ? std::min(*forced_.piece_bytes, bytes) : piece_for(bytes, p.method);
+  return p;
+}
+
+void UploadPlanner::record(const UploadPlan& plan, const UploadOutcome& o) {
+  std::lock_guard lock(mu_);
+  const unsigned mi = index_of(plan.method);
+  if (o.fill_bytes >= (uint64_t{64} << 10) && o.fill_busy_ns > 0) {
+    speed_[mi] =
+        blend(speed_[mi], static_cast<double>(o.fill_bytes) / static_cast<double>(o.fill_busy_ns),
+              kSpeedWeight);
+  }
+  if (o.direct_bytes >= kMinDirect && o.direct_took.count() > 0) {
+    double& d = classes_[size_class(o.direct_bytes)].direct_gbps;
+    d = blend(d, static_cast<double>(o.direct_bytes) / static_cast<double>(o.direct_took.count()),
+              kTimeWeight);
+  }
+  if (config_.fill != FillMethod::Auto || o.bytes == 0 || o.call.count() <= 0) return;
+  Class& c = classes_[size_class(o.bytes)];
+  MethodClass& mine = c.method[mi];
+  mine.ns_per_byte =
+      blend(mine.ns_per_byte, static_cast<double>(o.call.count()) / static_cast<double>(o.bytes),
+            kTimeWeight);
+  ++mine.samples;
+  const MethodClass& other = c.method[1 - mi];
+  if (plan.probe && mine.samples > kExploreSamples && other.samples >= kExploreSamples) {
+    // A probe of the method that was losing: back off while it keeps losing.
+    c.probe_interval = mine.ns_per_byte > other.ns_per_byte
+                           ? std::min(kProbeMost, c.probe_interval * 2)
+                           : kProbeFirst;
+  }
+}
+
+PlannerEstimates UploadPlanner::estimates() const {
+  std::lock_guard lock(mu_);
+  PlannerEstimates e;
+  e.memcpy_gbps_per_thread = speed_[0];
+  e.streaming_gbps_per_thread = speed_[1];
+  double sum = 0;
+  unsigned n = 0;
+  for (const Class& c : classes_) {
+    if (c.direct_gbps > 0) {
+      sum += c.direct_gbps;
+      ++n;
+    }
+  }
+  e.direct_gbps = n != 0 ? sum / n : 0;
+  return e;
+}
+
+}  // namespace staging::cuda::detail

@@ -1,0 +1,145 @@
+// UploadPlanner: how one upload() is carried out, from rates it measures as uploads run.
+//
+// For each upload it decides
+//  - the piece size: the ring part is filled and copied in pieces so that filling piece k + 1
+//    overlaps copying piece k. A small piece starts the first copy early; every copy costs a fixed
+//    overhead on the copy engine (`copy_overhead`). For an upload of B bytes filled at F bytes/s,
+//    the time lost to both is about p / F + (B / p) * overhead, least at p = sqrt(B * overhead *
+//    F); clamped to [min_piece_bytes, chunk_bytes] and made even over the upload.
+//  - the fill method (UploaderConfig::fill == Auto): per upload size class (powers of two), the one
+//    whose uploads have taken less time per byte so far. Each class tries both methods on its first
+//    uploads (twice each), then re-tries the other one now and then (every 16th upload of the
+//    class, backing off to every 256th while it keeps losing), so a host whose crossover differs
+//    from the prior's finds its own.
+//  - the direct part: with few fill threads the ring fills more slowly than the CUDA driver's own
+//    pageable copy runs. Then the upload's first `direct_bytes` are copied straight from the source
+//    (cudaMemcpyAsync; the stream must be idle) while the pool fills the ring for the rest, which
+//    is copied after it on the stream. Direct part x of B bytes, driver rate D, fill rate F (the
+//    pool's threads; the caller is busy with the direct copy), link rate C: the ring's copies wait
+//    for the direct copy, so both sides end together when
+//        x / D + (B - x) / C = (B - x) / F   =>   x = B (1/F - 1/C) / (1/D - 1/C + 1/F),
+//    A direct part is planned only when that beats the ring alone (the caller filling too) by 10 %:
+//    in practice with one or two fill threads.
+//
+// Rates measured from the uploads (exponentially weighted): each method's fill speed per thread
+// (bytes copied / time the threads spent copying), the direct copy's rate per size class, and
+// each method's time per byte per size class. Internal to the cuda layer; GPU-free and tested
+// without a device. Threading: every member is safe from any thread (one mutex).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+
+#include "staging/core/fill_copy.hpp"
+#include "staging/core/timeline.hpp"
+
+namespace staging::cuda::detail {
+
+/// The planner's fixed inputs (UploaderConfig values after validation).
+struct PlannerConfig {
+  uint64_t ring_bytes = 0;
+  uint64_t chunk_bytes = 0;      ///< largest piece
+  uint64_t min_piece_bytes = 0;  ///< smallest piece (unless the ring part is smaller)
+  uint64_t alignment = 1;        ///< pieces are multiples of this (and of 4 KiB)
+  unsigned fill_threads = 1;     ///< the pool's threads (the caller fills too)
+  FillMethod fill = FillMethod::Auto;
+  bool direct = true;            ///< a direct part may be planned
+  double link_gbps = 50;         ///< the copy engine's rate from pinned memory
+  Duration copy_overhead{2000};  ///< fixed cost of one copy on the copy engine
+};
+
+/// What plan() decided for one upload.
+struct UploadPlan {
+  uint64_t direct_bytes = 0;  ///< leading bytes copied straight from the source
+  uint64_t piece_bytes = 0;   ///< size of the ring part's pieces (the last may be smaller)
+  FillMethod method = FillMethod::Memcpy;  ///< resolved (never Auto)
+  bool probe = false;  ///< the method was chosen to measure it, not because it won
+};
+
+/// What an upload measured, for record().
+struct UploadOutcome {
+  uint64_t bytes = 0;         ///< the whole upload
+  Duration call{0};           ///< upload() from start to return
+  uint64_t fill_bytes = 0;    ///< bytes the pool (and the caller) filled in slices
+  uint64_t fill_busy_ns = 0;  ///< their copying time, summed over threads
+  uint64_t direct_bytes = 0;  ///< the direct part
+  Duration direct_took{0};    ///< from its cudaMemcpyAsync call until it was seen complete
+};
+
+/// The current estimates, for stats.
+struct PlannerEstimates {
+  double memcpy_gbps_per_thread = 0;     ///< fill speed of one thread, Memcpy
+  double streaming_gbps_per_thread = 0;  ///< fill speed of one thread, Streaming
+  double direct_gbps = 0;                ///< direct copy rate, averaged over size classes seen
+};
+
+/// Values that replace the planner's own decisions (tests of the pipeline's paths).
+struct PlanOverride {
+  std::optional<uint64_t> direct_bytes;  ///< the direct part (still only on an idle stream)
+  std::optional<uint64_t> piece_bytes;   ///< the piece size (> 0)
+  std::optional<FillMethod> method;      ///< the fill method
+};
+
+/// See the file comment.
+class UploadPlanner {
+ public:
+  explicit UploadPlanner(const PlannerConfig& config);
+
+  /// Plans an upload of `bytes` (> 0). `stream_idle` is asked (at most once) only when a direct
+  /// part would be planned; it says whether the stream has no work queued.
+  template <class StreamIdle>
+  UploadPlan plan(uint64_t bytes, StreamIdle&& stream_idle) {
+    UploadPlan p = plan_without_direct(bytes);
+    const auto forced = override_copy();
+    const uint64_t direct =
+        forced.direct_bytes ? std::min(*forced.direct_bytes, bytes) : direct_share(bytes, p.method);
+    if (direct > 0 && stream_idle()) {
+      p.direct_bytes = direct;
+      p.piece_bytes = direct < bytes ? ring_piece(bytes - direct, p.method) : 0;
+    }
+    return p;
+  }
+  /// The plan without a direct part (Wait and Defer reservations, or a busy stream).
+  UploadPlan plan_without_direct(uint64_t bytes);
+  /// The piece size for a ring part of `bytes` filled with `method`.
+  [[nodiscard]] uint64_t ring_piece(uint64_t bytes, FillMethod method) const;
+  /// Feeds what an upload planned by plan() measured.
+  void record(const UploadPlan& plan, const UploadOutcome& outcome);
+  /// The current estimates.
+  [[nodiscard]] PlannerEstimates estimates() const;
+  /// Replaces the planner's decisions from now on (tests).
+  void set_override(const PlanOverride& forced);
+
+  /// The size class of `bytes`: floor(log2), clamped to the table.
+  [[nodiscard]] static unsigned size_class(uint64_t bytes) noexcept;
+  /// Number of size classes (2^0 .. 2^(kClasses - 1) bytes and above).
+  static constexpr unsigned kClasses = 48;
+
+ private:
+  struct MethodClass {
+    double ns_per_byte = 0;  // 0: no sample yet
+    unsigned samples = 0;
+  };
+  struct Class {
+    std::array<MethodClass, 2> method;  // [0] Memcpy, [1] Streaming
+    unsigned since_probe = 0;
+    unsigned probe_interval = 16;
+    double direct_gbps = 0;  // 0: none measured
+  };
+  PlanOverride override_copy() const;
+  FillMethod choose_method(uint64_t bytes, bool& probe);
+  uint64_t piece_for(uint64_t ring_bytes_of_upload, FillMethod method) const;
+  uint64_t direct_share(uint64_t bytes, FillMethod method);
+  double fill_speed(FillMethod method) const;  // bytes per ns, one thread
+
+  PlannerConfig config_;
+  mutable std::mutex mu_;
+  std::array<Class, kClasses> classes_{};
+  std::array<double, 2> speed_{6.0, 6.0};  // bytes per ns (GB/s) per thread, [Memcpy, Streaming]
+  PlanOverride forced_;
+};
+
+}  // namespace staging::cuda::detail

@@ -1,0 +1,370 @@
+// FillPool and copy_to_staging without a GPU: every byte of every job compared with its source
+// (random bytes, never zero, into zeroed destinations), slices claimed FIFO across submitters,
+// cancellation that leaves no thread on the job, completion callbacks, sleeping threads woken by
+// submit, and pinning. ManySubmittersStress is the ThreadSanitizer target: several submitters
+// and threads, random sizes, slices, waits and cancels at once.
+#include "staging/core/fill_pool.hpp"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "staging/core/fill_copy.hpp"
+
+namespace staging {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::vector<std::byte> random_bytes(std::size_t n, uint64_t seed) {
+  std::vector<std::byte> out(n);
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto b = static_cast<uint8_t>(rng() >> 13);
+    out[i] = static_cast<std::byte>(b == 0 ? 0x5A : b);
+  }
+  return out;
+}
+
+// "" when equal, else where they first differ.
+std::string first_difference(const std::byte* a, const std::byte* b, std::size_t n) {
+  if (std::memcmp(a, b, n) == 0) return "";
+  for (std::size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i])
+      return "first difference at byte " + std::to_string(i) + " of " + std::to_string(n);
+  }
+  return "";
+}
+
+std::shared_ptr<FillPool> make_pool(unsigned threads, Duration spin = 50us,
+                                    ThreadPinning pinning = ThreadPinning::None) {
+  FillPoolConfig c;
+  c.threads = threads;
+  c.spin = spin;
+  c.pinning = pinning;
+  auto pool = FillPool::create(c);
+  EXPECT_TRUE(pool.has_value());
+  return pool ? *pool : nullptr;
+}
+
+void set(FillJob& j, std::byte* dst, const std::byte* src, uint64_t bytes, uint64_t slice = 0,
+         FillMethod method = FillMethod::Auto) {
+  j.dst = dst;
+  j.src = src;
+  j.bytes = bytes;
+  j.slice_bytes = slice;
+  j.method = method;
+}
+
+TEST(CopyToStaging, EverySizeAndMisalignmentIsExact) {
+  const auto src = random_bytes(4096 + 64, 7);
+  std::vector<std::byte> dst(4096 + 128);
+  for (FillMethod m : {FillMethod::Memcpy, FillMethod::Streaming, FillMethod::Auto}) {
+    for (std::size_t size : {0,   1,   2,   15,  16,  17,   63,   64,   65,   127,
+                             128, 129, 511, 512, 513, 1000, 2047, 2048, 4095, 4096}) {
+      for (std::size_t so = 0; so < 40; so += 13) {
+        for (std::size_t d = 0; d < 40; d += 7) {
+          std::fill(dst.begin(), dst.end(), std::byte{0});
+          copy_to_staging(dst.data() + d, src.data() + so, size, m);
+          ASSERT_EQ(first_difference(dst.data() + d, src.data() + so, size), "")
+              << to_string(m) << " size " << size << " src+" << so << " dst+" << d;
+          // Neighbours untouched.
+          for (std::size_t i = 0; i < d; ++i)
+            ASSERT_EQ(dst[i], std::byte{0});
+          for (std::size_t i = d + size; i < dst.size(); ++i)
+            ASSERT_EQ(dst[i], std::byte{0});
+        }
+      }
+    }
+  }
+}
+
+TEST(CopyToStaging, LargeCopiesAreExact) {
+  const std::size_t n = (std::size_t{3} << 20) + 77;
+  const auto src = random_bytes(n + 8, 11);
+  std::vector<std::byte> dst(n + 16);
+  for (FillMethod m : {FillMethod::Memcpy, FillMethod::Streaming}) {
+    copy_to_staging(dst.data() + 3, src.data() + 5, n, m);
+    ASSERT_EQ(first_difference(dst.data() + 3, src.data() + 5, n), "") << to_string(m);
+  }
+}
+
+TEST(CopyToStaging, ResolveNeverAnswersAuto) {
+  EXPECT_NE(resolve_fill_method(FillMethod::Auto), FillMethod::Auto);
+  EXPECT_EQ(resolve_fill_method(FillMethod::Memcpy), FillMethod::Memcpy);
+  EXPECT_EQ(to_string(FillMethod::Streaming), "streaming");
+}
+
+// Jobs of every size and slice size, on pools of 0 (the submitter fills all), 1 and 3 threads.
+TEST(FillPool, JobsOfAnySizeAreCopiedExactly) {
+  const auto src = random_bytes(3 << 20, 3);
+  for (unsigned threads : {0u, 1u, 3u}) {
+    auto pool = make_pool(threads);
+    std::vector<std::byte> dst(src.size());
+    std::deque<FillJob> jobs;
+    uint64_t off = 0;
+    int k = 0;
+    for (uint64_t size :
+         {1ull, 4095ull, 4096ull, 4097ull, 65536ull + 3, 300000ull, 12345ull, (1ull << 20) + 11}) {
+      FillJob& j = jobs.emplace_back();
+      const uint64_t slice = (k++ % 3 == 0) ? 0 : 4096 * k;
+      set(j, dst.data() + off, src.data() + off, size, slice,
+          k % 2 ? FillMethod::Streaming : FillMethod::Memcpy);
+      pool->submit(j);
+      off += size;
+    }
+    for (FillJob& j : jobs)
+      pool->wait(j);
+    for (FillJob& j : jobs)
+      EXPECT_TRUE(pool->done(j));
+    EXPECT_EQ(first_difference(dst.data(), src.data(), off), "") << threads << " threads";
+    const FillPoolStats s = pool->stats();
+    EXPECT_EQ(s.bytes, off);
+    EXPECT_EQ(s.jobs, jobs.size());
+    EXPECT_EQ(s.memcpy_bytes + s.streaming_bytes, off);
+    if (threads == 0) {
+      EXPECT_EQ(s.helped_bytes, off);
+    }
+  }
+}
+
+// With one thread and no helping, slices are taken oldest job first.
+TEST(FillPool, JobsCompleteInSubmissionOrder) {
+  auto pool = make_pool(1);
+  const auto src = random_bytes(1 << 20, 5);
+  std::vector<std::byte> dst(src.size());
+  std::deque<FillJob> jobs(6);
+  std::vector<int> order;
+  std::mutex order_mu;
+  struct Ctx {
+    std::vector<int>* order;
+    std::mutex* mu;
+    int id;
+  };
+  std::vector<Ctx> ctx;
+  for (int i = 0; i < 6; ++i)
+    ctx.push_back({&order, &order_mu, i});
+  std::vector<FillJob*> batch;
+  for (int i = 0; i < 6; ++i) {
+    FillJob& j = jobs[i];
+    const uint64_t n = src.size() / 6;
+    set(j, dst.data() + n * i, src.data() + n * i, n, 16384);
+    j.context = &ctx[i];
+    j.on_done = [](FillJob&, void* c) {
+      auto* x = static_cast<Ctx*>(c);
+      std::lock_guard lock(*x->mu);
+      x->order->push_back(x->id);
+    };
+    batch.push_back(&j);
+  }
+  pool->submit(batch);
+  while (!pool->done(jobs.back()))
+    std::this_thread::yield();
+  for (FillJob& j : jobs)
+    pool->wait(j);
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(first_difference(dst.data(), src.data(), src.size() / 6 * 6), "");
+}
+
+TEST(FillPool, OnDoneRunsOnceBeforeDoneAndNotForCancelledJobs) {
+  auto pool = make_pool(2);
+  const auto src = random_bytes(1 << 20, 9);
+  std::vector<std::byte> dst(src.size());
+  std::atomic<int> calls{0};
+  for (int rep = 0; rep < 50; ++rep) {
+    FillJob j;
+    set(j, dst.data(), src.data(), src.size(), 8192);
+    j.context = &calls;
+    j.on_done = [](FillJob& job, void* c) {
+      static_cast<std::atomic<int>*>(c)->fetch_add(1);
+      EXPECT_EQ(job.bytes, uint64_t{1} << 20);
+    };
+    const int before = calls.load();
+    pool->submit(j);
+    pool->wait(j);
+    EXPECT_EQ(calls.load(), before + 1);  // on_done returned before done() turned true
+  }
+  // A job cancelled before any slice ran: no callback.
+  auto idle = make_pool(0);
+  FillJob j;
+  set(j, dst.data(), src.data(), src.size());
+  j.context = &calls;
+  j.on_done = [](FillJob&, void* c) { static_cast<std::atomic<int>*>(c)->fetch_add(1000); };
+  idle->submit(j);
+  idle->cancel(j);
+  EXPECT_TRUE(idle->done(j));
+  EXPECT_LT(calls.load(), 1000);
+  EXPECT_GT(idle->stats().cancelled_slices, 0u);
+}
+
+TEST(FillPool, CancelLeavesNoThreadOnTheJob) {
+  auto pool = make_pool(1);
+  const std::size_t n = 8 << 20;
+  const auto src = random_bytes(n, 9);
+  std::vector<std::byte> dst(n);
+  FillJob j;
+  set(j, dst.data(), src.data(), n, 4096);  // 2048 slices on one thread: most still queued
+  pool->submit(j);
+  pool->cancel(j);
+  EXPECT_TRUE(pool->done(j));
+  // Nothing touches dst any more: overwrite it and see it stay.
+  std::fill(dst.begin(), dst.end(), std::byte{1});
+  std::this_thread::sleep_for(5ms);
+  EXPECT_TRUE(std::all_of(dst.begin(), dst.end(), [](std::byte b) { return b == std::byte{1}; }));
+  // The pool goes on working.
+  FillJob k;
+  set(k, dst.data(), src.data(), n);
+  pool->submit(k);
+  pool->wait(k);
+  EXPECT_EQ(first_difference(dst.data(), src.data(), n), "");
+}
+
+// Threads that went to sleep (spin 0) are woken by submit: the job completes although the
+// submitter never helps.
+TEST(FillPool, SleepingThreadsAreWokenBySubmit) {
+  auto pool = make_pool(2, Duration::zero());
+  const auto src = random_bytes(1 << 20, 13);
+  std::vector<std::byte> dst(src.size());
+  for (int rep = 0; rep < 20; ++rep) {
+    std::this_thread::sleep_for(1ms);  // let both threads fall asleep
+    FillJob j;
+    set(j, dst.data(), src.data(), src.size(), 65536);
+    pool->submit(j);
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!pool->done(j) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+    ASSERT_TRUE(pool->done(j)) << "rep " << rep;
+  }
+  const FillPoolStats s = pool->stats();
+  EXPECT_GT(s.sleeps, 0u);
+  EXPECT_GT(s.wakeups, 0u);
+  EXPECT_EQ(s.helped_bytes, 0u);
+  EXPECT_EQ(first_difference(dst.data(), src.data(), src.size()), "");
+}
+
+TEST(FillPool, WaitForTimesOutOnlyWhenSlicesAreStillRunning) {
+  auto pool = make_pool(0);
+  const auto src = random_bytes(1 << 16, 17);
+  std::vector<std::byte> dst(src.size());
+  FillJob j;
+  set(j, dst.data(), src.data(), src.size());
+  pool->submit(j);
+  EXPECT_TRUE(pool->wait_for(j, 1s));  // the caller fills it
+  EXPECT_EQ(first_difference(dst.data(), src.data(), src.size()), "");
+  EXPECT_TRUE(pool->wait_for(j, Duration::zero()));  // done already
+}
+
+// The ThreadSanitizer target: 8 submitters on a 3-thread pool, random sizes, slices, methods;
+// each waits, waits with a timeout, or cancels; every byte of every completed job is compared,
+// and a cancelled job's bytes are each either copied or untouched.
+TEST(FillPool, ManySubmittersStress) {
+  auto pool = make_pool(3, 20us);
+  constexpr int kSubmitters = 8;
+  const std::size_t region = 256 << 10;
+  const auto src = random_bytes(region * kSubmitters, 21);
+  std::vector<std::byte> dst(src.size());
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kSubmitters; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(100 + t);
+      std::byte* d = dst.data() + region * t;
+      const std::byte* s = src.data() + region * t;
+      std::deque<FillJob> jobs;
+      for (int rep = 0; rep < 60; ++rep) {
+        const uint64_t size = 1 + rng() % region;
+        std::memset(d, 0, size);
+        // One to three jobs over [0, size), submitted together, handled in order.
+        const int parts = 1 + static_cast<int>(rng() % 3);
+        std::vector<FillJob*> batch;
+        jobs.clear();
+        for (int p = 0; p < parts; ++p) {
+          const uint64_t lo = size * p / parts, hi = size * (p + 1) / parts;
+          if (hi == lo) continue;
+          FillJob& j = jobs.emplace_back();
+          set(j, d + lo, s + lo, hi - lo, (rng() % 4) * 4096,
+              rng() % 2 ? FillMethod::Memcpy : FillMethod::Streaming);
+          batch.push_back(&j);
+        }
+        pool->submit(batch);
+        const int how = static_cast<int>(rng() % 4);
+        bool cancelled = false;
+        for (FillJob& j : jobs) {
+          if (how == 3) {
+            pool->cancel(j);
+            cancelled = true;
+          } else if (how == 2) {
+            while (!pool->wait_for(j, 1ms)) {
+            }
+          } else {
+            pool->wait(j);
+          }
+          if (!pool->done(j)) failures.fetch_add(1);
+        }
+        for (uint64_t i = 0; i < size; ++i) {
+          const bool ok = d[i] == s[i] || (cancelled && d[i] == std::byte{0});
+          if (!ok) {
+            failures.fetch_add(1);
+            break;
+          }
+        }
+      }
+    });
+  }
+  for (auto& t : threads)
+    t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(FillPool, ThreadsArePinnedWhereTheTopologySays) {
+  HostTopology topo;
+  topo.nodes.push_back(HostTopology::Node{0, {0}});
+  FillPoolConfig c;
+  c.threads = 2;
+  c.pinning = ThreadPinning::Core;
+  c.topology = &topo;
+  auto pool = FillPool::create(c);
+  ASSERT_TRUE(pool.has_value());
+  const auto src = random_bytes(1 << 20, 23);
+  std::vector<std::byte> dst(src.size());
+  FillJob j;
+  set(j, dst.data(), src.data(), src.size());
+  (*pool)->submit(j);
+  (*pool)->wait(j);
+  EXPECT_EQ(first_difference(dst.data(), src.data(), src.size()), "");
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while ((*pool)->stats().pinned_threads < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  EXPECT_EQ((*pool)->stats().pinned_threads, 2u);  // CPU 0 exists wherever the tests run
+
+  // A CPU the kernel refuses: the threads run unpinned and still fill.
+  topo.nodes[0].cpus = {CPU_SETSIZE - 1};
+  auto unpinned = FillPool::create(c);
+  ASSERT_TRUE(unpinned.has_value());
+  FillJob k;
+  set(k, dst.data(), src.data(), src.size());
+  (*unpinned)->submit(k);
+  (*unpinned)->wait(k);
+  EXPECT_EQ((*unpinned)->stats().pinned_threads, 0u);
+}
+
+TEST(FillPool, InvalidConfigIsRefused) {
+  FillPoolConfig c;
+  c.spin = -1us;
+  auto pool = FillPool::create(c);
+  ASSERT_FALSE(pool.has_value());
+  EXPECT_EQ(pool.error(), FillPoolError::InvalidConfig);
+  EXPECT_EQ(to_string(FillPoolError::ThreadStartFailed), "ThreadStartFailed");
+  EXPECT_EQ(to_string(ThreadPinning::Node), "Node");
+}
+
+}  // namespace
+}  // namespace staging

@@ -1,0 +1,176 @@
+// UploadPlanner without a device: piece sizes from the model (more bytes, larger pieces; even,
+// page-multiple, within [min_piece, chunk]), the direct part (only with few fill threads, only on
+// an idle stream, never when disabled), and the fill-method choice (both measured first, then
+// the faster, the other re-measured now and then, less often while it keeps losing).
+#include "upload_planner.hpp"
+
+#include <gtest/gtest.h>
+
+namespace staging::cuda::detail {
+namespace {
+
+constexpr uint64_t KiB = 1024, MiB = 1024 * 1024;
+
+PlannerConfig config(unsigned threads, FillMethod fill = FillMethod::Auto, bool direct = true) {
+  PlannerConfig c;
+  c.ring_bytes = 64 * MiB;
+  c.chunk_bytes = 8 * MiB;
+  c.min_piece_bytes = 256 * KiB;
+  c.alignment = 256;
+  c.fill_threads = threads;
+  c.fill = fill;
+  c.direct = direct;
+  return c;
+}
+
+UploadOutcome outcome(uint64_t bytes, double gbps) {
+  UploadOutcome o;
+  o.bytes = bytes;
+  o.call = Duration(static_cast<int64_t>(static_cast<double>(bytes) / gbps));
+  return o;
+}
+
+TEST(UploadPlanner, PiecesGrowWithTheUploadWithinTheirBounds) {
+  UploadPlanner p(config(8, FillMethod::Memcpy));
+  uint64_t last = 0;
+  for (uint64_t size : {64 * KiB, 1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB, 256 * MiB, 1024 * MiB}) {
+    const UploadPlan plan = p.plan_without_direct(size);
+    SCOPED_TRACE(size);
+    EXPECT_GE(plan.piece_bytes, std::min(size, 256 * KiB));
+    EXPECT_LE(plan.piece_bytes, 8 * MiB);
+    EXPECT_LE(plan.piece_bytes, size);
+    EXPECT_GE(plan.piece_bytes, last);
+    if (plan.piece_bytes < size) {
+      EXPECT_EQ(plan.piece_bytes % 4096, 0u);
+      // Even pieces: the last is not much smaller than the others.
+      const uint64_t pieces = (size + plan.piece_bytes - 1) / plan.piece_bytes;
+      EXPECT_GT(size - (pieces - 1) * plan.piece_bytes, plan.piece_bytes - 4096 * pieces);
+    }
+    last = plan.piece_bytes;
+  }
+  // 1 MiB with 8 threads: a few pieces (fill of the first overlaps the copies); 1 GiB: the chunk.
+  EXPECT_LE(p.plan_without_direct(1 * MiB).piece_bytes, 512 * KiB);
+  EXPECT_EQ(p.plan_without_direct(1024 * MiB).piece_bytes, 8 * MiB);
+}
+
+TEST(UploadPlanner, ADirectPartOnlyWithFewThreadsAndAnIdleStream) {
+  int asked = 0;
+  const auto idle = [&] {
+    ++asked;
+    return true;
+  };
+  UploadPlanner one(config(1, FillMethod::Memcpy));
+  const UploadPlan a = one.plan(16 * MiB, idle);
+  EXPECT_GT(a.direct_bytes, 0u);
+  EXPECT_LT(a.direct_bytes, 16 * MiB);
+  EXPECT_EQ(a.direct_bytes % (64 * KiB), 0u);
+  EXPECT_GT(a.piece_bytes, 0u);
+  EXPECT_EQ(asked, 1);
+
+  // A busy stream: no direct part.
+  const UploadPlan busy = one.plan(16 * MiB, [] { return false; });
+  EXPECT_EQ(busy.direct_bytes, 0u);
+
+  // Enough threads, or direct disabled: the stream is not even asked.
+  asked = 0;
+  UploadPlanner eight(config(8, FillMethod::Memcpy));
+  EXPECT_EQ(eight.plan(16 * MiB, idle).direct_bytes, 0u);
+  UploadPlanner off(config(1, FillMethod::Memcpy, /*direct=*/false));
+  EXPECT_EQ(off.plan(16 * MiB, idle).direct_bytes, 0u);
+  EXPECT_EQ(asked, 0);
+
+  // Too small to split: no direct part below 256 KiB.
+  EXPECT_EQ(one.plan(128 * KiB, idle).direct_bytes, 0u);
+}
+
+TEST(UploadPlanner, AFastMeasuredDirectCopyTakesMoreOfTheUpload) {
+  UploadPlanner p(config(1, FillMethod::Memcpy));
+  const auto idle = [] { return true; };
+  const uint64_t before = p.plan(16 * MiB, idle).direct_bytes;
+  for (int i = 0; i < 10; ++i) {
+    UploadPlan plan = p.plan(16 * MiB, idle);
+    UploadOutcome o = outcome(16 * MiB, 10);
+    o.direct_bytes = plan.direct_bytes;
+    o.direct_took = Duration(static_cast<int64_t>(static_cast<double>(plan.direct_bytes) / 40));
+    p.record(plan, o);
+  }
+  EXPECT_GT(p.plan(16 * MiB, idle).direct_bytes, before);
+  EXPECT_GT(p.estimates().direct_gbps, 30);
+}
+
+TEST(UploadPlanner, MeasuredFillSpeedIsTheEstimate) {
+  UploadPlanner p(config(4, FillMethod::Streaming));
+  for (int i = 0; i < 30; ++i) {
+    UploadPlan plan = p.plan_without_direct(16 * MiB);
+    UploadOutcome o = outcome(16 * MiB, 20);
+    o.fill_bytes = 16 * MiB;
+    o.fill_busy_ns = 16 * MiB / 11;  // 11 GB/s per thread
+    p.record(plan, o);
+  }
+  EXPECT_NEAR(p.estimates().streaming_gbps_per_thread, 11, 0.5);
+  EXPECT_NEAR(p.estimates().memcpy_gbps_per_thread, 6, 0.01);  // untouched: nothing measured
+}
+
+// Memcpy runs at 40 GB/s and Streaming at 20 for 16 MiB uploads, the reverse for 1 MiB: the
+// planner measures both in each class, then uses the faster one, re-measuring the other now and
+// then, and less often while it keeps losing.
+TEST(UploadPlanner, TheFasterMethodWinsPerSizeClass) {
+  UploadPlanner p(config(8));
+  const auto rate = [](uint64_t size, FillMethod m) {
+    const bool memcpy_wins = size >= 16 * MiB;
+    return (m == FillMethod::Memcpy) == memcpy_wins ? 40.0 : 20.0;
+  };
+  for (uint64_t size : {16 * MiB, 1 * MiB}) {
+    SCOPED_TRACE(size);
+    int memcpy_n = 0, streaming_n = 0, probes = 0;
+    int probes_late = 0;
+    for (int i = 0; i < 400; ++i) {
+      const UploadPlan plan = p.plan_without_direct(size);
+      ASSERT_NE(plan.method, FillMethod::Auto);
+      (plan.method == FillMethod::Memcpy ? memcpy_n : streaming_n)++;
+      probes += plan.probe;
+      if (i >= 200) probes_late += plan.probe;
+      p.record(plan, outcome(size, rate(size, plan.method)));
+    }
+    const bool memcpy_wins = size >= 16 * MiB;
+    EXPECT_GE(memcpy_wins ? memcpy_n : streaming_n, 380);
+    EXPECT_GE(memcpy_wins ? streaming_n : memcpy_n, 2);  // measured at least twice
+    EXPECT_GE(probes, 6);
+    EXPECT_LE(probes_late, 2);  // backed off to every 256th upload
+  }
+}
+
+TEST(UploadPlanner, AFixedMethodIsNeverProbed) {
+  UploadPlanner p(config(8, FillMethod::Memcpy));
+  for (int i = 0; i < 50; ++i) {
+    const UploadPlan plan = p.plan_without_direct(4 * MiB);
+    EXPECT_EQ(plan.method, FillMethod::Memcpy);
+    EXPECT_FALSE(plan.probe);
+    p.record(plan, outcome(4 * MiB, 10));
+  }
+}
+
+TEST(UploadPlanner, OverridesReplaceTheDecisions) {
+  UploadPlanner p(config(8));
+  PlanOverride o;
+  o.direct_bytes = 3 * MiB;
+  o.piece_bytes = 100 * KiB;
+  o.method = FillMethod::Memcpy;
+  p.set_override(o);
+  const UploadPlan plan = p.plan(4 * MiB, [] { return true; });
+  EXPECT_EQ(plan.direct_bytes, 3 * MiB);
+  EXPECT_EQ(plan.piece_bytes, 100 * KiB);
+  EXPECT_EQ(plan.method, FillMethod::Memcpy);
+  EXPECT_EQ(p.plan(4 * MiB, [] { return false; }).direct_bytes, 0u);
+  EXPECT_EQ(p.plan(2 * MiB, [] { return true; }).direct_bytes, 2 * MiB);  // all of it
+}
+
+TEST(UploadPlanner, SizeClasses) {
+  EXPECT_EQ(UploadPlanner::size_class(1), 0u);
+  EXPECT_EQ(UploadPlanner::size_class(MiB), 20u);
+  EXPECT_EQ(UploadPlanner::size_class(MiB + 1), 20u);
+  EXPECT_EQ(UploadPlanner::size_class(~uint64_t{0}), UploadPlanner::kClasses - 1);
+}
+
+}  // namespace
+}  // namespace staging::cuda::detail

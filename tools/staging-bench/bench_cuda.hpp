@@ -1,0 +1,74 @@
+// staging-bench --backend cuda: the pieces shared by the single-device sections (bench_cuda.cpp)
+// and the multi-device ones (bench_cuda_multi.cpp).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+#include "staging/core/fill_copy.hpp"
+#include "staging/core/fill_pool.hpp"
+
+namespace staging::bench::cuda_bench {
+
+using Clock = std::chrono::steady_clock;
+constexpr uint64_t MiB = uint64_t{1} << 20;
+
+/// Options of --backend cuda.
+struct CudaOptions {
+  std::vector<int> devices{0};
+  uint64_t ring_mib = 64;  ///< per device
+  uint64_t chunk_mib = 8;
+  std::vector<std::string> fills{"auto", "memcpy", "streaming"};
+  std::vector<std::string> pinnings{"node"};
+  std::vector<uint64_t> chunk_sweep_mib{};
+  unsigned warmup = 8;  ///< uploads before each ring row is measured (the planner's learning)
+  bool inplace = true;
+  unsigned inplace_runs = 5;
+  std::string inplace_fill = "memcpy";
+  std::vector<uint64_t> span_mib{0};
+  std::vector<uint64_t> multi_sizes_mib{64, 1024};
+  std::vector<std::string> sections{};  ///< empty: all that apply
+};
+
+/// True when `section` is to run (options.sections empty: every section).
+bool wanted(const CudaOptions& o, const std::string& section);
+
+/// Seconds since t0.
+inline double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// "memcpy" / "streaming" / "auto" as a FillMethod (false when unknown).
+bool parse_fill(const std::string& s, FillMethod& out);
+/// "none" / "node" / "core" as a ThreadPinning (false when unknown).
+bool parse_pinning(const std::string& s, ThreadPinning& out);
+
+/// Pageable memory, pre-touched with a pattern (every page exists before anything is timed).
+std::byte* pretouched(uint64_t bytes, uint64_t seed);
+
+/// Prints a CUDA failure and returns true when `err` is not cudaSuccess.
+bool failed(cudaError_t err, const char* what);
+
+/// One result, for the targets.
+struct Result {
+  std::string section;
+  uint64_t bytes = 0;
+  unsigned threads = 0;
+  std::string fill;
+  double gbps = 0;
+  double ratio = 0;  ///< to the ceiling of the same size (and device set)
+};
+
+/// Runs the multi-device sections on options.devices (>= 2): each device alone, then all at
+/// once, against the concurrent pinned ceiling. Returns the process status (0, or 1 on a failure).
+int run_multi(const CommonOptions& common, const CudaOptions& cuda, Report& report,
+              std::vector<Result>& results);
+
+}  // namespace staging::bench::cuda_bench
