@@ -15,10 +15,6 @@ namespace {
 // vkCmdUpdateBuffer's limits (Vulkan spec: dataSize <= 65536, offset and size multiples of 4).
 constexpr uint64_t kMaxUpdateBytes = 65536;
 
-uint64_t ceil_div(uint64_t a, uint64_t b) {
-  return a / b + (a % b != 0 ? 1 : 0);
-}
-
 bool boxes_overlap(const ImageBox& a, const ImageBox& b) {
   return a.aspect == b.aspect && a.layer_begin < b.layer_end && b.layer_begin < a.layer_end &&
          a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1 && a.z0 < b.z1 && b.z0 < a.z1;
@@ -36,8 +32,17 @@ Expected<ImageLayout, UploadError> image_layout(const ImageRegion& r,
     return unexpected(block.error() == FormatError::Unsupported ? UploadError::UnsupportedFormat
                                                                 : UploadError::BadAspect);
   }
+  if (r.offset.x < 0 || r.offset.y < 0 || r.offset.z < 0 ||
+      static_cast<uint32_t>(r.offset.x) % block->width != 0 ||
+      static_cast<uint32_t>(r.offset.y) % block->height != 0 ||
+      static_cast<uint32_t>(r.offset.z) % block->depth != 0) {
+    return unexpected(UploadError::Misaligned);
+  }
+  const Expected<TextureLayout, LayoutError> texels = texture_layout(
+      {r.extent.width, r.extent.height, r.extent.depth}, r.layer_count, *block, limits);
+  if (!texels) return unexpected(UploadError::Overflow);  // not Empty: checked above
   ImageLayout l;
-  l.block = *block;
+  l.texels = *texels;
   l.aspect = r.aspect != 0 ? r.aspect : default_aspect(r.format);
   if (is_depth_stencil(r.format)) {
     l.barrier_aspect =
@@ -45,40 +50,6 @@ Expected<ImageLayout, UploadError> image_layout(const ImageRegion& r,
         (texel_block(r.format, VK_IMAGE_ASPECT_STENCIL_BIT) ? VK_IMAGE_ASPECT_STENCIL_BIT : 0);
   } else {
     l.barrier_aspect = VK_IMAGE_ASPECT_COLOR_BIT;
-  }
-  if (r.offset.x < 0 || r.offset.y < 0 || r.offset.z < 0 ||
-      static_cast<uint32_t>(r.offset.x) % l.block.width != 0 ||
-      static_cast<uint32_t>(r.offset.y) % l.block.height != 0 ||
-      static_cast<uint32_t>(r.offset.z) % l.block.depth != 0) {
-    return unexpected(UploadError::Misaligned);
-  }
-  const uint64_t blocks_x = ceil_div(r.extent.width, l.block.width);
-  l.rows = static_cast<uint32_t>(ceil_div(r.extent.height, l.block.height));
-  l.slices = ceil_div(r.extent.depth, l.block.depth);
-  l.row_bytes = blocks_x * l.block.bytes;  // < 2^32 * 2^6: no overflow
-  const std::optional<uint64_t> pitch_alignment =
-      lcm(limits.texture_row_pitch_alignment, l.block.bytes);
-  const std::optional<uint64_t> row_pitch =
-      pitch_alignment ? align_up(l.row_bytes, *pitch_alignment) : std::nullopt;
-  const std::optional<uint64_t> alignment =
-      texture_offset_alignment(limits, l.block.offset_alignment);
-  if (!row_pitch || !alignment) return unexpected(UploadError::Overflow);
-  l.row_pitch = *row_pitch;
-  l.alignment = *alignment;
-  const auto slice = checked_mul(l.row_pitch, l.rows);
-  const auto layer = slice ? checked_mul(*slice, l.slices) : std::nullopt;
-  const auto total = layer ? checked_mul(*layer, r.layer_count) : std::nullopt;
-  const auto data_layer = checked_mul(l.row_bytes * l.rows, l.slices);
-  const auto data = data_layer ? checked_mul(*data_layer, r.layer_count) : std::nullopt;
-  if (!total || !data) return unexpected(UploadError::Overflow);
-  l.slice_pitch = *slice;
-  l.layer_pitch = *layer;
-  l.staging_size = *total;
-  l.data_size = *data;
-  if (l.row_pitch != l.row_bytes) {
-    const uint64_t length = l.row_pitch / l.block.bytes * l.block.width;
-    if (length > UINT32_MAX) return unexpected(UploadError::Overflow);
-    l.buffer_row_length = static_cast<uint32_t>(length);
   }
   return l;
 }
@@ -345,7 +316,7 @@ Expected<ImageSpan, UploadError> StagingFrame::reserve(const ImageRegion& region
     }
   }
   const Expected<detail::Placement, UploadError> placed =
-      ring_->place(f, layout->staging_size, layout->alignment, false);
+      ring_->place(f, layout->texels.padded_bytes, layout->texels.offset_alignment, false);
   if (!placed) return unexpected(placed.error());
   if (dest == nullptr) {
     f.image_dests.push_back({region.image,
@@ -363,7 +334,7 @@ Expected<ImageSpan, UploadError> StagingFrame::reserve(const ImageRegion& region
       detail::copy_layout(region.old_layout),
       VkBufferImageCopy{
           .bufferOffset = placed->offset,
-          .bufferRowLength = layout->buffer_row_length,
+          .bufferRowLength = layout->buffer_row_length(),
           .bufferImageHeight = 0,
           .imageSubresource = {layout->aspect, region.mip_level, region.base_layer,
                                region.layer_count},
@@ -372,12 +343,12 @@ Expected<ImageSpan, UploadError> StagingFrame::reserve(const ImageRegion& region
       },
   });
   return ImageSpan{
-      .bytes = std::span<std::byte>(placed->ptr, layout->staging_size),
-      .row_pitch = layout->row_pitch,
-      .slice_pitch = layout->slice_pitch,
-      .layer_pitch = layout->layer_pitch,
-      .row_bytes = layout->row_bytes,
-      .rows = layout->rows,
+      .bytes = std::span<std::byte>(placed->ptr, layout->texels.padded_bytes),
+      .row_pitch = layout->texels.row_pitch,
+      .slice_pitch = layout->texels.slice_pitch,
+      .layer_pitch = layout->texels.layer_pitch,
+      .row_bytes = layout->texels.row_bytes,
+      .rows = layout->texels.rows,
   };
 }
 
@@ -387,21 +358,10 @@ Expected<void, UploadError> StagingFrame::upload(const ImageRegion& region,
   const Expected<detail::ImageLayout, UploadError> layout =
       detail::image_layout(region, ring_->limits);
   if (!layout) return unexpected(layout.error());
-  if (texels.size() != layout->data_size) return unexpected(UploadError::SizeMismatch);
+  if (texels.size() != layout->texels.packed_bytes) return unexpected(UploadError::SizeMismatch);
   const Expected<ImageSpan, UploadError> span = reserve(region);
   if (!span) return unexpected(span.error());
-  if (span->row_pitch == span->row_bytes) {
-    std::memcpy(span->bytes.data(), texels.data(), texels.size());
-    return {};
-  }
-  // Padded rows: copy row by row (tightly packed source).
-  const std::byte* src = texels.data();
-  const uint64_t rows_total =
-      static_cast<uint64_t>(span->rows) * layout->slices * region.layer_count;
-  for (uint64_t row = 0; row < rows_total; ++row) {
-    std::memcpy(span->bytes.data() + row * span->row_pitch, src, span->row_bytes);
-    src += span->row_bytes;
-  }
+  repack_rows(span->bytes.data(), texels.data(), layout->texels);
   return {};
 }
 

@@ -11,28 +11,26 @@
 #include <utility>
 #include <vector>
 
+#include "staging/core/copy_layout.hpp"
 #include "staging/vulkan/format.hpp"
 #include "staging/vulkan/frame.hpp"
 #include "staging/vulkan/memory.hpp"
 
 namespace staging::vulkan::detail {
 
-/// The staging layout of one image region.
+/// One image region's staging layout (the core's copy layout engine) and the aspects it copies.
 struct ImageLayout {
-  TexelBlock block;
+  TextureLayout texels;
   VkImageAspectFlags aspect = 0;          // the aspect copied
   VkImageAspectFlags barrier_aspect = 0;  // every aspect of the format (barriers)
-  uint64_t row_bytes = 0;                 // texel data per row of blocks
-  uint32_t rows = 0;                      // rows of blocks per depth slice
-  uint64_t slices = 0;                    // depth slices (of blocks) per layer
-  uint64_t row_pitch = 0, slice_pitch = 0, layer_pitch = 0;
-  uint64_t staging_size = 0;  // bytes in staging memory (with row padding)
-  uint64_t data_size = 0;     // bytes of tightly packed data
-  uint32_t buffer_row_length = 0;
-  uint64_t alignment = 1;  // staging offset alignment
+  /// bufferRowLength: 0 for tightly packed rows, else the row pitch in texels.
+  [[nodiscard]] uint32_t buffer_row_length() const noexcept {
+    return texels.tight() ? 0 : static_cast<uint32_t>(texels.row_length);
+  }
 };
 
-/// Validates `region` and computes its layout under `limits` (row pitch alignment, offsets).
+/// Validates `region` (destination, extent, format, aspect, block-aligned offset) and lays it out
+/// under `limits`.
 Expected<ImageLayout, UploadError> image_layout(const ImageRegion& region,
                                                 const CopyLimits& limits) noexcept;
 

@@ -189,12 +189,13 @@ uint64_t Ring::buffer_footprint(uint64_t size) const noexcept {
 Expected<uint64_t, UploadError> Ring::image_footprint(const ImageRegion& region) const {
   Expected<detail::ImageLayout, UploadError> layout = detail::image_layout(region, impl_->limits);
   if (!layout) return unexpected(layout.error());
-  return checked_add(layout->staging_size, layout->alignment - 1).value_or(UINT64_MAX);
+  return checked_add(layout->texels.padded_bytes, layout->texels.offset_alignment - 1)
+      .value_or(UINT64_MAX);
 }
 Expected<uint64_t, UploadError> Ring::image_data_size(const ImageRegion& region) const {
   Expected<detail::ImageLayout, UploadError> layout = detail::image_layout(region, impl_->limits);
   if (!layout) return unexpected(layout.error());
-  return layout->data_size;
+  return layout->texels.packed_bytes;
 }
 
 VkSemaphore Ring::semaphore() const noexcept {

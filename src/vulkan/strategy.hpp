@@ -1,5 +1,5 @@
-// Internal: RingStrategy, the narrow interface between a Ring's frames and the core strategy that holds their
-// staging bytes. The frame recorder (frame.cpp, recorder.cpp) and the retirement step
+// Internal: RingStrategy, the narrow interface between a Ring's frames and the core strategy that
+// holds their staging bytes. The frame recorder (frame.cpp, recorder.cpp) and the retirement step
 // (retirement.cpp) talk to a RingStrategy only; which one placed a frame's bytes they never know.
 //
 //   begin(frame, needed)           a frame opens (the slot strategy takes a slot or refuses)
