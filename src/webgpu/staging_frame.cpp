@@ -11,6 +11,12 @@
 
 namespace staging::webgpu {
 
+Expected<TextureLayout, LayoutError> texture_layout(const TextureUpload& region) noexcept {
+  // depthOrArrayLayers counts images (layers or depth slices): the same rows either way.
+  return staging::texture_layout({region.extent.width, region.extent.height, 1},
+                                 region.extent.depthOrArrayLayers, region.block, COPY_LIMITS);
+}
+
 std::string_view to_string(Route route) noexcept {
   switch (route) {
     case Route::Slot:
@@ -249,31 +255,28 @@ Expected<Route, UploadError> StagingFrame::write_texture(const TextureUpload& ds
   if (dst.extent.width == 0 || dst.extent.height == 0 || dst.extent.depthOrArrayLayers == 0)
     return unexpected(UploadError::ZeroSize);
   if (dst.texture == nullptr) return unexpected(UploadError::NullDestination);
-  const Expected<TextureLayout, LayoutError> layout =
-      texture_layout(dst.extent.width, dst.extent.height, dst.extent.depthOrArrayLayers, dst.block);
-  if (!layout || layout->packed_bytes != size || layout->padded_row_bytes > UINT32_MAX ||
-      layout->rows > UINT32_MAX) {
+  const Expected<TextureLayout, LayoutError> layout = texture_layout(dst);
+  if (!layout || layout->packed_bytes != size || layout->row_pitch > UINT32_MAX) {
     return unexpected(UploadError::BadLayout);
   }
-  if (size > SIZE_MAX || layout->staged_bytes > SIZE_MAX) return unexpected(UploadError::TooLarge);
+  if (size > SIZE_MAX || layout->copy_bytes > SIZE_MAX) return unexpected(UploadError::TooLarge);
   RouteStats& stats = *ring_->route_stats_;
-  const std::optional<uint64_t> alignment = texture_placement_alignment(dst.block.bytes);
-  const std::optional<uint64_t> staged = align_up(layout->staged_bytes, MAP_SIZE_ALIGNMENT);
-  if (!alignment || !staged) return unexpected(UploadError::BadLayout);
-  if (std::byte* slot = place(*staged, *alignment)) {
+  const std::optional<uint64_t> staged = align_up(layout->copy_bytes, MAP_SIZE_ALIGNMENT);
+  if (!staged) return unexpected(UploadError::BadLayout);
+  if (std::byte* slot = place(*staged, layout->offset_alignment)) {
     repack_rows(slot, static_cast<const std::byte*>(data), *layout);
     wgpuTextureReference(dst.texture);
     Copy copy;
     copy.src_offset = lease_.cursor() - *staged;
     copy.size = size;
     copy.texture = dst;
-    copy.bytes_per_row = static_cast<uint32_t>(layout->padded_row_bytes);
+    copy.bytes_per_row = static_cast<uint32_t>(layout->row_pitch);
     copy.rows_per_image = static_cast<uint32_t>(layout->rows);
     copies_.push_back(copy);
     ++stats.slot_uploads;
     stats.slot_bytes += size;
     ++stats.texture_uploads;
-    stats.rows_repacked += layout->rows * layout->layers;
+    stats.rows_repacked += layout->rows * layout->images;
     return Route::Slot;
   }
   if (slot_buffer_ != nullptr) ++stats.slot_overflows;

@@ -239,20 +239,19 @@ TEST_F(WebGpuRing, TextureUploadsAreByteExact) {
     region.origin = c.origin;
     region.extent = c.extent;
     region.block = c.block;
-    const auto layout =
-        texture_layout(c.extent.width, c.extent.height, c.extent.depthOrArrayLayers, c.block);
+    const auto layout = texture_layout(region);
     ASSERT_TRUE(layout.has_value());
     const std::vector<std::byte> texels = random_bytes(layout->packed_bytes, seed++);
-    const uint64_t align = *texture_placement_alignment(c.block.bytes);
-    StagingFrame staging = ring->begin_frame(*upload_footprint(layout->staged_bytes, align));
+    StagingFrame staging =
+        ring->begin_frame(*upload_footprint(layout->copy_bytes, layout->offset_alignment));
     ASSERT_EQ(staging.route(), Route::Slot);
     ASSERT_EQ(staging.write_texture(region, texels.data(), texels.size()), Route::Slot) << c.name;
     submit_frame(staging);
     EXPECT_EQ(read_texture(region), texels) << c.name;
     std::printf("  %-32s row %4llu B -> bytesPerRow %4llu, %llu rows: exact\n", c.name,
                 static_cast<unsigned long long>(layout->row_bytes),
-                static_cast<unsigned long long>(layout->padded_row_bytes),
-                static_cast<unsigned long long>(layout->rows * layout->layers));
+                static_cast<unsigned long long>(layout->row_pitch),
+                static_cast<unsigned long long>(layout->rows * layout->images));
   }
   EXPECT_GT(ring->route_stats().rows_repacked, 0u);
   EXPECT_EQ(ring->route_stats().queue_write_uploads, 0u);

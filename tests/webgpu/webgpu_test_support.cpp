@@ -115,10 +115,9 @@ std::vector<std::byte> read_buffer(WGPUBuffer buffer, uint64_t offset, uint64_t 
 }
 
 std::vector<std::byte> read_texture(const TextureUpload& region) {
-  const auto layout = texture_layout(region.extent.width, region.extent.height,
-                                     region.extent.depthOrArrayLayers, region.block);
+  const auto layout = texture_layout(region);
   if (!layout) return {};
-  const uint64_t total = layout->padded_row_bytes * layout->rows * layout->layers;
+  const uint64_t total = layout->padded_bytes;
   WGPUBuffer readback = make_buffer(total, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst);
   WGPUCommandEncoder encoder = make_encoder();
   WGPUImageCopyTexture source{};
@@ -129,7 +128,7 @@ std::vector<std::byte> read_texture(const TextureUpload& region) {
   WGPUImageCopyBuffer destination{};
   destination.buffer = readback;
   destination.layout.offset = 0;
-  destination.layout.bytesPerRow = static_cast<uint32_t>(layout->padded_row_bytes);
+  destination.layout.bytesPerRow = static_cast<uint32_t>(layout->row_pitch);
   destination.layout.rowsPerImage = static_cast<uint32_t>(layout->rows);
   wgpuCommandEncoderCopyTextureToBuffer(encoder, &source, &destination, &region.extent);
   submit(encoder);
@@ -138,8 +137,8 @@ std::vector<std::byte> read_texture(const TextureUpload& region) {
   wgpuBufferRelease(readback);
   if (padded.empty()) return {};
   std::vector<std::byte> out(static_cast<std::size_t>(layout->packed_bytes));
-  for (uint64_t r = 0; r < layout->rows * layout->layers; ++r) {
-    std::memcpy(out.data() + r * layout->row_bytes, padded.data() + r * layout->padded_row_bytes,
+  for (uint64_t r = 0; r < layout->rows * layout->images; ++r) {
+    std::memcpy(out.data() + r * layout->row_bytes, padded.data() + r * layout->row_pitch,
                 static_cast<std::size_t>(layout->row_bytes));
   }
   return out;

@@ -126,8 +126,9 @@ void run_frame(double t, bool whole_image, Ending ending) {
   const uint32_t y0 = whole_image ? 0 : band * kBand;
   uint64_t needed = 0;
   needed += *staging::webgpu::upload_footprint(uint64_t{kSize} * 4 * rows, 8);
-  const auto sprite_layout = staging::webgpu::texture_layout(kSprite, kSprite, 1, {4, 1, 1});
-  needed += 2 * *staging::webgpu::upload_footprint(sprite_layout->staged_bytes, 8);
+  const auto sprite_layout = staging::texture_layout({kSprite, kSprite, 1}, 1, {4, 1, 1, 1, 0},
+                                                     staging::webgpu::COPY_LIMITS);
+  needed += 2 * *staging::webgpu::upload_footprint(sprite_layout->copy_bytes, 8);
   needed += *staging::webgpu::upload_footprint(kParams, 8);
 
   StagingFrame frame = d.ring->begin_frame(needed);

@@ -16,23 +16,10 @@
 #include <optional>
 #include <string_view>
 
+#include "staging/core/copy_layout.hpp"
 #include "staging/core/expected.hpp"
 
 namespace staging::vulkan {
-
-/// One texel block of a format's aspect, as laid out in a buffer.
-struct TexelBlock {
-  /// Bytes per block in the buffer (> 0).
-  uint32_t bytes = 0;
-  /// Block width in texels (1 for uncompressed formats, e.g. 4 for BC).
-  uint32_t width = 1;
-  /// Block height in texels (1 for uncompressed formats, e.g. 4 for BC).
-  uint32_t height = 1;
-  /// Block depth in texels (1 for every format the table knows).
-  uint32_t depth = 1;
-  /// The alignment bufferOffset needs: `bytes` for colour formats, 4 for depth/stencil.
-  uint32_t offset_alignment = 1;
-};
 
 /// Why a format/aspect pair cannot be staged.
 enum class FormatError : uint8_t {
@@ -46,8 +33,9 @@ enum class FormatError : uint8_t {
 /// The error's name, e.g. "BadAspect". Never null; "?" for values outside the enum.
 [[nodiscard]] std::string_view to_string(FormatError error) noexcept;
 
-/// The texel block of `format`'s `aspect`. An aspect of 0 means "the only aspect": COLOR for
-/// colour formats, DEPTH or STENCIL for depth-only or stencil-only formats; combined
+/// The texel block of `format`'s `aspect` (staging::TexelBlock; offset_alignment is the block's
+/// bytes for colour formats, 4 for depth/stencil). An aspect of 0 means "the only aspect": COLOR
+/// for colour formats, DEPTH or STENCIL for depth-only or stencil-only formats; combined
 /// depth/stencil formats need the aspect named.
 /// Covers every core 1.0 format that is not multi-planar (including BC, ETC2/EAC and ASTC LDR),
 /// ASTC HDR and the 4444 formats.

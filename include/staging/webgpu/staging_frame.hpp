@@ -97,6 +97,11 @@ struct TextureUpload {
   TexelBlock block{};
 };
 
+/// The slot layout of a texture upload (the core's engine under COPY_LIMITS; extent.
+/// depthOrArrayLayers counts images). Errors: Empty, Overflow. Pure; safe from any thread.
+[[nodiscard]] Expected<TextureLayout, LayoutError> texture_layout(
+    const TextureUpload& region) noexcept;
+
 /// One frame's uploads. Made by StagingRing::begin() / begin_frame().
 ///
 /// Ownership: move-only; references its StagingRing, which must outlive it. Holds a reference to

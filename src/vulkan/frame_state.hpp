@@ -1,0 +1,124 @@
+// Internal: what an open frame has placed and will record — copies, vkCmdUpdateBuffer data,
+// one-off buffers, and the destinations written (for overlap checks and barriers). The frame
+// recorder's state: it knows routes, never which strategy placed the ring route's bytes. Pooled
+// by the ring (clear() keeps every vector's capacity). Not installed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "staging/core/copy_layout.hpp"
+#include "staging/vulkan/format.hpp"
+#include "staging/vulkan/frame.hpp"
+#include "staging/vulkan/memory.hpp"
+
+namespace staging::vulkan::detail {
+
+/// One image region's staging layout (the core's copy layout engine) and the aspects it copies.
+struct ImageLayout {
+  TextureLayout texels;
+  VkImageAspectFlags aspect = 0;          // the aspect copied
+  VkImageAspectFlags barrier_aspect = 0;  // every aspect of the format (barriers)
+  /// bufferRowLength: 0 for tightly packed rows, else the row pitch in texels.
+  [[nodiscard]] uint32_t buffer_row_length() const noexcept {
+    return texels.tight() ? 0 : static_cast<uint32_t>(texels.row_length);
+  }
+};
+
+/// Validates `region` (destination, extent, format, aspect, block-aligned offset) and lays it out
+/// under `limits`.
+Expected<ImageLayout, UploadError> image_layout(const ImageRegion& region,
+                                                const CopyLimits& limits) noexcept;
+
+/// Host memory for vkCmdUpdateBuffer data: fixed chunks, so spans handed out stay valid until
+/// clear(); chunks are kept for the next frame.
+class UpdateArena {
+ public:
+  std::byte* allocate(uint64_t size);
+  void clear() noexcept;
+
+ private:
+  struct Chunk {
+    std::unique_ptr<std::byte[]> bytes;
+    uint64_t size = 0;
+  };
+  std::vector<Chunk> chunks_;
+  std::size_t current_ = 0;
+  uint64_t used_ = 0;
+};
+
+struct BufferCopyCmd {
+  VkBuffer src;
+  VkBuffer dst;
+  VkBufferCopy region;
+};
+struct ImageCopyCmd {
+  VkBuffer src;
+  VkImage dst;
+  VkImageLayout layout;
+  VkBufferImageCopy region;
+};
+struct UpdateCmd {
+  VkBuffer dst;
+  uint64_t offset;
+  uint64_t size;
+  const std::byte* data;
+};
+
+/// One destination buffer of a frame: the disjoint ranges written, sorted by offset.
+struct BufferDest {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [begin, end)
+};
+
+/// One box of texels written into an image (texels, layers), for overlap checks.
+struct ImageBox {
+  VkImageAspectFlags aspect;
+  uint32_t layer_begin, layer_end;
+  int64_t x0, y0, z0, x1, y1, z1;
+};
+
+/// One destination mip level of a frame: layouts and boxes written.
+struct ImageDest {
+  VkImage image = VK_NULL_HANDLE;
+  uint32_t mip = 0;
+  VkImageAspectFlags barrier_aspect = 0;
+  VkImageLayout old_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+  VkImageLayout new_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+  std::vector<ImageBox> boxes;
+};
+
+/// Where one upload's bytes go.
+struct Placement {
+  enum class Kind : uint8_t { Ring, OneOff, Update };
+  Kind kind = Kind::Ring;
+  VkBuffer buffer = VK_NULL_HANDLE;  // the staging buffer (Ring, OneOff)
+  uint64_t offset = 0;
+  std::byte* ptr = nullptr;
+};
+
+/// One open frame.
+struct FrameState {
+  uint64_t id = 0;  // its number on the ring's frame sequence
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  Route route = Route::Ring;
+  std::optional<Refusal> refusal;
+  uint64_t staged_bytes = 0;
+  uint64_t update_bytes = 0;
+  std::vector<BufferCopyCmd> buffer_copies;
+  std::vector<ImageCopyCmd> image_copies;
+  std::vector<UpdateCmd> updates;
+  UpdateArena arena;
+  std::vector<StagingMemory> oneoffs;
+  uint64_t oneoff_bytes = 0;
+  std::vector<BufferDest> buffer_dests;
+  std::vector<ImageDest> image_dests;
+
+  void clear() noexcept;
+};
+
+}  // namespace staging::vulkan::detail

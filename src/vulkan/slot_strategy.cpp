@@ -1,0 +1,94 @@
+#include "slot_strategy.hpp"
+
+#include <algorithm>
+
+namespace staging::vulkan::detail {
+
+SlotStrategy::SlotStrategy(MemorySource& memory, const staging::RingConfig& config)
+    : memory_(&memory), ring_(std::move(StagingRing<SlotBuffer>::create(*this, config).value())) {}
+
+Expected<SlotBuffer, AllocError> SlotStrategy::create(uint64_t capacity) {
+  Expected<StagingMemory, AllocError> made = memory_->allocate(capacity);
+  if (!made) return unexpected(made.error());
+  return SlotBuffer(memory_, *made);
+}
+
+Expected<void, Refusal> SlotStrategy::begin(uint64_t frame, uint64_t needed) {
+  Expected<SlotLease, Refusal> lease = ring_.begin(needed);
+  if (!lease) return unexpected(lease.error());
+  const SlotBuffer* buffer = &ring_.buffer(*lease);
+  open_.push_back(Open{frame, std::move(*lease), buffer});
+  return {};
+}
+
+SlotStrategy::Open* SlotStrategy::open_frame(uint64_t frame) noexcept {
+  for (auto it = open_.rbegin(); it != open_.rend(); ++it) {
+    if (it->frame == frame) return &*it;
+  }
+  return nullptr;
+}
+
+PlaceResult SlotStrategy::place(uint64_t frame, uint64_t size, uint64_t alignment) {
+  PlaceResult result;
+  Open* open = open_frame(frame);
+  if (open == nullptr) return result;  // a frame without a slot: NoRoom
+  const Expected<uint64_t, PlaceError> offset = open->lease.place(size, alignment);
+  if (!offset) {
+    if (offset.error() == PlaceError::Overflow) result.miss = PlaceResult::Miss::Overflow;
+    return result;
+  }
+  const StagingMemory& m = open->buffer->memory();
+  result.staged = Staged{m.buffer, m.size, *offset, m.mapped + *offset};
+  return result;
+}
+
+void SlotStrategy::flush(uint64_t frame) {
+  if (Open* open = open_frame(frame)) {
+    memory_->flush(open->buffer->memory(), 0, open->lease.cursor());
+  }
+}
+
+void SlotStrategy::end(uint64_t frame) {
+  Open* open = open_frame(frame);
+  if (open == nullptr) return;
+  ended_.push_back(Ended{frame, std::move(ring_.finish(std::move(open->lease))).value()});
+  open_.erase(open_.begin() + (open - open_.data()));
+}
+
+void SlotStrategy::release(uint64_t frame, Release how, TimelineValue /*completed*/) noexcept {
+  if (Open* open = open_frame(frame)) {  // dropped unfinished: nothing read the slot
+    open_.erase(open_.begin() + (open - open_.data()));
+    return;
+  }
+  const auto it =
+      std::find_if(ended_.begin(), ended_.end(), [&](const Ended& e) { return e.frame == frame; });
+  if (it == ended_.end()) return;
+  switch (how) {
+    case Release::Retired:
+      it->token.signal();  // Ready
+      break;
+    case Release::Failed:
+      it->token.fail();  // replaced on its next pick
+      break;
+    case Release::Abandoned:
+    case Release::Dropped:
+      it->token.abandon();  // replaced on its next pick
+      break;
+  }
+  ended_.erase(it);
+}
+
+void SlotStrategy::add_stats(Stats& stats) const {
+  stats.slots = ring_.stats();
+}
+
+std::optional<std::pair<SlotState, uint64_t>> SlotStrategy::slot(std::size_t index) const {
+  if (index >= ring_.slot_count()) return std::nullopt;
+  return std::pair{ring_.state(index), ring_.capacity(index)};
+}
+
+std::size_t SlotStrategy::slot_count() const noexcept {
+  return ring_.slot_count();
+}
+
+}  // namespace staging::vulkan::detail
