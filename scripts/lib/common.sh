@@ -8,10 +8,8 @@ STAGING_DEBIAN_PACKAGES=(
   build-essential cmake ninja-build git pkg-config clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev
-  # Vulkan: headers and loader, lavapipe (Mesa's CPU driver), the Khronos validation layer
-  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
-  # output checks (SVG rendering) and the demo report
-  librsvg2-bin python3
+  # output checks (SVG rendering), the demo report, the API reference
+  librsvg2-bin python3 doxygen
 )
 
 # Layers add their own needs in scripts/lib/packages.d/<layer>.sh: packages appended to
@@ -48,9 +46,37 @@ staging_install_packages() {
 # Build parallelism: every core, at least 2.
 staging_jobs() { local n; n=$(nproc 2>/dev/null || echo 2); [ "$n" -lt 2 ] && n=2; echo "$n"; }
 
-# The CUDA toolkit, when this machine has one (for the cuda backend's build).
+# The CUDA toolkit's compiler, when this machine has one (for the cuda backend's build): nvcc on
+# PATH, else under CUDA_PATH or the toolkit's usual install location.
 staging_cuda_args() {
-  if [ -x /usr/local/cuda/bin/nvcc ]; then
-    echo "-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc"
-  fi
+  local nvcc
+  nvcc=$(command -v nvcc 2>/dev/null || true)
+  for nvcc in "$nvcc" "${CUDA_PATH:-}/bin/nvcc" /usr/local/cuda/bin/nvcc; do
+    if [ -n "$nvcc" ] && [ -x "$nvcc" ]; then
+      echo "-DCMAKE_CUDA_COMPILER=$nvcc"
+      return
+    fi
+  done
+}
+
+# A clang++ for the libFuzzer build (Debian's clang package provides clang++; versioned names
+# where only those exist).
+staging_clangxx() {
+  local c
+  for c in clang++ clang++-16 clang++-15 clang++-14; do
+    if command -v "$c" >/dev/null 2>&1; then
+      command -v "$c"
+      return
+    fi
+  done
+  return 1
+}
+
+# staging_fresh_home: sets STAGING_FRESH_HOME to a new, empty directory, removed when the script
+# exits, to run a command in as HOME and XDG_CACHE_HOME: a machine where nothing (the Vulkan
+# validation layer's cache file, ...) has run before.
+staging_fresh_home() {
+  STAGING_FRESH_HOME=$(mktemp -d "${TMPDIR:-/tmp}/staging-fresh-home.XXXXXX")
+  # shellcheck disable=SC2064
+  trap "rm -rf '$STAGING_FRESH_HOME'" EXIT
 }

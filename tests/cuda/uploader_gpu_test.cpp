@@ -2,7 +2,7 @@
 // byte to many times the ring, unaligned sources and destinations, several threads and streams at
 // once, in-place spans, stream_wait across streams, and a stalled stream (StreamGate) hitting each
 // policy's bound and recovering once released. Skips itself (with the reason) without a usable
-// CUDA device. scripts/h200-cuda runs it plain and under compute-sanitizer (memcheck, racecheck,
+// CUDA device. scripts/gpu-run runs it plain and under compute-sanitizer (memcheck, racecheck,
 // synccheck).
 #include <gtest/gtest.h>
 

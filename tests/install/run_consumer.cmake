@@ -1,6 +1,13 @@
-# cmake -P script: install the build tree, build the consumer against it, run it.
+# cmake -P script: install the build tree into a scratch prefix, then configure, build and run a
+# consumer project against it.
+#   -DBUILD_DIR=<build tree> -DWORK_DIR=<scratch> -DCONSUMER_DIR=<consumer project>
+#   -DCXX_COMPILER=<compiler>
+#   -DCONFIGURE_ARGS=<-D...;...>   extra arguments for the consumer's configure (optional)
+#   -DENV=<VAR=value;...>          environment for the consumer's configure and build (optional)
+#   -DEXPECT_FAILURE=<regex>       the consumer's configure must fail, saying this (optional)
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
+set(env ${CMAKE_COMMAND} -E env ${ENV})
 macro(step)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
@@ -8,7 +15,19 @@ macro(step)
   endif()
 endmacro()
 step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-step(${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/consumer-build
-     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
-step(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer-build)
+set(configure ${env} ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/consumer-build
+  -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} ${CONFIGURE_ARGS})
+if(EXPECT_FAILURE)
+  execute_process(COMMAND ${configure} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("${out}${err}")
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "the consumer's configure succeeded; it must fail")
+  endif()
+  if(NOT "${out}${err}" MATCHES "${EXPECT_FAILURE}")
+    message(FATAL_ERROR "the consumer's configure failed without saying '${EXPECT_FAILURE}'")
+  endif()
+  return()
+endif()
+step(${configure})
+step(${env} ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer-build)
 step(${WORK_DIR}/consumer-build/consumer)

@@ -1,6 +1,6 @@
 // Dispatch::load(): core names first, KHR names for functions promoted from extensions, device
 // functions through vkGetDeviceProcAddr; missing() names what is absent. A fake
-// vkGetInstanceProcAddr stands in for the loader.
+// vkGetInstanceProcAddr stands in for the loader (and the real one, opened at run time, once).
 #include "staging/vulkan/dispatch.hpp"
 
 #include <gtest/gtest.h>
@@ -60,6 +60,18 @@ TEST(Dispatch, MissingReportsAnAbsentFunction) {
   const Dispatch none = Dispatch::load(&fake_instance_proc_addr, VK_NULL_HANDLE, VK_NULL_HANDLE);
   EXPECT_EQ(none.missing(), "vkCreateBuffer");  // no device: device functions stay null
   EXPECT_EQ(Dispatch::load(nullptr, VK_NULL_HANDLE, kDevice).missing(),
+            "vkGetPhysicalDeviceProperties");
+}
+
+// from_loader() opens the system's Vulkan loader at run time (the library does not link it): here,
+// where one is installed, its vkGetInstanceProcAddr answers for the global functions.
+TEST(Dispatch, OpensTheLoaderAtRunTime) {
+  const PFN_vkGetInstanceProcAddr get = Dispatch::loader_proc_addr();
+  if (get == nullptr) GTEST_SKIP() << "no Vulkan loader installed here";
+  EXPECT_EQ(Dispatch::loader_proc_addr(), get);  // opened once
+  EXPECT_NE(get(VK_NULL_HANDLE, "vkCreateInstance"), nullptr);
+  // Without an instance, instance-level functions stay null and missing() says which.
+  EXPECT_EQ(Dispatch::from_loader(VK_NULL_HANDLE, VK_NULL_HANDLE).missing(),
             "vkGetPhysicalDeviceProperties");
 }
 

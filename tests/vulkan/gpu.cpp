@@ -16,85 +16,17 @@ std::unique_ptr<Gpu> g_gpu;
 bool g_tried = false;
 bool g_fatal = false;
 std::string g_reason;
-PFN_vkQueueSubmit2 g_submit2 = nullptr;
-std::string g_layer_status;
-ExpectValidationMessages* g_expect =
-    nullptr;  // collects messages instead of failing  // the validation layer's status message at
-              // vkCreateInstance
+ExpectValidationMessages* g_expect = nullptr;  // collects findings instead of failing
 
-VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                          VkDebugUtilsMessageTypeFlagsEXT /*types*/,
-                                          const VkDebugUtilsMessengerCallbackDataEXT* data,
-                                          void* /*user*/) {
-  const std::string_view id = data->pMessageIdName ? data->pMessageIdName : "";
-  // The loader's own informational messages (which ICDs/layers it found) are not validation.
-  if (id == "Loader Message" && severity <= VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT)
-    return VK_FALSE;
-  // The layer's status report at vkCreateInstance is not a finding either: it is the layer
-  // confirming what it checks. Kept (and printed) as evidence that synchronization validation runs.
-  if (id == "UNASSIGNED-khronos-validation-createinstance-status-message" &&
-      severity <= VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT) {
-    g_layer_status = data->pMessage ? data->pMessage : "";
-    return VK_FALSE;
-  }
+// Every finding fails the running test, unless an ExpectValidationMessages collects it.
+void on_finding(const support::Message& m) {
   if (g_expect != nullptr) {
-    g_expect->ids.emplace_back(id);
-    return VK_FALSE;
+    g_expect->ids.push_back(m.id);
+    return;
   }
   ++g_messages;
-  std::fprintf(stderr, "[vulkan] validation message [%.*s]: %s\n", static_cast<int>(id.size()),
-               id.data(), data->pMessage ? data->pMessage : "");
-  ADD_FAILURE() << "validation message [" << id << "]: " << (data->pMessage ? data->pMessage : "");
-  return VK_FALSE;
-}
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-int type_rank(VkPhysicalDeviceType type) {
-  switch (type) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
-      return 0;
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
-      return 1;
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
-      return 2;
-    case VK_PHYSICAL_DEVICE_TYPE_CPU:
-      return 3;
-    default:
-      return 4;
-  }
-}
-
-const char* type_name(VkPhysicalDeviceType type) {
-  switch (type) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
-      return "discrete GPU";
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
-      return "integrated GPU";
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
-      return "virtual GPU";
-    case VK_PHYSICAL_DEVICE_TYPE_CPU:
-      return "CPU";
-    default:
-      return "other";
-  }
-}
-
-bool has_extension(const std::vector<VkExtensionProperties>& list, const char* name) {
-  return std::any_of(list.begin(), list.end(), [&](const VkExtensionProperties& e) {
-    return std::strcmp(e.extensionName, name) == 0;
-  });
-}
-
-std::vector<VkExtensionProperties> instance_extensions(const char* layer) {
-  uint32_t n = 0;
-  vkEnumerateInstanceExtensionProperties(layer, &n, nullptr);
-  std::vector<VkExtensionProperties> out(n);
-  vkEnumerateInstanceExtensionProperties(layer, &n, out.data());
-  return out;
+  std::fprintf(stderr, "[vulkan] validation message [%s]: %s\n", m.id.c_str(), m.text.c_str());
+  ADD_FAILURE() << "validation message [" << m.id << "]: " << m.text;
 }
 
 // Tears the process's Gpu down inside the test program, so that validation messages at device
@@ -105,8 +37,6 @@ class GpuEnvironment final : public ::testing::Environment {
 };
 [[maybe_unused]] ::testing::Environment* const g_environment =
     ::testing::AddGlobalTestEnvironment(new GpuEnvironment);
-
-constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 
 }  // namespace
 
@@ -128,336 +58,78 @@ Gpu* Gpu::get(std::string& reason) {
 }
 
 bool Gpu::init(std::string& reason) {
-  const std::string mode = env("STAGING_VULKAN_VALIDATION").empty()
-                               ? std::string("auto")
-                               : env("STAGING_VULKAN_VALIDATION");
-  uint32_t layer_count = 0;
-  vkEnumerateInstanceLayerProperties(&layer_count, nullptr);
-  std::vector<VkLayerProperties> layers(layer_count);
-  vkEnumerateInstanceLayerProperties(&layer_count, layers.data());
-  const bool layer_found = std::any_of(
-      layers.begin(), layers.end(),
-      [](const VkLayerProperties& l) { return std::strcmp(l.layerName, kValidationLayer) == 0; });
-  if (!layer_found && mode == "require") {
+  const std::optional<support::Validation> mode =
+      support::validation_from_environment(support::Validation::Auto);
+  if (!mode) {
     g_fatal = true;
-    reason = "STAGING_VULKAN_VALIDATION=require but VK_LAYER_KHRONOS_validation is not installed";
+    reason = "STAGING_VULKAN_VALIDATION: use auto, require or off";
     return false;
   }
-  validation = layer_found && mode != "off";
-
-  std::vector<const char*> extensions;
-  const auto loader_exts = instance_extensions(nullptr);
-  const auto layer_exts =
-      validation ? instance_extensions(kValidationLayer) : std::vector<VkExtensionProperties>{};
-  const bool debug_utils = has_extension(loader_exts, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) ||
-                           has_extension(layer_exts, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-  if (debug_utils) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-  sync_validation =
-      validation && has_extension(layer_exts, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
-  if (sync_validation) extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
-  if (validation && !debug_utils) {
+  const char* name = std::getenv("STAGING_VULKAN_DEVICE");
+  support::Failure failure;
+  context = support::TestDevice::create({.application = "staging-test-vulkan",
+                                         .validation = *mode,
+                                         .device_name = name ? name : "",
+                                         .api_version = VK_API_VERSION_1_2,
+                                         .transfer_queue = false,
+                                         .on_finding = on_finding},
+                                        failure);
+  if (!context) {
+    g_fatal = failure.broken;
+    reason = failure.reason;
+    return false;
+  }
+  const support::TestDevice& d = *context;
+  if (!d.validation() && *mode == support::Validation::Auto &&
+      d.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
     g_fatal = true;
-    reason = "validation layer present but VK_EXT_debug_utils is not: messages would go unseen";
-    return false;
-  }
-
-  const VkValidationFeatureEnableEXT enables[] = {
-      VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
-  const VkValidationFeaturesEXT features{
-      .sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
-      .enabledValidationFeatureCount = 1,
-      .pEnabledValidationFeatures = enables,
-  };
-  const VkDebugUtilsMessengerCreateInfoEXT messenger_info{
-      .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-      .pNext = sync_validation ? &features : nullptr,
-      .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_VERBOSE_BIT_EXT |
-                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
-                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-      .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                     VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
-      .pfnUserCallback = on_message,
-  };
-  const VkApplicationInfo app{
-      .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-      .pApplicationName = "staging-test-vulkan",
-      .apiVersion = VK_API_VERSION_1_3,
-  };
-  const VkInstanceCreateInfo instance_info{
-      .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-      .pNext = debug_utils ? &messenger_info : nullptr,
-      .pApplicationInfo = &app,
-      .enabledLayerCount = validation ? 1u : 0u,
-      .ppEnabledLayerNames = &kValidationLayer,
-      .enabledExtensionCount = static_cast<uint32_t>(extensions.size()),
-      .ppEnabledExtensionNames = extensions.data(),
-  };
-  if (VkResult r = vkCreateInstance(&instance_info, nullptr, &instance); r != VK_SUCCESS) {
-    instance = VK_NULL_HANDLE;
-    reason = "vkCreateInstance failed (" + std::to_string(r) + "): no Vulkan driver";
-    return false;
-  }
-  if (debug_utils) {
-    const auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
-        vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
-    VkDebugUtilsMessengerCreateInfoEXT info = messenger_info;
-    info.pNext = nullptr;  // the validation features belong to vkCreateInstance only
-    if (create) create(instance, &info, nullptr, &messenger_);
-  }
-
-  // Pick a device: Vulkan 1.2+, timeline semaphores, synchronization2.
-  uint32_t count = 0;
-  vkEnumeratePhysicalDevices(instance, &count, nullptr);
-  std::vector<VkPhysicalDevice> devices(count);
-  vkEnumeratePhysicalDevices(instance, &count, devices.data());
-  const std::string want = env("STAGING_VULKAN_DEVICE");
-  int best_rank = 1 << 30;
-  bool best_core_sync2 = false;
-  for (VkPhysicalDevice d : devices) {
-    VkPhysicalDeviceProperties p{};
-    vkGetPhysicalDeviceProperties(d, &p);
-    if (p.apiVersion < VK_API_VERSION_1_2) continue;
-    if (!want.empty() && std::string(p.deviceName).find(want) == std::string::npos) continue;
-    uint32_t n = 0;
-    vkEnumerateDeviceExtensionProperties(d, nullptr, &n, nullptr);
-    std::vector<VkExtensionProperties> exts(n);
-    vkEnumerateDeviceExtensionProperties(d, nullptr, &n, exts.data());
-    const bool core_sync2 = p.apiVersion >= VK_API_VERSION_1_3;
-    VkPhysicalDeviceSynchronization2Features sync2{
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES};
-    VkPhysicalDeviceVulkan12Features v12{
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, .pNext = &sync2};
-    VkPhysicalDeviceFeatures2 f2{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                                 .pNext = &v12};
-    if (!core_sync2 && !has_extension(exts, VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME)) continue;
-    vkGetPhysicalDeviceFeatures2(d, &f2);
-    if (!v12.timelineSemaphore || !sync2.synchronization2) continue;
-    const int rank = type_rank(p.deviceType);
-    if (rank < best_rank) {
-      best_rank = rank;
-      physical_device = d;
-      properties = p;
-      best_core_sync2 = core_sync2;
-      bc_formats = f2.features.textureCompressionBC == VK_TRUE;
-    }
-  }
-  if (sync_validation && !g_layer_status.empty() &&
-      g_layer_status.find("VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION") ==
-          std::string::npos) {
-    g_fatal = true;
-    reason = "the validation layer did not confirm synchronization validation: " + g_layer_status;
-    return false;
-  }
-  if (physical_device == VK_NULL_HANDLE) {
-    reason = "no Vulkan 1.2+ device with timeline semaphores and synchronization2";
-    return false;
-  }
-  if (!validation && mode == "auto" && properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
-    g_fatal = true;
-    reason = std::string("software device ") + properties.deviceName +
+    reason = std::string("software device ") + d.properties().deviceName +
              " without VK_LAYER_KHRONOS_validation: install vulkan-validationlayers (or set "
              "STAGING_VULKAN_VALIDATION=off to run unvalidated)";
     return false;
   }
-
-  uint32_t family_count = 0;
-  vkGetPhysicalDeviceQueueFamilyProperties(physical_device, &family_count, nullptr);
-  std::vector<VkQueueFamilyProperties> families(family_count);
-  vkGetPhysicalDeviceQueueFamilyProperties(physical_device, &family_count, families.data());
-  queue_family = family_count;
-  for (VkQueueFlags need : {VkQueueFlags{VK_QUEUE_GRAPHICS_BIT}, VkQueueFlags{VK_QUEUE_COMPUTE_BIT},
-                            VkQueueFlags{VK_QUEUE_TRANSFER_BIT}}) {
-    for (uint32_t i = 0; i < family_count && queue_family == family_count; ++i) {
-      if ((families[i].queueFlags & need) != 0 && families[i].queueCount > 0) queue_family = i;
-    }
-  }
-  const float priority = 1.0f;
-  const VkDeviceQueueCreateInfo queue_info{
-      .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-      .queueFamilyIndex = queue_family,
-      .queueCount = 1,
-      .pQueuePriorities = &priority,
-  };
-  VkPhysicalDeviceSynchronization2Features sync2{
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES,
-      .synchronization2 = VK_TRUE};
-  VkPhysicalDeviceVulkan13Features v13{
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, .synchronization2 = VK_TRUE};
-  VkPhysicalDeviceVulkan12Features v12{
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-      .pNext = best_core_sync2 ? static_cast<void*>(&v13) : static_cast<void*>(&sync2),
-      .timelineSemaphore = VK_TRUE};
-  VkPhysicalDeviceFeatures2 f2{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                               .pNext = &v12};
-  f2.features.textureCompressionBC = bc_formats ? VK_TRUE : VK_FALSE;
-  const char* sync2_ext = VK_KHR_SYNCHRONIZATION_2_EXTENSION_NAME;
-  const VkDeviceCreateInfo device_info{
-      .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-      .pNext = &f2,
-      .queueCreateInfoCount = 1,
-      .pQueueCreateInfos = &queue_info,
-      .enabledExtensionCount = best_core_sync2 ? 0u : 1u,
-      .ppEnabledExtensionNames = &sync2_ext,
-  };
-  if (VkResult r = vkCreateDevice(physical_device, &device_info, nullptr, &device);
-      r != VK_SUCCESS) {
-    device = VK_NULL_HANDLE;
-    reason = "vkCreateDevice failed (" + std::to_string(r) + ")";
-    return false;
-  }
-  vkGetDeviceQueue(device, queue_family, 0, &queue);
-  g_submit2 = reinterpret_cast<PFN_vkQueueSubmit2>(vkGetDeviceProcAddr(device, "vkQueueSubmit2"));
-  if (!g_submit2)
-    g_submit2 =
-        reinterpret_cast<PFN_vkQueueSubmit2>(vkGetDeviceProcAddr(device, "vkQueueSubmit2KHR"));
-  const VkCommandPoolCreateInfo pool_info{
-      .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-      .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-      .queueFamilyIndex = queue_family,
-  };
-  vkCreateCommandPool(device, &pool_info, nullptr, &pool);
-  dispatch = Dispatch::from_loader(instance, device);
-  if (!dispatch.missing().empty() || !g_submit2) {
-    g_fatal = true;
-    reason = "device lacks " +
-             std::string(dispatch.missing().empty() ? "vkQueueSubmit2" : dispatch.missing());
-    return false;
-  }
+  instance = d.instance();
+  physical_device = d.physical_device();
+  device = d.device();
+  queue = d.universal().queue;
+  queue_family = d.universal().family;
+  pool = d.universal().pool;
+  properties = d.properties();
+  validation = d.validation();
+  sync_validation = d.synchronization_validation();
+  bc_formats = d.bc_formats();
+  dispatch = d.dispatch();
   return true;
 }
 
-Gpu::~Gpu() {
-  if (device != VK_NULL_HANDLE) {
-    vkDeviceWaitIdle(device);
-    if (pool != VK_NULL_HANDLE) vkDestroyCommandPool(device, pool, nullptr);
-    vkDestroyDevice(device, nullptr);
-  }
-  if (messenger_ != VK_NULL_HANDLE) {
-    const auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
-        vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT"));
-    if (destroy) destroy(instance, messenger_, nullptr);
-  }
-  if (instance != VK_NULL_HANDLE) vkDestroyInstance(instance, nullptr);
-}
+Gpu::~Gpu() = default;
 
 std::string Gpu::describe() const {
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "device: %s (%s, Vulkan %u.%u.%u) | validation: %s | synchronization "
-                "validation: %s",
-                properties.deviceName, type_name(properties.deviceType),
-                VK_API_VERSION_MAJOR(properties.apiVersion),
-                VK_API_VERSION_MINOR(properties.apiVersion),
-                VK_API_VERSION_PATCH(properties.apiVersion), validation ? "on" : "off",
-                !sync_validation ? "off"
-                : g_layer_status.find("SYNCHRONIZATION_VALIDATION") != std::string::npos
-                    ? "on (the layer's status message confirms it)"
-                    : "on");
-  return line;
-}
-
-uint32_t Gpu::memory_type(uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid) {
-  VkPhysicalDeviceMemoryProperties props{};
-  vkGetPhysicalDeviceMemoryProperties(physical_device, &props);
-  for (int pass = 0; pass < 3; ++pass) {
-    for (uint32_t i = 0; i < props.memoryTypeCount; ++i) {
-      const VkMemoryPropertyFlags f = props.memoryTypes[i].propertyFlags;
-      if ((bits & (1u << i)) == 0) continue;
-      if (pass < 2 && (f & want) != want) continue;
-      if (pass < 1 && (f & avoid) != 0) continue;
-      return i;
-    }
-  }
-  ADD_FAILURE() << "no memory type";
-  return 0;
+  return "device: " + context->describe() + " | validation: " + (validation ? "on" : "off") +
+         " | synchronization validation: " +
+         (!sync_validation ? std::string("off")
+          : context->layer_status().find("SYNCHRONIZATION_VALIDATION") != std::string::npos
+              ? std::string("on (the layer's status message confirms it)")
+              : std::string("on"));
 }
 
 TestBuffer Gpu::make_buffer(uint64_t size, VkBufferUsageFlags usage, bool host_visible) {
-  TestBuffer b;
-  b.size = size;
-  const VkBufferCreateInfo info{.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                                .size = size,
-                                .usage = usage,
-                                .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
-  EXPECT_EQ(vkCreateBuffer(device, &info, nullptr, &b.buffer), VK_SUCCESS);
-  VkMemoryRequirements req{};
-  vkGetBufferMemoryRequirements(device, b.buffer, &req);
-  const uint32_t type =
-      host_visible
-          ? memory_type(req.memoryTypeBits,
-                        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                        0)
-          : memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
-                        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
-  const VkMemoryAllocateInfo alloc{.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                   .allocationSize = req.size,
-                                   .memoryTypeIndex = type};
-  EXPECT_EQ(vkAllocateMemory(device, &alloc, nullptr, &b.memory), VK_SUCCESS);
-  EXPECT_EQ(vkBindBufferMemory(device, b.buffer, b.memory, 0), VK_SUCCESS);
-  if (host_visible) {
-    void* p = nullptr;
-    EXPECT_EQ(vkMapMemory(device, b.memory, 0, VK_WHOLE_SIZE, 0, &p), VK_SUCCESS);
-    b.mapped = static_cast<std::byte*>(p);
-  }
+  TestBuffer b = context->make_buffer(size, usage, host_visible);
+  EXPECT_NE(b.buffer, VK_NULL_HANDLE) << "make_buffer(" << size << ") failed";
   return b;
 }
 
 void Gpu::destroy(TestBuffer& b) {
-  if (b.buffer) vkDestroyBuffer(device, b.buffer, nullptr);
-  if (b.memory) vkFreeMemory(device, b.memory, nullptr);
-  b = {};
+  context->destroy(b);
 }
 
 TestImage Gpu::make_image(VkFormat format, VkExtent3D extent, uint32_t mips, uint32_t layers) {
-  TestImage img;
-  VkFormatProperties fp{};
-  vkGetPhysicalDeviceFormatProperties(physical_device, format, &fp);
-  const VkFormatFeatureFlags need =
-      VK_FORMAT_FEATURE_TRANSFER_DST_BIT | VK_FORMAT_FEATURE_TRANSFER_SRC_BIT;
-  if ((fp.optimalTilingFeatures & need) != need) return img;
-  const VkImageUsageFlags usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-  VkImageFormatProperties ifp{};
-  if (vkGetPhysicalDeviceImageFormatProperties(physical_device, format, VK_IMAGE_TYPE_2D,
-                                               VK_IMAGE_TILING_OPTIMAL, usage, 0,
-                                               &ifp) != VK_SUCCESS ||
-      ifp.maxMipLevels < mips || ifp.maxArrayLayers < layers) {
-    return img;
-  }
-  const VkImageCreateInfo info{
-      .sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
-      .imageType = VK_IMAGE_TYPE_2D,
-      .format = format,
-      .extent = extent,
-      .mipLevels = mips,
-      .arrayLayers = layers,
-      .samples = VK_SAMPLE_COUNT_1_BIT,
-      .tiling = VK_IMAGE_TILING_OPTIMAL,
-      .usage = usage,
-      .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
-      .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED,
-  };
-  EXPECT_EQ(vkCreateImage(device, &info, nullptr, &img.image), VK_SUCCESS);
-  VkMemoryRequirements req{};
-  vkGetImageMemoryRequirements(device, img.image, &req);
-  const VkMemoryAllocateInfo alloc{
-      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-      .allocationSize = req.size,
-      .memoryTypeIndex = memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0)};
-  EXPECT_EQ(vkAllocateMemory(device, &alloc, nullptr, &img.memory), VK_SUCCESS);
-  EXPECT_EQ(vkBindImageMemory(device, img.image, img.memory, 0), VK_SUCCESS);
-  img.format = format;
-  img.extent = extent;
-  img.mips = mips;
-  img.layers = layers;
-  return img;
+  return context->make_image(format, extent, mips, layers,
+                             VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT);
 }
 
 void Gpu::destroy(TestImage& img) {
-  if (img.image) vkDestroyImage(device, img.image, nullptr);
-  if (img.memory) vkFreeMemory(device, img.memory, nullptr);
-  img = {};
+  context->destroy(img);
 }
 
 VkSemaphore Gpu::make_timeline(uint64_t initial) {
@@ -476,35 +148,14 @@ void Gpu::destroy(VkSemaphore s) {
 }
 
 VkCommandBuffer Gpu::begin_commands() {
-  const VkCommandBufferAllocateInfo info{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                         .commandPool = pool,
-                                         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                         .commandBufferCount = 1};
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  EXPECT_EQ(vkAllocateCommandBuffers(device, &info, &cmd), VK_SUCCESS);
-  const VkCommandBufferBeginInfo begin{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-  EXPECT_EQ(vkBeginCommandBuffer(cmd, &begin), VK_SUCCESS);
+  VkCommandBuffer cmd = context->begin_commands(context->universal());
+  EXPECT_NE(cmd, VK_NULL_HANDLE);
   return cmd;
 }
 
 void Gpu::submit(VkCommandBuffer cmd, std::span<const VkSemaphoreSubmitInfo> waits,
                  std::span<const VkSemaphoreSubmitInfo> signals) {
-  const VkCommandBufferSubmitInfo cmd_info{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
-                                           .commandBuffer = cmd};
-  if (cmd != VK_NULL_HANDLE) {
-    EXPECT_EQ(vkEndCommandBuffer(cmd), VK_SUCCESS);
-  }
-  const VkSubmitInfo2 submit{
-      .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
-      .waitSemaphoreInfoCount = static_cast<uint32_t>(waits.size()),
-      .pWaitSemaphoreInfos = waits.data(),
-      .commandBufferInfoCount = cmd != VK_NULL_HANDLE ? 1u : 0u,
-      .pCommandBufferInfos = &cmd_info,
-      .signalSemaphoreInfoCount = static_cast<uint32_t>(signals.size()),
-      .pSignalSemaphoreInfos = signals.data(),
-  };
-  EXPECT_EQ(g_submit2(queue, 1, &submit, VK_NULL_HANDLE), VK_SUCCESS);
+  EXPECT_EQ(context->submit(context->universal(), cmd, waits, signals), VK_SUCCESS);
 }
 
 void Gpu::submit_and_wait(VkCommandBuffer cmd) {

@@ -1,19 +1,18 @@
-// Test support for the Vulkan tests: one instance and device per test process (lavapipe in CI,
-// the H200 there), with VK_LAYER_KHRONOS_validation and synchronization validation enabled
-// programmatically when the layer exists, and a debug messenger that fails the running test on
-// any message except the loader's own informational ones.
+// Test support for the Vulkan tests: one device per test process (lavapipe in CI, a GPU where
+// there is one), made by the shared support::TestDevice (tests/support/vulkan_test_device.hpp):
+// VK_LAYER_KHRONOS_validation with synchronization validation when the layer exists, and every
+// finding (tests/support/vulkan_messages.hpp says which messages are findings) fails the running
+// test. The layer's notes about its own set-up (its cache file on a fresh machine) pass.
 //
 // Validation policy (environment variable STAGING_VULKAN_VALIDATION):
 //   auto (default)  use the layer when installed. A CPU device (lavapipe) without the layer is a
-//                   broken CI setup and fails the test; a GPU without it (the H200) runs
-//                   unvalidated.
+//                   broken CI setup and fails the test; a GPU without it runs unvalidated.
 //   require         fail when the layer is missing.     off   never enable it.
 // Device choice: the first device (discrete > integrated > virtual > CPU) with Vulkan 1.2+,
 // timeline semaphores and synchronization2; STAGING_VULKAN_DEVICE=<substring> picks by name.
 #pragma once
 
 #include <gtest/gtest.h>
-#include <vulkan/vulkan.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -25,26 +24,15 @@
 
 #include "staging/core/invariant_checker.hpp"
 #include "staging/vulkan.hpp"
+#include "vulkan_test_device.hpp"
 
 namespace staging::vulkan::test {
 
 /// A device buffer (device-local when possible) or a host-visible, coherent, mapped one.
-struct TestBuffer {
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  std::byte* mapped = nullptr;
-  uint64_t size = 0;
-};
+using TestBuffer = support::Buffer;
 
-/// An optimal-tiling image with TRANSFER_SRC | TRANSFER_DST | SAMPLED usage.
-struct TestImage {
-  VkImage image = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  VkFormat format = VK_FORMAT_UNDEFINED;
-  VkExtent3D extent{};
-  uint32_t mips = 1;
-  uint32_t layers = 1;
-};
+/// An optimal-tiling image with TRANSFER_SRC | TRANSFER_DST usage.
+using TestImage = support::Image;
 
 /// The process's Vulkan context. Created by Gpu::get(); destroyed at exit.
 class Gpu {
@@ -56,6 +44,8 @@ class Gpu {
   Gpu(const Gpu&) = delete;
   Gpu& operator=(const Gpu&) = delete;
 
+  /// The shared set-up (instance, device, queues, messages).
+  std::unique_ptr<support::TestDevice> context;
   VkInstance instance = VK_NULL_HANDLE;
   VkPhysicalDevice physical_device = VK_NULL_HANDLE;
   VkDevice device = VK_NULL_HANDLE;
@@ -66,7 +56,7 @@ class Gpu {
   bool validation = false;
   bool sync_validation = false;
   bool bc_formats = false;
-  /// staging's dispatch table, loaded from the loader.
+  /// staging's dispatch table for the device.
   Dispatch dispatch;
   /// The handles and dispatch a Ring needs.
   [[nodiscard]] Device ring_device() const { return Device{physical_device, device, dispatch}; }
@@ -105,8 +95,6 @@ class Gpu {
  private:
   Gpu() = default;
   bool init(std::string& reason);
-  uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid);
-  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
 };
 
 /// Fixture: SetUp gets the Gpu (or skips with the reason); TearDown waits for the device idle.

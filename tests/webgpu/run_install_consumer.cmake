@@ -10,12 +10,14 @@ macro(step)
 endmacro()
 step(${CMAKE_COMMAND} --install ${WASM_DIR} --prefix ${prefix})
 # Emscripten's toolchain searches packages only under its sysroot: name the package directly.
-step(${CMAKE_COMMAND} -E env NODE_PATH=/usr/share/nodejs
-     ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/consumer-build -G Ninja
+set(env ${CMAKE_COMMAND} -E env)
+if(NODE_MODULES)
+  list(APPEND env NODE_PATH=${NODE_MODULES})
+endif()
+step(${env} ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/consumer-build
      -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN} -DCMAKE_BUILD_TYPE=Release
      -Dstaging_DIR=${prefix}/lib/cmake/staging)
-step(${CMAKE_COMMAND} -E env NODE_PATH=/usr/share/nodejs
-     ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer-build)
+step(${env} ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer-build)
 if(NOT EXISTS ${WORK_DIR}/consumer-build/consumer.wasm)
   message(FATAL_ERROR "the consumer page was not linked")
 endif()

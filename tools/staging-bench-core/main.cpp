@@ -11,7 +11,7 @@
 // prefix ("37.4n" = 37.4 ns), the CPU time divided by the reservations made — for the
 // ReserveRetire benchmarks the same as the Time column (one reservation per iteration), for the
 // batch benchmark the iteration's time divided by its 64 reservations.
-// Run: build/bin/staging-bench-core [--benchmark_filter=...] [--benchmark_repetitions=5]
+// Run: build/bin/staging-bench-core [--benchmark_filter=...] [--benchmark_repetitions=5] (--help)
 // (Debian's libbenchmark warns that it was built as DEBUG: that concerns the library's own timing
 // loop, not the code measured, which is built Release.)
 #include <benchmark/benchmark.h>
@@ -148,5 +148,3 @@ void BM_SlotLeasePlace(benchmark::State& state) {
 BENCHMARK(BM_SlotLeasePlace)->Arg(256);
 
 }  // namespace
-
-BENCHMARK_MAIN();

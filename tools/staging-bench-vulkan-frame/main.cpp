@@ -112,5 +112,3 @@ BENCHMARK(ring_upload)->Name("Ring/upload")->Arg(64)->Arg(4096)->Arg(65536)->Arg
 BENCHMARK(oneoff_buffer)->Name("OneOffBuffer")->Arg(64)->Arg(4096)->Arg(65536)->Arg(1 << 20);
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -75,12 +75,20 @@ class Report {
   nlohmann::json targets_ = nlohmann::json::array();
 };
 
-/// A backend: adds its options to the command line, then runs. run() returns the process exit
-/// status (0: measured; 2: the device is not usable here, with the reason printed).
+/// The exit status of a run that found no usable device (the reason printed): CTest counts it as
+/// skipped. (Status 2 is a usage error, refused before any device is touched.)
+inline constexpr int kNoDevice = 77;
+
+/// A backend: adds its options to the command line (with validators, so that a bad value is a
+/// usage error), checks them together, then runs. run() returns the process exit status (0:
+/// measured; 1: a failure; kNoDevice: the device is not usable here, with the reason printed).
 struct Backend {
   std::string name;
   std::string description;
   std::function<void(CLI::App&)> add_options;
+  /// Checks that span options (called after parsing, before any device is touched): empty when
+  /// they are usable, else what is wrong (a usage error). May be empty.
+  std::function<std::string()> check;
   std::function<int(const CommonOptions&, Report&)> run;
 };
 

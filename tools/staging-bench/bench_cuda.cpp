@@ -767,7 +767,7 @@ Backend make_cuda_backend() {
     if (err != cudaSuccess || count == 0) {
       std::fprintf(stderr, "staging-bench: no usable CUDA device (%s)\n",
                    err != cudaSuccess ? cudaGetErrorName(err) : "0 devices");
-      return 2;
+      return kNoDevice;
     }
     if (cuda.devices.empty()) cuda.devices.push_back(0);
     for (int d : cuda.devices) {

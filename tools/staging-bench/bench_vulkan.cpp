@@ -8,6 +8,7 @@
 // The device set-up (queues, timestamps, the counting dispatch) is vulkan_context.cpp.
 #include <algorithm>
 #include <cstdio>
+#include <regex>
 #include <thread>
 
 #include "bench.hpp"
@@ -21,22 +22,32 @@ vk::VulkanOptions& vulkan_options() {
   return o;
 }
 
-int run_vulkan(const CommonOptions& common, Report& report) {
+// The options that depend on each other (each alone is checked by its validator).
+std::string check_vulkan() {
   const vk::VulkanOptions& o = vulkan_options();
-  for (const std::string& s : o.scenarios) {
-    if (s != "frame-small" && s != "stream-large" && s != "textures") {
-      std::fprintf(stderr,
-                   "staging-bench: unknown --scenario '%s' (frame-small, stream-large, "
-                   "textures)\n",
-                   s.c_str());
-      return 1;
+  const auto wanted = [&](const char* s) {
+    return std::find(o.scenarios.begin(), o.scenarios.end(), s) != o.scenarios.end();
+  };
+  if (wanted("stream-large")) {
+    if (o.ring_mib < 2 * o.chunk_mib) {
+      return "--stream-ring-mib must be at least 2 x --stream-chunk-mib";
+    }
+    const bool slots =
+        std::find(o.strategies.begin(), o.strategies.end(), "slots") != o.strategies.end();
+    if (slots && (o.chunk_mib & (o.chunk_mib - 1)) != 0) {
+      return "--strategies slots needs a power-of-two --stream-chunk-mib";
     }
   }
+  return {};
+}
+
+int run_vulkan(const CommonOptions& common, Report& report) {
+  const vk::VulkanOptions& o = vulkan_options();
   std::string why;
   auto vk = vk::Context::create({.validate = o.validate, .device_filter = o.device}, why);
   if (!vk) {
     std::fprintf(stderr, "staging-bench: no usable Vulkan device: %s\n", why.c_str());
-    return 2;
+    return kNoDevice;
   }
   const VkPhysicalDeviceLimits& limits = vk->properties().limits;
   report.context("device", vk->describe());
@@ -80,39 +91,64 @@ Backend make_vulkan_backend() {
   b.add_options = [](CLI::App& app) {
     vk::VulkanOptions& o = vulkan_options();
     auto* g = app.add_option_group("vulkan", "options of --backend vulkan");
+    const auto one_of = [](std::vector<std::string> names) { return CLI::IsMember(names); };
+    const CLI::Validator workload(
+        [](std::string& s) {
+          static const std::regex re("[1-9][0-9]{0,6}x[1-9][0-9]{0,9}");
+          return std::regex_match(s, re) ? std::string() : "expected COUNTxBYTES, not " + s;
+        },
+        "COUNTxBYTES");
     g->add_option("--scenario", o.scenarios, "frame-small, stream-large, textures (default all)")
-        ->delimiter(',');
+        ->delimiter(',')
+        ->check(one_of({"frame-small", "stream-large", "textures"}));
     g->add_option("--vk-device", o.device, "part of the Vulkan device name to use");
     g->add_flag("--validate", o.validate,
                 "enable VK_LAYER_KHRONOS_validation with synchronization validation; any "
-                "message fails the run (correctness runs, not for timing)");
+                "finding fails the run (correctness runs, not for timing)");
     g->add_option("--small-workloads", o.small_workloads,
                   "frame-small: COUNTxBYTES uploads per frame")
-        ->delimiter(',');
+        ->delimiter(',')
+        ->check(workload);
     g->add_option("--small-routes", o.small_routes,
                   "frame-small: ring-slots, ring-bytes, oneoff, update")
-        ->delimiter(',');
+        ->delimiter(',')
+        ->check(one_of({"ring-slots", "ring-bytes", "oneoff", "update"}));
     g->add_option("--small-memory", o.small_memory,
                   "frame-small: staging memory of the ring routes: system, cached")
-        ->delimiter(',');
-    g->add_option("--frames-in-flight", o.frames_in_flight, "frame-small: frames in flight");
+        ->delimiter(',')
+        ->check(one_of({"system", "cached"}));
+    g->add_option("--frames-in-flight", o.frames_in_flight, "frame-small: frames in flight")
+        ->check(CLI::Range(1u, 64u));
     g->add_option("--small-byte-ring-frames", o.small_byte_ring_frames,
-                  "frame-small: the byte ring's capacity in frames (0: frames in flight + 1)");
-    g->add_option("--stream-mib", o.stream_mib, "stream-large: bytes streamed, MiB");
-    g->add_option("--stream-ring-mib", o.ring_mib, "stream-large: the ring, MiB");
+                  "frame-small: the byte ring's capacity in frames (0: frames in flight + 1)")
+        ->check(CLI::Range(0u, 1024u));
+    g->add_option("--stream-mib", o.stream_mib, "stream-large: bytes streamed, MiB")
+        ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+    g->add_option("--stream-ring-mib", o.ring_mib, "stream-large: the ring, MiB")
+        ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
     g->add_option("--stream-chunk-mib", o.chunk_mib,
-                  "stream-large: bytes per frame (one copy each), MiB");
-    g->add_option("--queues", o.queues, "stream-large: graphics, transfer")->delimiter(',');
+                  "stream-large: bytes per frame (one copy each), MiB")
+        ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 16));
+    g->add_option("--queues", o.queues, "stream-large: graphics, transfer")
+        ->delimiter(',')
+        ->check(one_of({"graphics", "transfer"}));
     g->add_option("--memory", o.memory,
                   "stream-large: system (HOST_VISIBLE|HOST_COHERENT), device "
                   "(DEVICE_LOCAL|HOST_VISIBLE), cached (HOST_VISIBLE|HOST_CACHED)")
-        ->delimiter(',');
-    g->add_option("--strategies", o.strategies, "stream-large: bytes, slots")->delimiter(',');
+        ->delimiter(',')
+        ->check(one_of({"system", "device", "cached"}));
+    g->add_option("--strategies", o.strategies, "stream-large: bytes, slots")
+        ->delimiter(',')
+        ->check(one_of({"bytes", "slots"}));
     g->add_flag("!--no-fill-rows", o.fill_rows, "stream-large: skip the CPU-only fill rows");
     g->add_flag("!--no-check", o.check, "skip the readback checks");
-    g->add_option("--texture-size", o.texture_size, "textures: width and height, texels");
-    g->add_option("--formats", o.formats, "textures: rgba8, bc7, bc1")->delimiter(',');
+    g->add_option("--texture-size", o.texture_size, "textures: width and height, texels")
+        ->check(CLI::Range(1u, 16384u));
+    g->add_option("--formats", o.formats, "textures: rgba8, bc7, bc1")
+        ->delimiter(',')
+        ->check(one_of({"rgba8", "bc7", "bc1"}));
   };
+  b.check = check_vulkan;
   b.run = [](const CommonOptions& common, Report& report) { return run_vulkan(common, report); };
   return b;
 }

@@ -3,13 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <cstring>
-#include <string_view>
 
 namespace staging::bench::vk {
 namespace {
 
-std::atomic<int> g_messages{0};
 // The counting dispatch: the real functions, and how often the ring (or a DefaultMemory made with
 // that table) called them. One Context at a time.
 PFN_vkCreateBuffer g_create_buffer = nullptr;
@@ -33,37 +30,6 @@ VKAPI_ATTR VkResult VKAPI_CALL counting_allocate_memory(VkDevice device,
   return g_allocate_memory(device, info, allocator, memory);
 }
 
-VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                          VkDebugUtilsMessageTypeFlagsEXT,
-                                          const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
-  const std::string_view id = data->pMessageIdName ? data->pMessageIdName : "";
-  if (severity <= VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT &&
-      (id == "Loader Message" ||
-       id == "UNASSIGNED-khronos-validation-createinstance-status-message")) {
-    return VK_FALSE;
-  }
-  ++g_messages;
-  std::fprintf(stderr, "validation: %s\n", data->pMessage ? data->pMessage : "");
-  return VK_FALSE;
-}
-
-constexpr const char* kLayer = "VK_LAYER_KHRONOS_validation";
-
-bool has_layer(const char* name) {
-  uint32_t n = 0;
-  vkEnumerateInstanceLayerProperties(&n, nullptr);
-  std::vector<VkLayerProperties> layers(n);
-  vkEnumerateInstanceLayerProperties(&n, layers.data());
-  return std::any_of(layers.begin(), layers.end(), [&](const VkLayerProperties& l) {
-    return std::strcmp(l.layerName, name) == 0;
-  });
-}
-
-std::string version(uint32_t v) {
-  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) +
-         "." + std::to_string(VK_API_VERSION_PATCH(v));
-}
-
 }  // namespace
 
 std::unique_ptr<Context> Context::create(const Options& options, std::string& why) {
@@ -73,168 +39,37 @@ std::unique_ptr<Context> Context::create(const Options& options, std::string& wh
 }
 
 bool Context::init(const Options& options, std::string& why) {
-  validation_ = options.validate;
-  if (validation_ && !has_layer(kLayer)) {
-    why = "--validate: VK_LAYER_KHRONOS_validation is not installed";
+  namespace support = staging::vulkan::support;
+  support::Failure failure;
+  device_owner_ = support::TestDevice::create(
+      {.application = "staging-bench",
+       .validation = options.validate ? support::Validation::Require : support::Validation::Off,
+       .device_name = options.device_filter},
+      failure);
+  if (!device_owner_) {
+    why = failure.reason;
     return false;
   }
-  const VkValidationFeatureEnableEXT sync =
-      VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
-  const VkValidationFeaturesEXT features{.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
-                                         .enabledValidationFeatureCount = 1,
-                                         .pEnabledValidationFeatures = &sync};
-  VkDebugUtilsMessengerCreateInfoEXT messenger{
-      .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-      .pNext = &features,
-      .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
-                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-      .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                     VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
-      .pfnUserCallback = on_message};
-  const char* extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME,
-                              VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
-  const VkApplicationInfo app{.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-                              .pApplicationName = "staging-bench",
-                              .apiVersion = VK_API_VERSION_1_3};
-  const VkInstanceCreateInfo instance_info{.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                                           .pNext = validation_ ? &messenger : nullptr,
-                                           .pApplicationInfo = &app,
-                                           .enabledLayerCount = validation_ ? 1u : 0u,
-                                           .ppEnabledLayerNames = &kLayer,
-                                           .enabledExtensionCount = validation_ ? 2u : 0u,
-                                           .ppEnabledExtensionNames = extensions};
-  if (vkCreateInstance(&instance_info, nullptr, &instance_) != VK_SUCCESS) {
-    instance_ = VK_NULL_HANDLE;
-    why = "no Vulkan driver (vkCreateInstance failed)";
-    return false;
-  }
-  if (validation_) {
-    messenger.pNext = nullptr;
-    const auto make = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
-        vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
-    if (make) make(instance_, &messenger, nullptr, &messenger_);
-  }
-
-  uint32_t count = 0;
-  vkEnumeratePhysicalDevices(instance_, &count, nullptr);
-  std::vector<VkPhysicalDevice> devices(count);
-  vkEnumeratePhysicalDevices(instance_, &count, devices.data());
-  std::stable_sort(devices.begin(), devices.end(), [](VkPhysicalDevice a, VkPhysicalDevice b) {
-    VkPhysicalDeviceProperties pa, pb;
-    vkGetPhysicalDeviceProperties(a, &pa);
-    vkGetPhysicalDeviceProperties(b, &pb);
-    return (pa.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) >
-           (pb.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU);
-  });
-  VkPhysicalDeviceVulkan12Features have12{
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceFeatures2 have{};
-  for (VkPhysicalDevice d : devices) {
-    VkPhysicalDeviceProperties p;
-    vkGetPhysicalDeviceProperties(d, &p);
-    if (p.apiVersion < VK_API_VERSION_1_3) continue;
-    if (!options.device_filter.empty() &&
-        std::string_view(p.deviceName).find(options.device_filter) == std::string_view::npos) {
-      continue;
-    }
-    VkPhysicalDeviceVulkan13Features v13{.sType =
-                                             VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-    VkPhysicalDeviceVulkan12Features v12{
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, .pNext = &v13};
-    VkPhysicalDeviceFeatures2 f2{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                                 .pNext = &v12};
-    vkGetPhysicalDeviceFeatures2(d, &f2);
-    if (v12.timelineSemaphore && v13.synchronization2) {
-      physical_ = d;
-      properties_ = p;
-      have12 = v12;
-      have = f2;
-      break;
-    }
-  }
-  if (physical_ == VK_NULL_HANDLE) {
-    why = "no Vulkan 1.3 device with timeline semaphores and synchronization2";
-    if (!options.device_filter.empty()) why += " named like '" + options.device_filter + "'";
-    return false;
-  }
-  vkGetPhysicalDeviceMemoryProperties(physical_, &memory_properties_);
-  VkPhysicalDeviceDriverProperties driver{.sType =
-                                              VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
-  VkPhysicalDeviceProperties2 props2{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-                                     .pNext = &driver};
-  vkGetPhysicalDeviceProperties2(physical_, &props2);
-  driver_ = std::string(driver.driverName) + " " + driver.driverInfo;
-  host_query_reset_ = have12.hostQueryReset == VK_TRUE;
-  bc_ = have.features.textureCompressionBC == VK_TRUE;
-
-  uint32_t family_count = 0;
-  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &family_count, nullptr);
-  std::vector<VkQueueFamilyProperties> families(family_count);
-  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &family_count, families.data());
-  std::optional<uint32_t> universal, transfer_only;
-  for (uint32_t i = 0; i < family_count; ++i) {
-    const VkQueueFlags f = families[i].queueFlags;
-    if (!universal && (f & VK_QUEUE_GRAPHICS_BIT) && (f & VK_QUEUE_COMPUTE_BIT)) universal = i;
-    if (!transfer_only && (f & VK_QUEUE_TRANSFER_BIT) &&
-        !(f & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT))) {
-      transfer_only = i;
-    }
-  }
-  if (!universal) {
-    why = "the device has no graphics+compute queue family";
-    return false;
-  }
-  const float priority = 1.0f;
-  std::vector<VkDeviceQueueCreateInfo> queue_infos;
-  queue_infos.push_back({.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                         .queueFamilyIndex = *universal,
-                         .queueCount = 1,
-                         .pQueuePriorities = &priority});
-  if (transfer_only) {
-    queue_infos.push_back({.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                           .queueFamilyIndex = *transfer_only,
-                           .queueCount = 1,
-                           .pQueuePriorities = &priority});
-  }
-  VkPhysicalDeviceVulkan13Features v13{
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, .synchronization2 = VK_TRUE};
-  VkPhysicalDeviceVulkan12Features v12{
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-      .pNext = &v13,
-      .hostQueryReset = host_query_reset_ ? VK_TRUE : VK_FALSE,
-      .timelineSemaphore = VK_TRUE};
-  VkPhysicalDeviceFeatures2 f2{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                               .pNext = &v12};
-  f2.features.textureCompressionBC = bc_ ? VK_TRUE : VK_FALSE;
-  const VkDeviceCreateInfo device_info{
-      .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-      .pNext = &f2,
-      .queueCreateInfoCount = static_cast<uint32_t>(queue_infos.size()),
-      .pQueueCreateInfos = queue_infos.data()};
-  if (vkCreateDevice(physical_, &device_info, nullptr, &device_) != VK_SUCCESS) {
-    device_ = VK_NULL_HANDLE;
-    why = "vkCreateDevice failed";
-    return false;
-  }
-  const auto make_queue = [&](Queue& q, uint32_t family, const char* name) {
-    q.family = family;
+  const support::TestDevice& d = *device_owner_;
+  validation_ = d.validation();
+  physical_ = d.physical_device();
+  device_ = d.device();
+  properties_ = d.properties();
+  memory_properties_ = d.memory_properties();
+  driver_ = d.driver();
+  host_query_reset_ = d.host_query_reset();
+  bc_ = d.bc_formats();
+  const auto use_queue = [&](Queue& q, const support::Queue& from, const char* name) {
+    static_cast<support::Queue&>(q) = from;
     q.name = name;
-    q.timestamp_bits = families[family].timestampValidBits;
-    vkGetDeviceQueue(device_, family, 0, &q.queue);
-    const VkCommandPoolCreateInfo pool{.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                       .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-                                       .queueFamilyIndex = family};
-    vkCreateCommandPool(device_, &pool, nullptr, &q.pool);
-    families_.push_back(family);
+    families_.push_back(from.family);
   };
-  make_queue(graphics_, *universal, "graphics");
-  if (transfer_only) make_queue(transfer_, *transfer_only, "transfer");
+  use_queue(graphics_, d.universal(), "graphics");
+  if (d.transfer() != nullptr) use_queue(transfer_, *d.transfer(), "transfer");
   const VkFenceCreateInfo fence{.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   vkCreateFence(device_, &fence, nullptr, &fence_);
 
-  dispatch_ = staging::vulkan::Dispatch::from_loader(instance_, device_);
+  dispatch_ = d.dispatch();
   g_create_buffer = dispatch_.vkCreateBuffer;
   g_allocate_memory = dispatch_.vkAllocateMemory;
   dispatch_.vkCreateBuffer = counting_create_buffer;
@@ -249,31 +84,17 @@ Context::~Context() {
       vkDestroyQueryPool(device_, p, nullptr);
     for (VkSemaphore s : semaphores_)
       vkDestroySemaphore(device_, s, nullptr);
-    vkDestroyFence(device_, fence_, nullptr);
-    vkDestroyCommandPool(device_, graphics_.pool, nullptr);
-    if (transfer_.pool != VK_NULL_HANDLE) vkDestroyCommandPool(device_, transfer_.pool, nullptr);
-    vkDestroyDevice(device_, nullptr);
+    if (fence_ != VK_NULL_HANDLE) vkDestroyFence(device_, fence_, nullptr);
   }
-  if (messenger_ != VK_NULL_HANDLE) {
-    const auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
-        vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
-    if (destroy) destroy(instance_, messenger_, nullptr);
-  }
-  if (instance_ != VK_NULL_HANDLE) vkDestroyInstance(instance_, nullptr);
+  // device_owner_ then destroys the pools, the device and the instance.
 }
 
 std::string Context::describe() const {
-  const char* type = properties_.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? "discrete GPU"
-                     : properties_.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU
-                         ? "integrated GPU"
-                     : properties_.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? "CPU"
-                                                                             : "other";
-  return std::string(properties_.deviceName) + " (" + type + ", Vulkan " +
-         version(properties_.apiVersion) + ")";
+  return device_owner_->describe();
 }
 
 int Context::validation_messages() const {
-  return g_messages.load();
+  return device_owner_->findings();
 }
 
 staging::vulkan::Device Context::staging_device() const {
@@ -386,45 +207,17 @@ Buffer Context::make_buffer(uint64_t size, VkBufferUsageFlags usage, Memory memo
 }
 
 void Context::destroy(Buffer& b) {
-  if (b.buffer != VK_NULL_HANDLE) vkDestroyBuffer(device_, b.buffer, nullptr);
-  if (b.memory != VK_NULL_HANDLE) vkFreeMemory(device_, b.memory, nullptr);
-  b = {};
+  device_owner_->destroy(b);
 }
 
 Image Context::make_image(VkFormat format, uint32_t width, uint32_t height, uint32_t mips) {
-  Image img;
-  const VkImageCreateInfo info{.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
-                               .imageType = VK_IMAGE_TYPE_2D,
-                               .format = format,
-                               .extent = {width, height, 1},
-                               .mipLevels = mips,
-                               .arrayLayers = 1,
-                               .samples = VK_SAMPLE_COUNT_1_BIT,
-                               .tiling = VK_IMAGE_TILING_OPTIMAL,
-                               .usage = VK_IMAGE_USAGE_SAMPLED_BIT |
-                                        VK_IMAGE_USAGE_TRANSFER_DST_BIT |
-                                        VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
-                               .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
-                               .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED};
-  if (vkCreateImage(device_, &info, nullptr, &img.image) != VK_SUCCESS) return {};
-  VkMemoryRequirements req;
-  vkGetImageMemoryRequirements(device_, img.image, &req);
-  const uint32_t type = find_type(req.memoryTypeBits, Memory::DeviceLocal);
-  const VkMemoryAllocateInfo alloc{.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                   .allocationSize = req.size,
-                                   .memoryTypeIndex = type};
-  if (type == UINT32_MAX || vkAllocateMemory(device_, &alloc, nullptr, &img.memory) != VK_SUCCESS) {
-    vkDestroyImage(device_, img.image, nullptr);
-    return {};
-  }
-  vkBindImageMemory(device_, img.image, img.memory, 0);
-  return img;
+  return device_owner_->make_image(format, {width, height, 1}, mips, 1,
+                                   VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                                       VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
 }
 
 void Context::destroy(Image& img) {
-  if (img.image != VK_NULL_HANDLE) vkDestroyImage(device_, img.image, nullptr);
-  if (img.memory != VK_NULL_HANDLE) vkFreeMemory(device_, img.memory, nullptr);
-  img = {};
+  device_owner_->destroy(img);
 }
 
 bool Context::image_format_ok(VkFormat format) const {
@@ -436,17 +229,11 @@ bool Context::image_format_ok(VkFormat format) const {
 }
 
 VkCommandBuffer Context::allocate_commands(const Queue& queue) {
-  const VkCommandBufferAllocateInfo info{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                         .commandPool = queue.pool,
-                                         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                         .commandBufferCount = 1};
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  if (vkAllocateCommandBuffers(device_, &info, &cmd) != VK_SUCCESS) return VK_NULL_HANDLE;
-  return cmd;
+  return device_owner_->allocate_commands(queue);
 }
 
 void Context::free_commands(const Queue& queue, VkCommandBuffer cmd) {
-  if (cmd != VK_NULL_HANDLE) vkFreeCommandBuffers(device_, queue.pool, 1, &cmd);
+  if (cmd != VK_NULL_HANDLE) device_owner_->free_commands(queue, cmd);
 }
 
 void Context::begin(VkCommandBuffer cmd) {
@@ -457,18 +244,8 @@ void Context::begin(VkCommandBuffer cmd) {
 
 void Context::submit(const Queue& queue, VkCommandBuffer cmd, const VkSemaphoreSubmitInfo* signal,
                      const VkSemaphoreSubmitInfo* wait) {
-  vkEndCommandBuffer(cmd);
-  const VkCommandBufferSubmitInfo cmd_info{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
-                                           .commandBuffer = cmd};
   const bool signals = signal != nullptr && signal->semaphore != VK_NULL_HANDLE;
-  const VkSubmitInfo2 submit{.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
-                             .waitSemaphoreInfoCount = wait != nullptr ? 1u : 0u,
-                             .pWaitSemaphoreInfos = wait,
-                             .commandBufferInfoCount = 1,
-                             .pCommandBufferInfos = &cmd_info,
-                             .signalSemaphoreInfoCount = signals ? 1u : 0u,
-                             .pSignalSemaphoreInfos = signals ? signal : nullptr};
-  vkQueueSubmit2(queue.queue, 1, &submit, VK_NULL_HANDLE);
+  device_owner_->submit(queue, cmd, {wait, wait != nullptr ? 1u : 0u}, {signal, signals ? 1u : 0u});
 }
 
 void Context::full_barrier(VkCommandBuffer cmd) {

@@ -1,14 +1,13 @@
-// The Vulkan set-up staging-bench --backend vulkan measures on: an instance (validation only when
-// asked for), the device, its queues (the universal graphics+compute family and, where the device
-// has one, a transfer-only family), command pools, buffers, images, GPU timestamps, and a Dispatch
-// table for staging::vulkan whose vkCreateBuffer / vkAllocateMemory count their calls (the
-// "objects created in steady state" of the frame-small scenario).
+// The Vulkan set-up staging-bench --backend vulkan measures on: the device of the project's shared
+// test-device set-up (tests/support/vulkan_test_device.hpp: Vulkan loaded at run time, validation
+// only when asked for, the universal graphics+compute queue and, where the device has one, a
+// transfer-only queue, each with a command pool), and on top of it buffers, images, GPU
+// timestamps, and a Dispatch table for staging::vulkan whose vkCreateBuffer / vkAllocateMemory
+// count their calls (the "objects created in steady state" of the frame-small scenario).
 //
 // Threading: one thread (the benchmark's driver thread) calls everything here; fill threads only
 // write mapped memory.
 #pragma once
-
-#include <vulkan/vulkan.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -19,33 +18,20 @@
 #include <vector>
 
 #include "staging/vulkan.hpp"
+#include "vulkan_test_device.hpp"
 
 namespace staging::bench::vk {
 
-/// One queue and a command pool for it (command buffers resettable one by one).
-struct Queue {
-  uint32_t family = 0;
-  VkQueue queue = VK_NULL_HANDLE;
-  VkCommandPool pool = VK_NULL_HANDLE;
-  /// VkQueueFamilyProperties::timestampValidBits (0: no timestamps on this queue).
-  uint32_t timestamp_bits = 0;
+/// One queue and a command pool for it (command buffers resettable one by one), named.
+struct Queue : staging::vulkan::support::Queue {
   /// "graphics" (the universal graphics+compute+transfer family) or "transfer" (transfer-only).
   std::string name;
 };
 
 /// A buffer with its own dedicated memory; `mapped` is set for host-visible memory.
-struct Buffer {
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  std::byte* mapped = nullptr;
-  uint64_t size = 0;
-  uint32_t memory_type = 0;
-};
-
-struct Image {
-  VkImage image = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-};
+using Buffer = staging::vulkan::support::Buffer;
+/// An optimal-tiling image with its own device-local memory.
+using Image = staging::vulkan::support::Image;
 
 /// Which memory a buffer made by Context::make_buffer gets.
 enum class Memory : uint8_t {
@@ -67,8 +53,8 @@ struct ObjectCounts {
 class Context {
  public:
   struct Options {
-    /// Enable VK_LAYER_KHRONOS_validation with synchronization validation; every message is
-    /// printed and counted (validation_messages()).
+    /// Enable VK_LAYER_KHRONOS_validation with synchronization validation (required: creation
+    /// fails without the layer); every finding is printed and counted (validation_messages()).
     bool validate = false;
     /// Part of the device name to pick (else: discrete GPUs first).
     std::string device_filter;
@@ -86,7 +72,7 @@ class Context {
   [[nodiscard]] const VkPhysicalDeviceMemoryProperties& memory_properties() const {
     return memory_properties_;
   }
-  /// "NVIDIA H200 (discrete GPU, Vulkan 1.4.312, driver ...)".
+  /// "NVIDIA H200 (discrete GPU, Vulkan 1.4.312)".
   [[nodiscard]] std::string describe() const;
   [[nodiscard]] std::string driver() const { return driver_; }
   [[nodiscard]] bool validation() const { return validation_; }
@@ -157,8 +143,7 @@ class Context {
   bool init(const Options& options, std::string& why);
   uint32_t find_type(uint32_t bits, Memory memory) const;
 
-  VkInstance instance_ = VK_NULL_HANDLE;
-  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  std::unique_ptr<staging::vulkan::support::TestDevice> device_owner_;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkPhysicalDeviceProperties properties_{};
   VkPhysicalDeviceMemoryProperties memory_properties_{};

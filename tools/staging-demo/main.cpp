@@ -1,10 +1,11 @@
-// staging-demo: a short scripted session of seed 004's slot ring on a fake device, printing the
+// staging-demo: a short scripted session of the slot ring on a fake device, printing the
 // slots' states after every step and the ring's stats at the end. Needs no GPU.
 #include <cinttypes>
 #include <cstdio>
 #include <deque>
 #include <string>
 
+#include "cli.hpp"
 #include "staging/core.hpp"
 #include "staging/testing/fake_slot_allocator.hpp"
 
@@ -26,14 +27,18 @@ void show(const Ring& ring, const char* what) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  CLI::App app{"staging-demo: the slot ring in a scripted session on a fake device (no GPU).",
+               "staging-demo"};
+  if (const std::optional<int> exit = staging::tools::parse(app, argc, argv)) return *exit;
+
   staging::testing::FakeSlotAllocator allocator;
   std::deque<FenceToken> gpu;  // frames the fake GPU is still reading, oldest first
   auto made = Ring::create(allocator);
   if (!made) return 1;
   Ring ring = std::move(*made);
 
-  std::printf("staging-demo: seed 004's slot ring (%zu slots, %" PRIu64 " KiB..%" PRIu64
+  std::printf("staging-demo: the slot ring (%zu slots, %" PRIu64 " KiB..%" PRIu64
               " MiB) on a fake device\n\n",
               ring.slot_count(), staging::MIN_SLOT_BYTES >> 10, staging::MAX_SLOT_BYTES >> 20);
   show(ring, "new ring (slots created on first use)");

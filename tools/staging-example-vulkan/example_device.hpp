@@ -1,45 +1,34 @@
 // The Vulkan boilerplate of staging-example-vulkan, kept out of main.cpp so that main.cpp reads as
-// the API example: an instance (with VK_LAYER_KHRONOS_validation and synchronization validation
-// when installed), the first Vulkan 1.2+ device with timeline semaphores and synchronization2, one
-// queue, and the buffers, images and readback copies the example needs.
+// the API example: the device (the project's shared test-device set-up: Vulkan loaded at run
+// time, VK_LAYER_KHRONOS_validation with synchronization validation when installed, the first
+// Vulkan 1.3 device with timeline semaphores and synchronization2), and the buffers, images and
+// readback copies the example needs.
 #pragma once
 
-#include <vulkan/vulkan.h>
-
-#include <cstddef>
 #include <cstdint>
-#include <span>
+#include <memory>
 #include <string>
-#include <vector>
 
 #include "staging/vulkan.hpp"
+#include "vulkan_test_device.hpp"
 
 namespace example {
 
-struct Buffer {
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  std::byte* mapped = nullptr;  // host-visible buffers only
-};
-
-struct Image {
-  VkImage image = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-};
+using Buffer = staging::vulkan::support::Buffer;
+using Image = staging::vulkan::support::Image;
 
 class Device {
  public:
-  /// Creates everything, or leaves ok() false with why() set (no driver, no suitable device).
+  /// Creates everything, or leaves ok() false with why() set (no loader, no driver, no suitable
+  /// device). STAGING_VULKAN_VALIDATION (auto, require, off) and STAGING_VULKAN_DEVICE (part of
+  /// the name) choose as for the tests.
   Device();
-  ~Device();
-  Device(const Device&) = delete;
-  Device& operator=(const Device&) = delete;
 
-  [[nodiscard]] bool ok() const { return device_ != VK_NULL_HANDLE; }
+  [[nodiscard]] bool ok() const { return device_ != nullptr; }
   [[nodiscard]] const std::string& why() const { return why_; }
-  /// "llvmpipe (LLVM 15.0.6, 256 bits) (CPU, Vulkan 1.3.230), validation on".
+  /// "llvmpipe (LLVM 15.0.6, 256 bits) (CPU, Vulkan 1.3.230), validation on, with ...".
   [[nodiscard]] std::string describe() const;
-  /// Validation messages seen so far (each is printed).
+  /// Validation findings seen so far (each is printed).
   [[nodiscard]] int validation_messages() const;
 
   /// What staging::vulkan::Ring::create needs.
@@ -66,17 +55,7 @@ class Device {
                                uint64_t dst_offset);
 
  private:
-  uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags want);
-  VkInstance instance_ = VK_NULL_HANDLE;
-  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
-  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
-  VkPhysicalDeviceProperties properties_{};
-  VkDevice device_ = VK_NULL_HANDLE;
-  VkQueue queue_ = VK_NULL_HANDLE;
-  VkCommandPool pool_ = VK_NULL_HANDLE;
-  PFN_vkQueueSubmit2 submit2_ = nullptr;
-  PFN_vkCmdPipelineBarrier2 barrier2_ = nullptr;
-  bool validation_ = false;
+  std::unique_ptr<staging::vulkan::support::TestDevice> device_;
   std::string why_;
 };
 

@@ -2,8 +2,8 @@
 // vertex buffer and a texture (frame 1: the whole mip chain; later frames: a 64x64 tile written in
 // place) into the caller's command buffer, submits it signalling the ring's retirement point, then
 // reads both back and checks every byte. Prints the device, each frame, the check and the ring's
-// stats. Exit status: 0 every byte right, 1 a mismatch or a validation message, 77 no device.
-// (Instance, device and readback boilerplate: example_device.cpp.)
+// stats. Exit status: 0 every byte right, 1 a mismatch or a validation finding, 2 a usage error,
+// 77 no device. (Instance, device and readback boilerplate: example_device.cpp.)
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "cli.hpp"
 #include "example_device.hpp"
 #include "staging/vulkan.hpp"
 
@@ -34,7 +35,13 @@ void fill(std::mt19937_64& rng, std::byte* out, uint64_t n) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  CLI::App app{
+      "staging-example-vulkan: frames of uploads through staging::vulkan, read back and "
+      "checked byte for byte.",
+      "staging-example-vulkan"};
+  if (const std::optional<int> exit = staging::tools::parse(app, argc, argv)) return *exit;
+
   example::Device vk;
   if (!vk.ok()) {
     std::printf("staging-example-vulkan: skipped: %s\n", vk.why().c_str());
@@ -42,7 +49,7 @@ int main() {
   }
   std::printf("device: %s\n", vk.describe().c_str());
 
-  // The ring: staging memory for frames (seed 004's slots, persistently mapped), reused once its
+  // The ring: staging memory for frames (slots, persistently mapped), reused once its
   // timeline semaphore says the GPU has finished reading it.
   auto made = staging::vulkan::Ring::create(vk.staging_device());
   if (!made) {

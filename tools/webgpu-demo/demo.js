@@ -64,8 +64,10 @@ function start(device) {
   const t0 = performance.now();
   function tick(now) {
     Module._demo_frame((now - t0) / 1000);
+    const state = JSON.parse(Module.UTF8ToString(Module._demo_state_json()));
     if (!reading) {
       reading = true;
+      const band = state.band;  // the band this readback shows written last
       const encoder = device.createCommandEncoder();
       encoder.copyTextureToBuffer({ texture: world }, { buffer: readback, bytesPerRow: 2048 },
                                   [512, 512]);
@@ -74,10 +76,10 @@ function start(device) {
         image.data.set(new Uint8Array(readback.getMappedRange()));
         readback.unmap();
         view.putImageData(image, 0, 0);
+        sweep(view, band);
         reading = false;
       }, (e) => fail('readback failed: ' + e.message));
     }
-    const state = JSON.parse(Module.UTF8ToString(Module._demo_state_json()));
     history.push(state.slots.map((s) => s.state));
     if (history.length > HISTORY) history.shift();
     draw(state);
@@ -85,6 +87,20 @@ function start(device) {
     requestAnimationFrame(tick);
   }
   requestAnimationFrame(tick);
+}
+
+// Marks the band the last frame wrote: a light wash over its rows and a bright edge where the
+// sweep goes on (the plasma below the edge is the previous pass's, above it this pass's).
+function sweep(view, band) {
+  const [y0, y1] = band;
+  if (y1 - y0 >= 512) return;  // a whole-image frame: nothing sweeps
+  const wash = view.createLinearGradient(0, y0, 0, y1);
+  wash.addColorStop(0, 'rgba(255, 255, 255, 0)');
+  wash.addColorStop(1, 'rgba(255, 255, 255, 0.22)');
+  view.fillStyle = wash;
+  view.fillRect(0, y0, 512, y1 - y0);
+  view.fillStyle = 'rgba(255, 255, 255, 0.9)';
+  view.fillRect(0, y1 - 2, 512, 2);
 }
 
 function draw(state) {

@@ -388,9 +388,11 @@ class ByteRing {
   /// values outside the enum.
   [[nodiscard]] static std::string_view to_string(CreateError error) noexcept;
 
+  ///@{
   /// A moved-from ring may only be destroyed or assigned to.
   ByteRing(ByteRing&&) noexcept;
   ByteRing& operator=(ByteRing&&) noexcept;
+  ///@}
   ByteRing(const ByteRing&) = delete;
   ByteRing& operator=(const ByteRing&) = delete;
   /// Destroys every live region through the allocator, live reservations or not (see Ownership).

@@ -47,6 +47,7 @@ class [[nodiscard]] Expected {
   /// has_value().
   constexpr explicit operator bool() const noexcept { return has_value(); }
 
+  ///@{
   /// The value (the && overload moves it out). Precondition: has_value(); aborts otherwise.
   constexpr T& value() & {
     STAGING_ASSERT(has_value(), "Expected::value() called on an error");
@@ -60,19 +61,24 @@ class [[nodiscard]] Expected {
     STAGING_ASSERT(has_value(), "Expected::value() called on an error");
     return std::move(*std::get_if<0>(&storage_));
   }
+  ///@}
   /// The error. Precondition: !has_value(); aborts otherwise.
   constexpr const E& error() const& {
     STAGING_ASSERT(!has_value(), "Expected::error() called on a value");
     return *std::get_if<1>(&storage_);
   }
 
+  ///@{
   /// value(), with the same precondition (aborts on an error; unlike std::expected, never UB).
   constexpr T& operator*() & { return value(); }
   constexpr const T& operator*() const& { return value(); }
   constexpr T&& operator*() && { return std::move(*this).value(); }
+  ///@}
+  ///@{
   /// &value(), with the same precondition.
   constexpr T* operator->() { return &value(); }
   constexpr const T* operator->() const { return &value(); }
+  ///@}
 
   /// A copy of the value, or `fallback` converted to T when an error is held.
   template <class U>

@@ -78,6 +78,7 @@ class FenceToken {
  public:
   /// An empty token: pending() is false and every firing call returns false.
   FenceToken() = default;
+  /// Takes `other`'s signal; `other` is left empty (not pending).
   FenceToken(FenceToken&& other) noexcept;
   /// Abandons a still-pending token held by *this first, then takes `other`'s.
   FenceToken& operator=(FenceToken&& other) noexcept;

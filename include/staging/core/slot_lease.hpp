@@ -49,6 +49,7 @@ class SlotLease {
  public:
   /// An inactive lease (every place() answers Inactive).
   SlotLease() = default;
+  /// Takes `other`'s lease; `other` is left inactive.
   SlotLease(SlotLease&& other) noexcept;
   /// Releases a lease held by *this first (as the destructor does), then takes `other`'s.
   SlotLease& operator=(SlotLease&& other) noexcept;

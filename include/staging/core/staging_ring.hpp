@@ -141,7 +141,10 @@ class StagingRing {
     return StagingRing(allocator, config);
   }
 
+  /// Moves the ring; the moved-from ring may only be destroyed or assigned to.
   StagingRing(StagingRing&&) noexcept = default;
+  /// Replaces this ring with `other` (this one's slots are released as by its destructor);
+  /// `other` is left as after the move constructor.
   StagingRing& operator=(StagingRing&&) noexcept = default;
   StagingRing(const StagingRing&) = delete;
   StagingRing& operator=(const StagingRing&) = delete;

@@ -318,6 +318,7 @@ class StagingSpan {
  public:
   /// An empty span (valid() is false).
   StagingSpan() = default;
+  /// Takes `other`'s span; `other` is left empty (valid() is false).
   StagingSpan(StagingSpan&& other) noexcept;
   /// Cancels a still-open span held by *this first.
   StagingSpan& operator=(StagingSpan&& other) noexcept;
@@ -387,7 +388,11 @@ class Uploader {
   static Expected<Uploader, CreateError> create(const UploaderConfig& config,
                                                 DeviceApi* api = nullptr);
 
+  /// Moves the uploader (its state is boxed); the moved-from one may only be destroyed or
+  /// assigned to.
   Uploader(Uploader&&) noexcept;
+  /// Replaces this uploader with `other` (this one's state is destroyed); `other` is left as
+  /// after the move constructor.
   Uploader& operator=(Uploader&&) noexcept;
   Uploader(const Uploader&) = delete;
   Uploader& operator=(const Uploader&) = delete;

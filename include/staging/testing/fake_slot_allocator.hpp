@@ -32,7 +32,9 @@ class FakeBuffer {
   /// Made by FakeSlotAllocator::create() (which counts the creation).
   FakeBuffer(uint64_t id, uint64_t capacity, std::shared_ptr<FakeAllocatorLog> log)
       : id_(id), bytes_(static_cast<std::size_t>(capacity)), log_(std::move(log)) {}
+  /// Takes `other`'s bytes; `other` owns nothing afterwards.
   FakeBuffer(FakeBuffer&& other) noexcept = default;
+  /// Releases this buffer (counted in the log), then takes `other`'s bytes.
   FakeBuffer& operator=(FakeBuffer&& other) noexcept {
     if (this != &other) {
       release();

@@ -1,11 +1,12 @@
 // Dispatch: the Vulkan functions staging::vulkan calls, as a plain table of function pointers.
 //
-// The library never calls a Vulkan prototype itself (its sources compile with VK_NO_PROTOTYPES),
-// so it works with the system loader, with volk, or with an application's own loader. Fill the
+// The library never calls a Vulkan prototype itself (its sources compile with VK_NO_PROTOTYPES)
+// and does not link the Vulkan loader, so it works with the system loader, with volk, or with an
+// application's own loader, and programs using it start where Vulkan is not installed. Fill the
 // table in one of three ways:
 //
-//   Dispatch d = Dispatch::load(vkGetInstanceProcAddr, instance, device);  // any loader
-//   Dispatch d = Dispatch::from_loader(instance, device);                  // the linked loader
+//   Dispatch d = Dispatch::load(vkGetInstanceProcAddr, instance, device);  // your loader
+//   Dispatch d = Dispatch::from_loader(instance, device);  // the loader, opened at run time
 //   Dispatch d; d.vkCreateBuffer = my_vkCreateBuffer; ...                 // by hand (volk)
 //
 // Members are named after the Vulkan functions. Functions promoted to core in 1.2/1.3 fall back
@@ -52,10 +53,14 @@ namespace staging::vulkan {
 /// Threading: the table itself is immutable data; Vulkan's own rules apply to the calls.
 struct Dispatch {
 #define STAGING_VULKAN_MEMBER(name) PFN_##name name = nullptr;
+  ///@{
   /// `PFN_vkX vkX` for each instance-level function; null until loaded or set.
   STAGING_VULKAN_INSTANCE_FUNCTIONS(STAGING_VULKAN_MEMBER)
+  ///@}
+  ///@{
   /// `PFN_vkX vkX` for each device-level function; null until loaded or set.
   STAGING_VULKAN_DEVICE_FUNCTIONS(STAGING_VULKAN_MEMBER)
+  ///@}
 #undef STAGING_VULKAN_MEMBER
 
   /// Loads every function through `get_instance_proc_addr` (the loader's vkGetInstanceProcAddr,
@@ -67,8 +72,14 @@ struct Dispatch {
   [[nodiscard]] static Dispatch load(PFN_vkGetInstanceProcAddr get_instance_proc_addr,
                                      VkInstance instance, VkDevice device) noexcept;
 
-  /// load() with the vkGetInstanceProcAddr of the Vulkan loader this library is linked against
-  /// (libvulkan). Applications that load Vulkan themselves use load() or fill the table by hand.
+  /// The Vulkan loader's vkGetInstanceProcAddr, the loader (libvulkan.so.1; vulkan-1.dll on
+  /// Windows, libvulkan.1.dylib on macOS) opened at run time on the first call and kept open for
+  /// the life of the process; null when no loader is installed. Safe from any thread.
+  [[nodiscard]] static PFN_vkGetInstanceProcAddr loader_proc_addr() noexcept;
+
+  /// load() with loader_proc_addr(): the system's Vulkan loader, opened at run time. Without a
+  /// loader the table is all null (missing() names the first function). Applications that load
+  /// Vulkan themselves use load() or fill the table by hand.
   [[nodiscard]] static Dispatch from_loader(VkInstance instance, VkDevice device) noexcept;
 
   /// The name of the first null member ("vkCmdPipelineBarrier2"), or empty when all are set.

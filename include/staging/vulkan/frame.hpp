@@ -45,6 +45,7 @@ struct RetirementPoint {
   [[nodiscard]] VkSemaphoreSubmitInfo signal_info(
       VkPipelineStageFlags2 stages = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT) const noexcept;
 
+  /// Same semaphore and value.
   friend bool operator==(const RetirementPoint&, const RetirementPoint&) = default;
 };
 
@@ -187,7 +188,9 @@ class StagingFrame {
  public:
   /// An inactive frame (every call answers Inactive).
   StagingFrame() noexcept;
+  /// Takes `other`'s frame; `other` is left inactive.
   StagingFrame(StagingFrame&& other) noexcept;
+  /// Drops an open frame held here (as the destructor does), then takes `other`'s.
   StagingFrame& operator=(StagingFrame&& other) noexcept;
   StagingFrame(const StagingFrame&) = delete;
   StagingFrame& operator=(const StagingFrame&) = delete;

@@ -263,7 +263,11 @@ class Ring {
   /// Errors: CreateError (its Kind says which check failed).
   static Expected<Ring, CreateError> create(const Device& device, const RingConfig& config = {});
 
+  /// Moves the ring (frames keep working); the moved-from ring may only be destroyed or
+  /// assigned to.
   Ring(Ring&&) noexcept;
+  /// Replaces this ring with `other` (this one is destroyed as by its destructor); `other` is
+  /// left as after the move constructor.
   Ring& operator=(Ring&&) noexcept;
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;

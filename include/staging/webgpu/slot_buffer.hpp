@@ -34,7 +34,9 @@ class SlotBuffer {
   /// Takes ownership of `buffer` (one reference), a buffer of `capacity` bytes.
   SlotBuffer(WGPUBuffer buffer, uint64_t capacity) noexcept
       : buffer_(buffer), capacity_(capacity) {}
+  /// Takes `other`'s buffer; `other` owns nothing afterwards.
   SlotBuffer(SlotBuffer&& other) noexcept;
+  /// Destroys the buffer held here (as the destructor does), then takes `other`'s.
   SlotBuffer& operator=(SlotBuffer&& other) noexcept;
   SlotBuffer(const SlotBuffer&) = delete;
   SlotBuffer& operator=(const SlotBuffer&) = delete;

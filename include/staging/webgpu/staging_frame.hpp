@@ -117,7 +117,9 @@ struct TextureUpload {
 /// Threading: the device's thread.
 class StagingFrame {
  public:
+  /// Takes `other`'s frame; `other` is left as if finished.
   StagingFrame(StagingFrame&& other) noexcept;
+  /// Ends a frame held here as the destructor does (see above), then takes `other`'s.
   StagingFrame& operator=(StagingFrame&& other) noexcept;
   StagingFrame(const StagingFrame&) = delete;
   StagingFrame& operator=(const StagingFrame&) = delete;
