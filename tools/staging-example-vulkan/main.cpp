@@ -46,7 +46,8 @@ int main() {
   // timeline semaphore says the GPU has finished reading it.
   auto made = staging::vulkan::Ring::create(vk.staging_device());
   if (!made) {
-    std::printf("Ring::create failed: %s\n", std::string(to_string(made.error().kind)).c_str());
+    std::printf("Ring::create failed: %s\n",
+                std::string(staging::to_string(made.error().kind)).c_str());
     return 1;
   }
   staging::vulkan::Ring ring = std::move(*made);
