@@ -1,11 +1,11 @@
-// RingConfig validation.
+// StagingRingConfig validation.
 #include "staging/core/slot_state.hpp"
 #include "staging/core/staging_allocator.hpp"
 #include "staging/core/staging_ring.hpp"
 
 namespace staging {
 
-Expected<RingConfig, ConfigError> validate(const RingConfig& config) noexcept {
+Expected<StagingRingConfig, ConfigError> validate(const StagingRingConfig& config) noexcept {
   if (config.slots == 0) return unexpected(ConfigError::NoSlots);
   if (!is_power_of_two(config.min_slot_bytes)) return unexpected(ConfigError::MinNotPowerOfTwo);
   if (config.max_slot_bytes < config.min_slot_bytes) return unexpected(ConfigError::MaxBelowMin);

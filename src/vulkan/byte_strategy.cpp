@@ -14,10 +14,17 @@ ByteStrategy::~ByteStrategy() {
 Expected<std::unique_ptr<ByteStrategy>, ByteRing::CreateError> ByteStrategy::create(
     MemorySource& memory, const RingConfig& config, CompletionSource& frames) {
   std::unique_ptr<ByteStrategy> s(new ByteStrategy(memory, frames));
-  Expected<ByteRing, ByteRing::CreateError> ring =
-      ByteRing::create(config.bytes, ByteRing::Deps{.allocator = s.get(),
-                                                    .observer = config.byte_observer,
-                                                    .checker = config.checker});
+  const ByteRingConfig& b = config.byte_ring;
+  staging::ByteRingConfig core;
+  core.capacity = b.capacity;
+  core.cap = b.cap;
+  core.policy = to_core(b.policy);
+  core.wait_timeout = b.wait_timeout;
+  core.grow_step = b.grow_step;
+  core.trim_after = b.trim_after;
+  core.fallback_cap = b.fallback_cap;
+  Expected<ByteRing, ByteRing::CreateError> ring = ByteRing::create(
+      core, ByteRing::Deps{.allocator = s.get(), .observer = b.observer, .checker = b.checker});
   if (!ring) return unexpected(ring.error());
   s->ring_.emplace(std::move(*ring));
   return s;
@@ -105,7 +112,7 @@ void ByteStrategy::release(uint64_t frame, Release how, TimelineValue completed)
 }
 
 void ByteStrategy::add_stats(Stats& stats) const {
-  stats.bytes = ring_->stats();
+  stats.byte_ring = ring_->stats();
 }
 
 }  // namespace staging::vulkan::detail

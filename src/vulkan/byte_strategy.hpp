@@ -32,8 +32,8 @@ class ByteStrategy final : public RingStrategy, private RegionAllocator {
   void release(uint64_t frame, Release how, TimelineValue completed) noexcept override;
 
   void add_stats(Stats& stats) const override;
-  [[nodiscard]] std::optional<std::pair<SlotState, uint64_t>> slot(
-      std::size_t /*index*/) const override {
+  [[nodiscard]] uint64_t largest_placement() const noexcept override { return ring_->cap(); }
+  [[nodiscard]] std::optional<SlotInfo> slot(std::size_t /*index*/) const override {
     return std::nullopt;
   }
   [[nodiscard]] std::size_t slot_count() const noexcept override { return 0; }

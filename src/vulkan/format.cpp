@@ -112,16 +112,6 @@ std::optional<DepthStencil> depth_stencil(VkFormat format) {
 
 }  // namespace
 
-std::string_view to_string(FormatError error) noexcept {
-  switch (error) {
-    case FormatError::Unsupported:
-      return "Unsupported";
-    case FormatError::BadAspect:
-      return "BadAspect";
-  }
-  return "?";
-}
-
 bool is_depth_stencil(VkFormat format) noexcept {
   return depth_stencil(format).has_value();
 }

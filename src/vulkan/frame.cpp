@@ -131,6 +131,9 @@ Expected<Placement, UploadError> RingImpl::place_fallback(FrameState& f, uint64_
   if (size > config.fallback.max_oneoff_bytes ||
       stats.oneoff_live_bytes > config.fallback.max_oneoff_bytes - size) {
     ++stats.fallback_cap_refusals;
+    // Above the cap itself and above anything the ring can hold: no frame will ever take it.
+    if (size > config.fallback.max_oneoff_bytes && size > strategy->largest_placement())
+      return unexpected(UploadError::TooLarge);
     return unexpected(UploadError::FallbackCapReached);
   }
   const Expected<StagingMemory, AllocError> made = memory.allocate(size);

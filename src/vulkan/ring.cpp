@@ -37,7 +37,7 @@ RingImpl::~RingImpl() {
 }
 
 Expected<StagingFrame, BeginError> RingImpl::begin(VkCommandBuffer cmd, uint64_t needed) {
-  if (cmd == VK_NULL_HANDLE) return unexpected(BeginError{BeginError::Kind::NullCommandBuffer});
+  if (cmd == VK_NULL_HANDLE) return unexpected(BeginError{BeginErrorKind::NullCommandBuffer});
   poll();  // frames the GPU has just finished give their memory back first
   const auto start = std::chrono::steady_clock::now();
   bool waited = false;
@@ -70,12 +70,12 @@ Expected<StagingFrame, BeginError> RingImpl::begin(VkCommandBuffer cmd, uint64_t
         }
         stop_waiting();
         ++stats.begin_timeouts;
-        return unexpected(BeginError{BeginError::Kind::Timeout, refusal, point});
+        return unexpected(BeginError{BeginErrorKind::Timeout, refusal, point});
       }
     }
     stop_waiting();
     ++stats.begin_refused;
-    return unexpected(BeginError{BeginError::Kind::Refused, refusal, std::nullopt});
+    return unexpected(BeginError{BeginErrorKind::Refused, refusal, std::nullopt});
   }
 }
 
@@ -114,22 +114,18 @@ void RingImpl::recycle(std::unique_ptr<FrameState> f) noexcept {
 
 // ---- Ring: forwards to RingImpl -------------------------------------------------------------
 
-Expected<Ring, CreateError> Ring::create(const Device& device, const RingConfig& config) {
+Expected<Ring, Ring::CreateError> Ring::create(const Device& device, const RingConfig& config) {
+  using Kind = CreateErrorKind;
   if (std::string_view missing = device.dispatch.missing(); !missing.empty()) {
-    return unexpected(CreateError{.kind = CreateError::Kind::MissingFunction, .function = missing});
+    return unexpected(CreateError{.kind = Kind::MissingFunction, .function = missing});
   }
-  if (auto valid = validate(config.slots); !valid) {
-    return unexpected(
-        CreateError{.kind = CreateError::Kind::InvalidSlotConfig, .slot_config = valid.error()});
-  }
-  if (config.policy == ExhaustionPolicy::Split || config.policy == ExhaustionPolicy::Grow ||
-      (config.strategy == Strategy::Bytes && config.bytes.policy == ExhaustionPolicy::Split)) {
-    return unexpected(CreateError{.kind = CreateError::Kind::PolicyNotSupported});
+  if (auto valid = validate(config.slot_ring); !valid) {
+    return unexpected(CreateError{.kind = Kind::InvalidSlotConfig, .slot_config = valid.error()});
   }
   VkPhysicalDeviceProperties props{};
   device.dispatch.vkGetPhysicalDeviceProperties(device.physical_device, &props);
   if (props.apiVersion < VK_API_VERSION_1_2) {
-    return unexpected(CreateError{.kind = CreateError::Kind::ApiVersionTooOld});
+    return unexpected(CreateError{.kind = Kind::ApiVersionTooOld});
   }
   auto impl = std::make_unique<detail::RingImpl>(device, config);
   const VkSemaphoreTypeCreateInfo type_info{
@@ -143,15 +139,14 @@ Expected<Ring, CreateError> Ring::create(const Device& device, const RingConfig&
           device.dispatch.vkCreateSemaphore(device.device, &info, nullptr, &impl->semaphore);
       r != VK_SUCCESS) {
     impl->semaphore = VK_NULL_HANDLE;
-    return unexpected(CreateError{.kind = CreateError::Kind::SemaphoreFailed, .result = r});
+    return unexpected(CreateError{.kind = Kind::SemaphoreFailed, .result = r});
   }
   if (config.strategy == Strategy::Slots) {
-    impl->strategy = std::make_unique<detail::SlotStrategy>(impl->memory, config.slots);
+    impl->strategy = std::make_unique<detail::SlotStrategy>(impl->memory, config.slot_ring);
   } else {
     auto bytes = detail::ByteStrategy::create(impl->memory, config, impl->timeline);
     if (!bytes) {
-      return unexpected(
-          CreateError{.kind = CreateError::Kind::InvalidByteRing, .byte_ring = bytes.error()});
+      return unexpected(CreateError{.kind = Kind::InvalidByteRing, .byte_ring = bytes.error()});
     }
     impl->strategy = std::move(*bytes);
   }
@@ -231,15 +226,8 @@ const ByteRing* Ring::byte_ring() const noexcept {
 std::size_t Ring::slot_count() const noexcept {
   return impl_->strategy->slot_count();
 }
-SlotState Ring::slot_state(std::size_t index) const {
-  const auto slot = impl_->strategy->slot(index);
-  STAGING_ASSERT(slot.has_value(), "slot_state(): no such slot");
-  return slot->first;
-}
-uint64_t Ring::slot_capacity(std::size_t index) const {
-  const auto slot = impl_->strategy->slot(index);
-  STAGING_ASSERT(slot.has_value(), "slot_capacity(): no such slot");
-  return slot->second;
+std::optional<SlotInfo> Ring::slot(std::size_t index) const {
+  return impl_->strategy->slot(index);
 }
 const RingConfig& Ring::config() const noexcept {
   return impl_->config;

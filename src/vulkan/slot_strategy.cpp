@@ -1,10 +1,11 @@
 #include "slot_strategy.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace staging::vulkan::detail {
 
-SlotStrategy::SlotStrategy(MemorySource& memory, const staging::RingConfig& config)
+SlotStrategy::SlotStrategy(MemorySource& memory, const staging::StagingRingConfig& config)
     : memory_(&memory), ring_(std::move(StagingRing<SlotBuffer>::create(*this, config).value())) {}
 
 Expected<SlotBuffer, AllocError> SlotStrategy::create(uint64_t capacity) {
@@ -79,12 +80,17 @@ void SlotStrategy::release(uint64_t frame, Release how, TimelineValue /*complete
 }
 
 void SlotStrategy::add_stats(Stats& stats) const {
-  stats.slots = ring_.stats();
+  stats.slot_ring = ring_.stats();
 }
 
-std::optional<std::pair<SlotState, uint64_t>> SlotStrategy::slot(std::size_t index) const {
+uint64_t SlotStrategy::largest_placement() const noexcept {
+  const StagingRingConfig& c = ring_.config();
+  return std::max(c.min_slot_bytes, std::bit_floor(c.max_slot_bytes));
+}
+
+std::optional<SlotInfo> SlotStrategy::slot(std::size_t index) const {
   if (index >= ring_.slot_count()) return std::nullopt;
-  return std::pair{ring_.state(index), ring_.capacity(index)};
+  return SlotInfo{ring_.state(index), ring_.capacity(index)};
 }
 
 std::size_t SlotStrategy::slot_count() const noexcept {

@@ -48,7 +48,7 @@ class SlotBuffer {
 class SlotStrategy final : public RingStrategy, private StagingAllocator<SlotBuffer> {
  public:
   /// Validated by the caller (Ring::create).
-  SlotStrategy(MemorySource& memory, const staging::RingConfig& config);
+  SlotStrategy(MemorySource& memory, const staging::StagingRingConfig& config);
 
   Expected<void, Refusal> begin(uint64_t frame, uint64_t needed) override;
   PlaceResult place(uint64_t frame, uint64_t size, uint64_t alignment) override;
@@ -57,8 +57,8 @@ class SlotStrategy final : public RingStrategy, private StagingAllocator<SlotBuf
   void release(uint64_t frame, Release how, TimelineValue completed) noexcept override;
 
   void add_stats(Stats& stats) const override;
-  [[nodiscard]] std::optional<std::pair<SlotState, uint64_t>> slot(
-      std::size_t index) const override;
+  [[nodiscard]] uint64_t largest_placement() const noexcept override;
+  [[nodiscard]] std::optional<SlotInfo> slot(std::size_t index) const override;
   [[nodiscard]] std::size_t slot_count() const noexcept override;
   [[nodiscard]] const ByteRing* byte_ring() const noexcept override { return nullptr; }
   [[nodiscard]] const std::optional<ReserveError>& last_refusal() const noexcept override {

@@ -65,11 +65,13 @@ class RingStrategy {
   /// for reason `how`; the frame sequence has completed through `completed`.
   virtual void release(uint64_t frame, Release how, TimelineValue completed) noexcept = 0;
 
-  /// Adds the strategy's counters to `stats` (Stats::slots or Stats::bytes).
+  /// Adds the strategy's counters to `stats` (Stats::slot_ring or Stats::byte_ring).
   virtual void add_stats(Stats& stats) const = 0;
+  /// The largest placement the strategy could ever make (the largest slot, the byte ring's
+  /// cap): an upload above it never fits, in any frame.
+  [[nodiscard]] virtual uint64_t largest_placement() const noexcept = 0;
   /// Slot `index`'s state and capacity; none for the byte strategy or an index out of range.
-  [[nodiscard]] virtual std::optional<std::pair<SlotState, uint64_t>> slot(
-      std::size_t index) const = 0;
+  [[nodiscard]] virtual std::optional<SlotInfo> slot(std::size_t index) const = 0;
   /// Number of slots (0 for the byte strategy).
   [[nodiscard]] virtual std::size_t slot_count() const noexcept = 0;
   /// The byte ring (null for the slot strategy).

@@ -17,48 +17,6 @@ Expected<TextureLayout, LayoutError> texture_layout(const TextureUpload& region)
                                  region.extent.depthOrArrayLayers, region.block, COPY_LIMITS);
 }
 
-std::string_view to_string(Route route) noexcept {
-  switch (route) {
-    case Route::Slot:
-      return "Slot";
-    case Route::QueueWrite:
-      return "QueueWrite";
-  }
-  return "?";
-}
-
-std::string_view to_string(UploadError error) noexcept {
-  switch (error) {
-    case UploadError::ZeroSize:
-      return "ZeroSize";
-    case UploadError::Unaligned:
-      return "Unaligned";
-    case UploadError::NullDestination:
-      return "NullDestination";
-    case UploadError::BadLayout:
-      return "BadLayout";
-    case UploadError::NoSlot:
-      return "NoSlot";
-    case UploadError::DoesNotFit:
-      return "DoesNotFit";
-    case UploadError::Closed:
-      return "Closed";
-    case UploadError::TooLarge:
-      return "TooLarge";
-  }
-  return "?";
-}
-
-std::string_view to_string(FrameError error) noexcept {
-  switch (error) {
-    case FrameError::WrongState:
-      return "WrongState";
-    case FrameError::NullEncoder:
-      return "NullEncoder";
-  }
-  return "?";
-}
-
 namespace {
 
 // One pending re-map: the slot's fence, fired by the map callback. Owned by the callback.
@@ -80,7 +38,7 @@ void on_slot_mapped(WGPUBufferMapAsyncStatus status, void* userdata) {
 
 }  // namespace
 
-StagingFrame::StagingFrame(StagingRing& ring, Refusal refusal) noexcept
+StagingFrame::StagingFrame(StagingRing& ring, std::optional<Refusal> refusal) noexcept
     : ring_(&ring), state_(State::Recording), refusal_(refusal) {}
 
 StagingFrame::StagingFrame(StagingRing& ring, SlotLease lease, WGPUBuffer slot_buffer,
@@ -144,7 +102,7 @@ void StagingFrame::close() noexcept {
       // and re-map (no copy reads the slot; the map completes on the next event-loop turn).
       ++stats.frames_dropped;
       wgpuBufferUnmap(slot_buffer_);
-      Expected<FenceToken, FinishError> token = ring_->core_.finish(std::move(lease_));
+      Expected<FenceToken, staging::FinishError> token = ring_->core_.finish(std::move(lease_));
       STAGING_ASSERT(token.has_value(), "a recording frame's lease must finish");
       request_map(std::move(*token));
     }
@@ -195,9 +153,9 @@ std::byte* StagingFrame::place(uint64_t size, uint64_t alignment) noexcept {
   return static_cast<std::byte*>(mapped);
 }
 
-Expected<Route, UploadError> StagingFrame::write_buffer(WGPUBuffer dst, uint64_t dst_offset,
-                                                        const void* data, uint64_t size) {
-  if (state_ != State::Recording || ring_ == nullptr) return unexpected(UploadError::Closed);
+Expected<Route, UploadError> StagingFrame::upload(WGPUBuffer dst, uint64_t dst_offset,
+                                                  const void* data, uint64_t size) {
+  if (state_ != State::Recording || ring_ == nullptr) return unexpected(UploadError::Inactive);
   if (size == 0) return unexpected(UploadError::ZeroSize);
   if (size % COPY_BUFFER_ALIGNMENT != 0 || dst_offset % COPY_BUFFER_ALIGNMENT != 0)
     return unexpected(UploadError::Unaligned);
@@ -215,19 +173,19 @@ Expected<Route, UploadError> StagingFrame::write_buffer(WGPUBuffer dst, uint64_t
     copies_.push_back(copy);
     ++stats.slot_uploads;
     stats.slot_bytes += size;
-    return Route::Slot;
+    return Route::Ring;
   }
   if (slot_buffer_ != nullptr) ++stats.slot_overflows;
   wgpuQueueWriteBuffer(ring_->queue_, dst, dst_offset, data, static_cast<size_t>(size));
   ++stats.queue_write_uploads;
   stats.queue_write_bytes += size;
-  return Route::QueueWrite;
+  return Route::Fallback;
 }
 
-Expected<std::span<std::byte>, UploadError> StagingFrame::reserve_buffer(WGPUBuffer dst,
-                                                                         uint64_t dst_offset,
-                                                                         uint64_t size) {
-  if (state_ != State::Recording || ring_ == nullptr) return unexpected(UploadError::Closed);
+Expected<std::span<std::byte>, UploadError> StagingFrame::reserve(WGPUBuffer dst,
+                                                                  uint64_t dst_offset,
+                                                                  uint64_t size) {
+  if (state_ != State::Recording || ring_ == nullptr) return unexpected(UploadError::Inactive);
   if (size == 0) return unexpected(UploadError::ZeroSize);
   if (size % COPY_BUFFER_ALIGNMENT != 0 || dst_offset % COPY_BUFFER_ALIGNMENT != 0)
     return unexpected(UploadError::Unaligned);
@@ -249,9 +207,9 @@ Expected<std::span<std::byte>, UploadError> StagingFrame::reserve_buffer(WGPUBuf
   return std::span<std::byte>(slot, static_cast<std::size_t>(size));
 }
 
-Expected<Route, UploadError> StagingFrame::write_texture(const TextureUpload& dst, const void* data,
-                                                         uint64_t size) {
-  if (state_ != State::Recording || ring_ == nullptr) return unexpected(UploadError::Closed);
+Expected<Route, UploadError> StagingFrame::upload(const TextureUpload& dst, const void* data,
+                                                  uint64_t size) {
+  if (state_ != State::Recording || ring_ == nullptr) return unexpected(UploadError::Inactive);
   if (dst.extent.width == 0 || dst.extent.height == 0 || dst.extent.depthOrArrayLayers == 0)
     return unexpected(UploadError::ZeroSize);
   if (dst.texture == nullptr) return unexpected(UploadError::NullDestination);
@@ -277,7 +235,7 @@ Expected<Route, UploadError> StagingFrame::write_texture(const TextureUpload& ds
     stats.slot_bytes += size;
     ++stats.texture_uploads;
     stats.rows_repacked += layout->rows * layout->images;
-    return Route::Slot;
+    return Route::Ring;
   }
   if (slot_buffer_ != nullptr) ++stats.slot_overflows;
   WGPUImageCopyTexture destination{};
@@ -293,18 +251,18 @@ Expected<Route, UploadError> StagingFrame::write_texture(const TextureUpload& ds
                         &dst.extent);
   ++stats.queue_write_uploads;
   stats.queue_write_bytes += size;
-  return Route::QueueWrite;
+  return Route::Fallback;
 }
 
-Expected<void, FrameError> StagingFrame::finish(WGPUCommandEncoder encoder) {
-  if (state_ != State::Recording || ring_ == nullptr) return unexpected(FrameError::WrongState);
+Expected<void, FinishError> StagingFrame::finish(WGPUCommandEncoder encoder) {
+  if (state_ != State::Recording || ring_ == nullptr) return unexpected(FinishError::Inactive);
   RouteStats& stats = *ring_->route_stats_;
-  if (slot_buffer_ == nullptr) {  // queue-write route: its bytes are already on their way
+  if (slot_buffer_ == nullptr) {  // fallback route: its bytes are already on their way
     state_ = State::Finished;
     ++stats.frames_finished;
     return {};
   }
-  if (!copies_.empty() && encoder == nullptr) return unexpected(FrameError::NullEncoder);
+  if (!copies_.empty() && encoder == nullptr) return unexpected(FinishError::NullEncoder);
   if (!mapped_any_) {  // nothing placed: the still-mapped slot goes back to Ready
     lease_ = SlotLease();
     state_ = State::Finished;
@@ -333,7 +291,7 @@ Expected<void, FrameError> StagingFrame::finish(WGPUCommandEncoder encoder) {
   }
   stats.copies_recorded += copies_.size();
   release_destinations();
-  Expected<FenceToken, FinishError> token = ring_->core_.finish(std::move(lease_));
+  Expected<FenceToken, staging::FinishError> token = ring_->core_.finish(std::move(lease_));
   STAGING_ASSERT(token.has_value(), "a recording frame's lease must finish");
   token_ = std::move(*token);
   state_ = State::Finished;
@@ -341,8 +299,9 @@ Expected<void, FrameError> StagingFrame::finish(WGPUCommandEncoder encoder) {
   return {};
 }
 
-Expected<void, FrameError> StagingFrame::submitted() {
-  if (state_ != State::Finished || ring_ == nullptr) return unexpected(FrameError::WrongState);
+Expected<void, FinishError> StagingFrame::submitted() {
+  if (state_ == State::Recording && ring_ != nullptr) return unexpected(FinishError::NotFinished);
+  if (state_ != State::Finished || ring_ == nullptr) return unexpected(FinishError::Inactive);
   ++ring_->route_stats_->frames_submitted;
   if (token_.pending()) request_map(std::move(token_));
   state_ = State::Submitted;

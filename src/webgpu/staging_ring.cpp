@@ -10,19 +10,21 @@ namespace staging::webgpu {
 Expected<std::unique_ptr<StagingRing>, ConfigError> StagingRing::create(WGPUDevice device,
                                                                         RingConfig config) {
   STAGING_ASSERT(device != nullptr, "StagingRing::create needs a device");
-  config.max_slot_bytes = std::min(config.max_slot_bytes, MAX_MAPPABLE_SLOT_BYTES);
+  StagingRingConfig& slots = config.slot_ring;
+  slots.max_slot_bytes = std::min(slots.max_slot_bytes, MAX_MAPPABLE_SLOT_BYTES);
   auto allocator = std::make_unique<SlotBufferAllocator>(device);
   // No poll: map callbacks run from the browser's event loop, never inside begin().
-  Expected<CoreRing, ConfigError> core = CoreRing::create(*allocator, config);
+  Expected<CoreRing, ConfigError> core = CoreRing::create(*allocator, slots);
   if (!core) return unexpected(core.error());
   return std::unique_ptr<StagingRing>(
-      new StagingRing(device, std::move(*core), std::move(allocator)));
+      new StagingRing(device, std::move(*core), std::move(allocator), config.policy));
 }
 
 StagingRing::StagingRing(WGPUDevice device, CoreRing core,
-                         std::unique_ptr<SlotBufferAllocator> allocator)
+                         std::unique_ptr<SlotBufferAllocator> allocator, ExhaustionPolicy policy)
     : allocator_(std::move(allocator)),
       core_(std::move(core)),
+      policy_(policy),
       device_(device),
       queue_(wgpuDeviceGetQueue(device)) {
   wgpuDeviceReference(device_);
@@ -35,16 +37,18 @@ StagingRing::~StagingRing() {
 
 Expected<StagingFrame, Refusal> StagingRing::begin(uint64_t needed) {
   Expected<SlotLease, Refusal> lease = core_.begin(needed);
-  if (!lease) return unexpected(lease.error());
+  if (!lease) {
+    if (policy_ == ExhaustionPolicy::Defer) return unexpected(lease.error());
+    ++route_stats_->queue_write_frames;
+    return StagingFrame(*this, lease.error());
+  }
   SlotBuffer& slot = core_.buffer(*lease);
   return StagingFrame(*this, std::move(*lease), slot.handle(), slot.capacity());
 }
 
-StagingFrame StagingRing::begin_frame(uint64_t needed) {
-  Expected<StagingFrame, Refusal> frame = begin(needed);
-  if (frame) return std::move(*frame);
+StagingFrame StagingRing::begin_fallback() {
   ++route_stats_->queue_write_frames;
-  return StagingFrame(*this, frame.error());
+  return StagingFrame(*this, std::nullopt);
 }
 
 WGPUBuffer StagingRing::buffer(std::size_t index) const {

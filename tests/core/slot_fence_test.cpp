@@ -13,7 +13,7 @@ namespace {
 using testing::FakeBuffer;
 using testing::FakeSlotAllocator;
 
-constexpr RingConfig kOneSlot{.slots = 1, .min_slot_bytes = 256, .max_slot_bytes = 1024};
+constexpr StagingRingConfig kOneSlot{.slots = 1, .min_slot_bytes = 256, .max_slot_bytes = 1024};
 
 struct FenceTest : ::testing::Test {
   FakeSlotAllocator allocator;

@@ -13,7 +13,7 @@ namespace {
 using testing::FakeBuffer;
 using testing::FakeSlotAllocator;
 
-constexpr RingConfig kSmall{.slots = 3, .min_slot_bytes = 256, .max_slot_bytes = 4096};
+constexpr StagingRingConfig kSmall{.slots = 3, .min_slot_bytes = 256, .max_slot_bytes = 4096};
 
 struct LeaseTest : ::testing::Test {
   FakeSlotAllocator allocator;

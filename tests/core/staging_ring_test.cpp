@@ -22,9 +22,9 @@ struct RingTest : ::testing::Test {
   FakeSlotAllocator allocator;
   std::vector<FenceToken> in_flight;  // what the fake "GPU" will signal, oldest first
 
-  StagingRing<FakeBuffer> ring = make(RingConfig{});
+  StagingRing<FakeBuffer> ring = make(StagingRingConfig{});
 
-  StagingRing<FakeBuffer> make(RingConfig config) {
+  StagingRing<FakeBuffer> make(StagingRingConfig config) {
     return std::move(StagingRing<FakeBuffer>::create(allocator, config)).value();
   }
 
@@ -46,7 +46,7 @@ struct RingTest : ::testing::Test {
 
 using S = SlotState;
 
-TEST(RingConfig, InvalidConfigurationsAreRejected) {
+TEST(StagingRingConfig, InvalidConfigurationsAreRejected) {
   FakeSlotAllocator allocator;
   EXPECT_EQ(StagingRing<FakeBuffer>::create(allocator, {.slots = 0}).error(), ConfigError::NoSlots);
   EXPECT_EQ(StagingRing<FakeBuffer>::create(allocator, {.min_slot_bytes = 3000}).error(),
@@ -157,7 +157,7 @@ TEST_F(RingTest, TimelineFramesAreAbandonedByValueAndFailedByDeviceLoss) {
 
 TEST_F(RingTest, FinishingWithAValueChecksTheLeaseAsFinishDoes) {
   EXPECT_EQ(ring.finish(SlotLease(), 1).error(), FinishError::Inactive);
-  auto other = make(RingConfig{});
+  auto other = make(StagingRingConfig{});
   SlotLease foreign = std::move(other.begin(1)).value();
   EXPECT_EQ(ring.finish(std::move(foreign), 1).error(), FinishError::ForeignLease);
   EXPECT_TRUE(foreign.active());

@@ -69,7 +69,7 @@ TEST_F(GpuTest, OneFrameUploadsABufferAndItReadsBackByteForByte) {
   EXPECT_EQ(ring.in_flight(), 1u);
   EXPECT_EQ(ring.poll(), 1u);
   EXPECT_EQ(ring.in_flight(), 0u);
-  EXPECT_EQ(ring.slot_state(0), SlotState::Ready);
+  EXPECT_EQ(ring.slot(0)->state, SlotState::Ready);
   const Stats stats = ring.stats();
   EXPECT_EQ(stats.staged_uploads, 1u);
   EXPECT_EQ(stats.copy_commands, 1u);
@@ -213,11 +213,11 @@ TEST_P(BufferStress, HundredsOfFramesOfRandomBufferUploadsArriveByteForByte) {
   StagingChecker checker(*gpu);
   InvariantChecker invariants(InvariantChecker::Mode::Record);
   RingConfig config;
-  config.slots = {.slots = 3, .min_slot_bytes = 64 * KiB, .max_slot_bytes = 8 * MiB};
+  config.slot_ring = {.slots = 3, .min_slot_bytes = 64 * KiB, .max_slot_bytes = 8 * MiB};
   config.policy = ExhaustionPolicy::Fallback;
   config.fallback.max_oneoff_bytes = 160 * MiB;
   config.observer = &checker;
-  config.checker = &invariants;
+  config.byte_ring.checker = &invariants;
   config = with_setup(config, GetParam(), 6 * MiB);
   Ring ring = Ring::create(gpu->ring_device(), config).value();
   std::mt19937_64 rng(test_seed(20261129));
@@ -328,26 +328,26 @@ TEST_P(BufferStress, HundredsOfFramesOfRandomBufferUploadsArriveByteForByte) {
   EXPECT_EQ(ring.in_flight(), 0u);
   EXPECT_GT(stats.staged_uploads, 0u);
   EXPECT_EQ(stats.oneoff_live_bytes, 0u);
-  EXPECT_LE(stats.slots.peak_bytes_allocated, 3 * 8 * MiB);
+  EXPECT_LE(stats.slot_ring.peak_bytes_allocated, 3 * 8 * MiB);
   EXPECT_EQ(checker.violations, 0u);
   switch (GetParam()) {
     case Setup::Slots:
       EXPECT_GT(stats.oneoff_uploads, 0u);  // at least the first frame's (larger than a slot)
       break;
     case Setup::BytesWait:
-      EXPECT_GT(stats.bytes.timeouts, 0u);
+      EXPECT_GT(stats.byte_ring.timeouts, 0u);
       EXPECT_GT(stats.oneoff_uploads, 0u);
       break;
     case Setup::BytesGrow:
-      EXPECT_GT(stats.bytes.grows, 0u);
+      EXPECT_GT(stats.byte_ring.grows, 0u);
       break;
     case Setup::BytesFallback:
-      EXPECT_GT(stats.bytes.fallbacks, 0u);
+      EXPECT_GT(stats.byte_ring.fallbacks, 0u);
       break;
   }
   if (ring.strategy() == Strategy::Bytes) {
-    EXPECT_LE(stats.bytes.peak_held_bytes, ring.byte_ring()->cap());
-    EXPECT_GE(invariants.checks(), stats.bytes.reservations);
+    EXPECT_LE(stats.byte_ring.peak_held_bytes, ring.byte_ring()->cap());
+    EXPECT_GE(invariants.checks(), stats.byte_ring.reservations);
     EXPECT_TRUE(invariants.violations().empty())
         << invariants.violations().size()
         << " violations, first: " << invariants.violations().front().message;

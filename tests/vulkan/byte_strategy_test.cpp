@@ -35,18 +35,18 @@ class ByteStrategy : public GpuTest {
   }
   // A ring of 1000 KiB, Defer unless told otherwise; the backend answers RingFull (no fallback
   // route) so that the byte ring's own answers are visible. Every reservation is flushed.
-  Ring make_ring(ExhaustionPolicy policy, uint64_t cap = 0) {
+  Ring make_ring(ByteRingPolicy policy, uint64_t cap = 0) {
     RingConfig config;
     config.strategy = Strategy::Bytes;
-    config.bytes.capacity = 1000 * KiB;
-    config.bytes.cap = cap;
-    config.bytes.policy = policy;
-    config.bytes.wait_timeout = std::chrono::milliseconds(100);
-    config.bytes.grow_step = 500 * KiB;
+    config.byte_ring.capacity = 1000 * KiB;
+    config.byte_ring.cap = cap;
+    config.byte_ring.policy = policy;
+    config.byte_ring.wait_timeout = std::chrono::milliseconds(100);
+    config.byte_ring.grow_step = 500 * KiB;
     config.policy = ExhaustionPolicy::Defer;
     config.flush_always = true;  // reservations at any offset: flush ranges rounded to the atom
     config.observer = staging_checker.get();
-    config.checker = &invariants;
+    config.byte_ring.checker = &invariants;
     return Ring::create(gpu->ring_device(), config).value();
   }
   // One frame uploading `size` random bytes at `offset`, submitted behind gate >= `gate_value`.
@@ -97,7 +97,7 @@ class ByteStrategy : public GpuTest {
 //   gate 1: frame 1 retires    [ - - - 2 2 2 3 3 3 - ]
 //   frame 4:                   [ 4 4 4 2 2 2 3 3 3 # ]   wrapped to 0, the tail skipped
 TEST_F(ByteStrategy, TheByteRingWrapsAroundOnTheDevice) {
-  Ring ring = make_ring(ExhaustionPolicy::Defer);
+  Ring ring = make_ring(ByteRingPolicy::Defer);
   Harness h(*gpu, 4096 * KiB, test_seed(40));
   RetirementPoint first;
   for (uint64_t k = 1; k <= 3; ++k) {
@@ -118,8 +118,8 @@ TEST_F(ByteStrategy, TheByteRingWrapsAroundOnTheDevice) {
   const auto wrapped = frame(ring, h, 0, 300 * KiB, 4);
   ASSERT_TRUE(wrapped);
   const Stats s = ring.stats();
-  EXPECT_EQ(s.bytes.wraps, 1u);
-  EXPECT_EQ(s.bytes.bytes_skipped, 100 * KiB);
+  EXPECT_EQ(s.byte_ring.wraps, 1u);
+  EXPECT_EQ(s.byte_ring.bytes_skipped, 100 * KiB);
   EXPECT_EQ(s.frames_dropped, 1u);  // the refused frame, dropped unfinished
   EXPECT_EQ(s.flushes, 4u);         // one per reservation
 
@@ -134,7 +134,7 @@ TEST_F(ByteStrategy, TheByteRingWrapsAroundOnTheDevice) {
 // timeout and names the oldest pending frame (its id is its token); once the gate opens, the same
 // reservation waits for frame 1 and succeeds.
 TEST_F(ByteStrategy, WaitNamesTheOldestFrameWhileTheQueueIsHeldThenSucceeds) {
-  Ring ring = make_ring(ExhaustionPolicy::Wait);
+  Ring ring = make_ring(ByteRingPolicy::Wait);
   Harness h(*gpu, 4096 * KiB, test_seed(41));
   for (uint64_t k = 1; k <= 3; ++k)
     ASSERT_TRUE(frame(ring, h, k * 1000 * KiB, 300 * KiB, k));
@@ -143,11 +143,11 @@ TEST_F(ByteStrategy, WaitNamesTheOldestFrameWhileTheQueueIsHeldThenSucceeds) {
   EXPECT_EQ(timed_out.error(), UploadError::RingFull);
   EXPECT_EQ(ring.last_reserve_error()->kind, ReserveErrorKind::Timeout);
   EXPECT_EQ(ring.last_reserve_error()->oldest_pending, TimelineValue{1});
-  EXPECT_EQ(ring.stats().bytes.timeouts, 1u);
+  EXPECT_EQ(ring.stats().byte_ring.timeouts, 1u);
 
   open_gate(1);  // before the reservation, on this thread (see held_queue_test.cpp on VVL #4649)
   ASSERT_TRUE(frame(ring, h, 0, 300 * KiB, 4));
-  EXPECT_EQ(ring.stats().bytes.timeouts, 1u);
+  EXPECT_EQ(ring.stats().byte_ring.timeouts, 1u);
   release_all();
   h.verify();
   expect_clean();
@@ -156,10 +156,10 @@ TEST_F(ByteStrategy, WaitNamesTheOldestFrameWhileTheQueueIsHeldThenSucceeds) {
 // Grow and Fallback add memory only up to the cap (I5); beyond it the byte ring answers
 // WouldBlock with cause Cap, and the memory goes away again once its frames retire.
 class ByteStrategyCap : public ByteStrategy,
-                        public ::testing::WithParamInterface<ExhaustionPolicy> {};
+                        public ::testing::WithParamInterface<ByteRingPolicy> {};
 
 TEST_P(ByteStrategyCap, GrowAndFallbackStayUnderTheCap) {
-  const ExhaustionPolicy policy = GetParam();
+  const ByteRingPolicy policy = GetParam();
   Ring ring = make_ring(policy, 2000 * KiB);
   Harness h(*gpu, 8192 * KiB, test_seed(42));
   uint64_t k = 0;
@@ -172,8 +172,8 @@ TEST_P(ByteStrategyCap, GrowAndFallbackStayUnderTheCap) {
   ASSERT_EQ(stop, UploadError::RingFull);
   EXPECT_EQ(ring.last_reserve_error()->cause, BlockCause::Cap);
   const Stats s = ring.stats();
-  EXPECT_LE(s.bytes.peak_held_bytes, 2000 * KiB);
-  EXPECT_GE(policy == ExhaustionPolicy::Grow ? s.bytes.grows : s.bytes.fallbacks, 1u);
+  EXPECT_LE(s.byte_ring.peak_held_bytes, 2000 * KiB);
+  EXPECT_GE(policy == ByteRingPolicy::Grow ? s.byte_ring.grows : s.byte_ring.fallbacks, 1u);
   release_all();
   ASSERT_TRUE(ring.wait_idle(std::chrono::seconds(30)));
   h.verify();
@@ -182,8 +182,8 @@ TEST_P(ByteStrategyCap, GrowAndFallbackStayUnderTheCap) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, ByteStrategyCap,
-                         ::testing::Values(ExhaustionPolicy::Grow, ExhaustionPolicy::Fallback),
-                         [](const ::testing::TestParamInfo<ExhaustionPolicy>& param) {
+                         ::testing::Values(ByteRingPolicy::Grow, ByteRingPolicy::Fallback),
+                         [](const ::testing::TestParamInfo<ByteRingPolicy>& param) {
                            return std::string(to_string(param.param));
                          });
 
@@ -199,9 +199,9 @@ TEST_F(ByteStrategy, AbandonedDroppedAndFailedFramesGiveTheirBytesBack) {
   };
   RingConfig config;
   config.strategy = Strategy::Bytes;
-  config.bytes.capacity = 1000 * KiB;
+  config.byte_ring.capacity = 1000 * KiB;
   config.observer = staging_checker.get();
-  config.checker = &invariants;
+  config.byte_ring.checker = &invariants;
   Ring ring = Ring::create(device, config).value();
   Harness h(*gpu, 1024 * KiB, test_seed(43));
 
@@ -243,7 +243,7 @@ TEST_F(ByteStrategy, AbandonedDroppedAndFailedFramesGiveTheirBytesBack) {
 
 // A caller's own timeline drives byte-ring retirement just as the ring's own does.
 TEST_F(ByteStrategy, FramesRetireAtTheCallersOwnTimelineValue) {
-  Ring ring = make_ring(ExhaustionPolicy::Defer);
+  Ring ring = make_ring(ByteRingPolicy::Defer);
   Harness h(*gpu, 2048 * KiB, test_seed(44));
   const VkSemaphore mine = gpu->make_timeline(100);
   for (uint64_t k = 1; k <= 3; ++k) {

@@ -84,7 +84,7 @@ TEST_F(GpuTest, UpdateBufferCanBeSwitchedOff) {
 // fallback route; under Defer begin() answers the refusal.
 TEST_F(GpuTest, AFrameLargerThanAnySlotTakesTheFallbackRouteOrIsRefused) {
   RingConfig config;
-  config.slots.max_slot_bytes = 1 * MiB;
+  config.slot_ring.max_slot_bytes = 1 * MiB;
   Ring fallback = Ring::create(gpu->ring_device(), config).value();
   config.policy = ExhaustionPolicy::Defer;
   Ring defer = Ring::create(gpu->ring_device(), config).value();
@@ -93,7 +93,7 @@ TEST_F(GpuTest, AFrameLargerThanAnySlotTakesTheFallbackRouteOrIsRefused) {
   VkCommandBuffer cmd = h.commands();
   const Expected<StagingFrame, BeginError> refused = defer.begin(cmd, 2 * MiB);
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().kind, BeginError::Kind::Refused);
+  EXPECT_EQ(refused.error().kind, BeginErrorKind::Refused);
   EXPECT_EQ(refused.error().refusal, Refusal::TooLarge);
   EXPECT_EQ(defer.stats().begin_refused, 1u);
 
@@ -104,7 +104,32 @@ TEST_F(GpuTest, AFrameLargerThanAnySlotTakesTheFallbackRouteOrIsRefused) {
   h.submit(cmd, frame.finish(kAfterCopies).value());
   h.verify();
   EXPECT_EQ(fallback.stats().frames_fallback, 1u);
-  EXPECT_EQ(fallback.stats().slots.refusals_too_large, 1u);
+  EXPECT_EQ(fallback.stats().slot_ring.refusals_too_large, 1u);
+}
+
+// An upload the fallback route cannot take now (its one-off cap is held by frames in flight) may
+// succeed in a later frame: FallbackCapReached. One larger than the cap itself and than the
+// largest slot never can, in any frame: TooLarge.
+TEST_F(GpuTest, AnUploadNoRouteCanEverTakeIsTooLargeNotRetryLater) {
+  RingConfig config;
+  config.slot_ring.max_slot_bytes = 256 * KiB;
+  config.fallback.max_oneoff_bytes = 512 * KiB;
+  config.fallback.update_buffer = false;
+  Ring ring = Ring::create(gpu->ring_device(), config).value();
+  Harness h(*gpu, 2 * MiB, 11);
+
+  VkCommandBuffer cmd = h.commands();
+  StagingFrame frame = ring.begin(cmd, 64 * KiB).value();
+  EXPECT_EQ(frame.route(), Route::Ring);
+  ASSERT_TRUE(h.upload(frame, 0, 400 * KiB));  // above the slot: a one-off buffer (400K of 512K)
+  // 200K more fits a slot in a later frame, but not the fallback cap now.
+  EXPECT_EQ(h.upload(frame, 512 * KiB, 200 * KiB).error(), UploadError::FallbackCapReached);
+  // 1 MiB is above the largest slot (256K) and the cap (512K): never.
+  EXPECT_EQ(h.upload(frame, 1 * MiB, 1 * MiB).error(), UploadError::TooLarge);
+  EXPECT_EQ(ring.stats().fallback_cap_refusals, 2u);
+  h.submit(cmd, frame.finish(kAfterCopies).value());
+  h.verify();
+  EXPECT_EQ(to_string(UploadError::TooLarge), "TooLarge");
 }
 
 // A frame that underestimated its size: the uploads that no longer fit its slot take the
@@ -117,7 +142,7 @@ TEST_F(GpuTest, UploadsThatOverflowTheirSlotTakeTheFallbackRoute) {
   Harness h(*gpu, 256 * KiB, 7);
   VkCommandBuffer cmd = h.commands();
   StagingFrame frame = ring.begin(cmd, 100).value();  // a slot of MIN_SLOT_BYTES (64 KiB)
-  EXPECT_EQ(ring.slot_capacity(0), MIN_SLOT_BYTES);
+  EXPECT_EQ(ring.slot(0)->capacity, MIN_SLOT_BYTES);
   ASSERT_TRUE(h.upload(frame, 0, 60 * KiB));
   ASSERT_TRUE(h.upload(frame, 64 * KiB, 60 * KiB + 1));  // does not fit: one-off
   ASSERT_TRUE(h.upload(frame, 128 * KiB, 3000));         // fits behind the first

@@ -282,20 +282,20 @@ RingConfig with_setup(RingConfig base, Setup setup, uint64_t byte_capacity) {
     return base;
   }
   base.strategy = Strategy::Bytes;
-  base.bytes.capacity = byte_capacity;
-  base.bytes.wait_timeout = std::chrono::seconds(2);
+  base.byte_ring.capacity = byte_capacity;
+  base.byte_ring.wait_timeout = std::chrono::seconds(2);
   switch (setup) {
     case Setup::BytesWait:
-      base.bytes.policy = ExhaustionPolicy::Wait;
+      base.byte_ring.policy = ByteRingPolicy::Wait;
       break;
     case Setup::BytesGrow:
-      base.bytes.policy = ExhaustionPolicy::Grow;
-      base.bytes.cap = 3 * byte_capacity;
-      base.bytes.trim_after = std::chrono::milliseconds(50);
+      base.byte_ring.policy = ByteRingPolicy::Grow;
+      base.byte_ring.cap = 3 * byte_capacity;
+      base.byte_ring.trim_after = std::chrono::milliseconds(50);
       break;
     case Setup::BytesFallback:
-      base.bytes.policy = ExhaustionPolicy::Fallback;
-      base.bytes.cap = 3 * byte_capacity;
+      base.byte_ring.policy = ByteRingPolicy::Fallback;
+      base.byte_ring.cap = 3 * byte_capacity;
       break;
     case Setup::Slots:
       break;

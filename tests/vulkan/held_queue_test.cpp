@@ -127,16 +127,16 @@ TEST_F(HeldQueue, DeferRefusesAtOnceWhileEverySlotIsInFlight) {
       continue;
     }
     ASSERT_FALSE(frame) << "frame " << n << " got a slot while the queue is held";
-    EXPECT_EQ(frame.error().kind, BeginError::Kind::Refused);
+    EXPECT_EQ(frame.error().kind, BeginErrorKind::Refused);
     EXPECT_EQ(frame.error().refusal, Refusal::AllInFlight);
     refused.push_back({h.rng() % (kDst - 4096), 1 + h.rng() % 4096});  // this frame's upload
   }
   for (std::size_t i = 0; i < ring.slot_count(); ++i)
-    EXPECT_EQ(ring.slot_state(i), SlotState::InFlight);
+    EXPECT_EQ(ring.slot(i)->state, SlotState::InFlight);
   EXPECT_EQ(ring.in_flight(), 3u);
   const Stats s = ring.stats();
   EXPECT_EQ(s.begin_refused, 5u);
-  EXPECT_EQ(s.slots.refusals_all_in_flight, 5u);
+  EXPECT_EQ(s.slot_ring.refusals_all_in_flight, 5u);
   EXPECT_EQ(s.points_retired, 0u);
 
   release();
@@ -210,7 +210,7 @@ TEST_F(HeldQueue, WaitTimesOutNamingTheOldestPointThenSucceedsOnceReleased) {
   VkCommandBuffer cmd = h.commands();
   const Expected<StagingFrame, BeginError> timed_out = ring.begin(cmd, 512 * KiB);
   ASSERT_FALSE(timed_out);
-  EXPECT_EQ(timed_out.error().kind, BeginError::Kind::Timeout);
+  EXPECT_EQ(timed_out.error().kind, BeginErrorKind::Timeout);
   ASSERT_TRUE(timed_out.error().oldest.has_value());
   EXPECT_EQ(*timed_out.error().oldest, first);  // the stalled point is named
   EXPECT_EQ(ring.stats().begin_timeouts, 1u);

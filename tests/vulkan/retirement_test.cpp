@@ -19,7 +19,7 @@ constexpr auto kSecond = std::chrono::seconds(1);
 TEST_F(GpuTest, AnAbandonedFrameIsReportedAndItsSlotReplaced) {
   StagingChecker checker(*gpu);
   RingConfig config;
-  config.slots.slots = 1;
+  config.slot_ring.slots = 1;
   config.observer = &checker;
   Ring ring = Ring::create(gpu->ring_device(), config).value();
   Harness h(*gpu, 256 * KiB, 10);
@@ -31,19 +31,19 @@ TEST_F(GpuTest, AnAbandonedFrameIsReportedAndItsSlotReplaced) {
   ASSERT_TRUE(frame.upload(h.dst.buffer, 0, unused));
   ASSERT_TRUE(frame.upload(h.dst.buffer, 4096, std::vector<std::byte>(80 * KiB)));  // one-off
   const RetirementPoint lost = frame.finish(kAfterCopies).value();
-  EXPECT_EQ(ring.slot_state(0), SlotState::InFlight);
+  EXPECT_EQ(ring.slot(0)->state, SlotState::InFlight);
   EXPECT_GT(ring.stats().oneoff_live_bytes, 0u);
   EXPECT_TRUE(ring.abandon(lost));
   EXPECT_FALSE(ring.abandon(lost));  // reported once
-  EXPECT_EQ(ring.slot_state(0), SlotState::Abandoned);
+  EXPECT_EQ(ring.slot(0)->state, SlotState::Abandoned);
   EXPECT_EQ(ring.stats().oneoff_live_bytes, 0u);
   EXPECT_EQ(ring.stats().points_abandoned, 1u);
 
   // The next frame gets the slot back with a fresh buffer (seed 004: replaced on the next pick).
   VkCommandBuffer cmd = h.commands();
   StagingFrame next = ring.begin(cmd, 4096).value();
-  EXPECT_EQ(ring.stats().slots.slots_replaced, 1u);
-  EXPECT_EQ(ring.stats().slots.abandoned_seen, 1u);
+  EXPECT_EQ(ring.stats().slot_ring.slots_replaced, 1u);
+  EXPECT_EQ(ring.stats().slot_ring.abandoned_seen, 1u);
   ASSERT_TRUE(h.upload(next, 1000, 3000));
   // The ring's timeline moves on: the abandoned value 1 is never signalled, 2 is.
   const RetirementPoint point = next.finish(kAfterCopies).value();
@@ -58,7 +58,7 @@ TEST_F(GpuTest, AnAbandonedFrameIsReportedAndItsSlotReplaced) {
 // frame 1 is superseded and its slot reclaimed (nothing ever read it).
 TEST_F(GpuTest, AnUnreportedAbandonedFrameIsSupersededByALaterValue) {
   RingConfig config;
-  config.slots.slots = 2;
+  config.slot_ring.slots = 2;
   Ring ring = Ring::create(gpu->ring_device(), config).value();
   Harness h(*gpu, 64 * KiB, 11);
   VkCommandBuffer dropped = h.commands();
@@ -73,8 +73,8 @@ TEST_F(GpuTest, AnUnreportedAbandonedFrameIsSupersededByALaterValue) {
   ASSERT_TRUE(ring.wait(point, 10 * kSecond));
   EXPECT_EQ(ring.in_flight(), 0u);
   EXPECT_EQ(ring.stats().points_retired, 2u);
-  EXPECT_EQ(ring.slot_state(0), SlotState::Ready);
-  EXPECT_EQ(ring.slot_state(1), SlotState::Ready);
+  EXPECT_EQ(ring.slot(0)->state, SlotState::Ready);
+  EXPECT_EQ(ring.slot(1)->state, SlotState::Ready);
   EXPECT_FALSE(ring.abandon(never));  // already gone
   h.verify();
 }
@@ -104,7 +104,7 @@ TEST_F(GpuTest, FramesRetireAtTheCallersOwnTimelineValue) {
   h.submit(cmd, point);
   gpu->wait(mine, 12);
   EXPECT_EQ(ring.poll(), 1u);
-  EXPECT_EQ(ring.slot_state(0), SlotState::Ready);
+  EXPECT_EQ(ring.slot(0)->state, SlotState::Ready);
   h.verify();
   EXPECT_EQ(checker.violations, 0u);
   gpu->destroy(mine);
@@ -123,13 +123,13 @@ TEST_F(GpuTest, ADroppedFrameRecordsNothingAndFreesItsSlot) {
     StagingFrame frame = ring.begin(cmd, 1000).value();
     ASSERT_TRUE(frame.upload(h.dst.buffer, 0, std::vector<std::byte>(900)));
     ASSERT_TRUE(frame.upload(h.dst.buffer, 1000, std::vector<std::byte>(100 * KiB)));  // one-off
-    EXPECT_EQ(ring.slot_state(0), SlotState::Recording);
+    EXPECT_EQ(ring.slot(0)->state, SlotState::Recording);
   }
   const Stats s = ring.stats();
   EXPECT_EQ(s.frames_dropped, 1u);
   EXPECT_EQ(s.oneoff_live_bytes, 0u);
   EXPECT_EQ(s.copy_commands, 0u);
-  EXPECT_EQ(ring.slot_state(0), SlotState::Ready);
+  EXPECT_EQ(ring.slot(0)->state, SlotState::Ready);
   StagingFrame frame = ring.begin(cmd, 1000).value();
   ASSERT_TRUE(h.upload(frame, 50, 500));
   h.submit(cmd, frame.finish(kAfterCopies).value());
@@ -180,7 +180,7 @@ TEST_F(GpuTest, ALostDeviceFailsTheFramesInFlightAndTheNextFrameRecovers) {
   EXPECT_EQ(s.points_failed, 1u);
   EXPECT_EQ(s.points_retired, 0u);
   EXPECT_EQ(s.oneoff_live_bytes, 0u);
-  EXPECT_EQ(ring.slot_state(0), SlotState::Failed);
+  EXPECT_EQ(ring.slot(0)->state, SlotState::Failed);
   EXPECT_EQ(ring.in_flight(), 0u);
   VkCommandBuffer later = h.commands();
   StagingFrame refused = ring.begin(later, 100).value();  // begin's poll finds nothing to fail
@@ -190,8 +190,8 @@ TEST_F(GpuTest, ALostDeviceFailsTheFramesInFlightAndTheNextFrameRecovers) {
 
   // The device is back (an application would have recreated it): the Failed slot is replaced.
   StagingFrame next = ring.begin(later, 4096).value();
-  EXPECT_GE(ring.stats().slots.failed_seen, 1u);
-  EXPECT_GE(ring.stats().slots.slots_replaced, 1u);
+  EXPECT_GE(ring.stats().slot_ring.failed_seen, 1u);
+  EXPECT_GE(ring.stats().slot_ring.slots_replaced, 1u);
   ASSERT_TRUE(h.upload(next, 300, 3000));
   const RetirementPoint again = next.finish(kAfterCopies).value();
   h.submit(later, again);
@@ -241,7 +241,7 @@ TEST_F(GpuTest, AnAllocationFailureLeavesTheSlotFailedAndTheNextFrameRecovers) {
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().refusal, Refusal::AllocationFailed);
   EXPECT_EQ(ring.last_alloc_error(), AllocError::OutOfMemory);
-  EXPECT_EQ(ring.slot_state(0), SlotState::Failed);
+  EXPECT_EQ(ring.slot(0)->state, SlotState::Failed);
 
   StagingFrame frame = ring.begin(cmd, 4096).value();  // the Failed slot is retried
   EXPECT_EQ(frame.route(), Route::Ring);
@@ -364,17 +364,19 @@ TEST_F(GpuTest, CreateRejectsAnIncompleteDispatchAndInvalidConfigurations) {
   device.dispatch.vkCmdUpdateBuffer = nullptr;
   const auto missing = Ring::create(device);
   ASSERT_FALSE(missing);
-  EXPECT_EQ(missing.error().kind, CreateError::Kind::MissingFunction);
+  EXPECT_EQ(missing.error().kind, Ring::CreateErrorKind::MissingFunction);
   EXPECT_EQ(missing.error().function, "vkCmdUpdateBuffer");
 
   RingConfig config;
-  config.slots.slots = 0;
+  config.slot_ring.slots = 0;
   EXPECT_EQ(Ring::create(gpu->ring_device(), config).error().kind,
-            CreateError::Kind::InvalidSlotConfig);
+            Ring::CreateErrorKind::InvalidSlotConfig);
   config = {};
-  config.policy = ExhaustionPolicy::Split;
-  EXPECT_EQ(Ring::create(gpu->ring_device(), config).error().kind,
-            CreateError::Kind::PolicyNotSupported);
+  config.strategy = Strategy::Bytes;  // byte_ring.capacity 0
+  const auto bytes = Ring::create(gpu->ring_device(), config);
+  ASSERT_FALSE(bytes);
+  EXPECT_EQ(bytes.error().kind, Ring::CreateErrorKind::InvalidByteRing);
+  EXPECT_EQ(bytes.error().byte_ring, ByteRing::CreateError::ZeroCapacity);
   EXPECT_TRUE(Ring::create(gpu->ring_device()));
 }
 

@@ -61,8 +61,9 @@ struct WebGpuRing : ::testing::Test {
     }
   }
 
-  static std::unique_ptr<StagingRing> make_ring(RingConfig config = {}) {
-    auto made = StagingRing::create(device(), config);
+  static std::unique_ptr<StagingRing> make_ring(
+      StagingRingConfig slots = {}, ExhaustionPolicy policy = ExhaustionPolicy::Fallback) {
+    auto made = StagingRing::create(device(), RingConfig{.slot_ring = slots, .policy = policy});
     STAGING_ASSERT(made.has_value(), "test ring config");
     return std::move(*made);
   }
@@ -133,15 +134,15 @@ TEST_F(WebGpuRing, BufferUploadsAreByteExact) {
       needed += *upload_footprint(size, BUFFER_PLACEMENT_ALIGNMENT);
     // This test is about bytes, not refusals: wait for a slot if all three are still in flight.
     ASSERT_TRUE(wait_until([&] { return !all_slots_busy(); }));
-    StagingFrame staging = ring->begin_frame(needed);
-    ASSERT_EQ(staging.route(), Route::Slot) << "frame " << frame;
+    StagingFrame staging = ring->begin(needed).value();
+    ASSERT_EQ(staging.route(), Route::Ring) << "frame " << frame;
     for (std::size_t u = 0; u < uploads.size(); ++u) {
       const auto [offset, size] = uploads[u];
       const std::vector<std::byte> bytes = random_bytes(size, 1000 + frame * 10 + u);
       if (u % 2 == 0) {
-        ASSERT_EQ(staging.write_buffer(dst, offset, bytes.data(), size), Route::Slot);
+        ASSERT_EQ(staging.upload(dst, offset, bytes.data(), size), Route::Ring);
       } else {  // zero-copy form: fill the slot's mapping in place
-        auto span = staging.reserve_buffer(dst, offset, size);
+        auto span = staging.reserve(dst, offset, size);
         ASSERT_TRUE(span.has_value());
         std::memcpy(span->data(), bytes.data(), size);
       }
@@ -243,9 +244,9 @@ TEST_F(WebGpuRing, TextureUploadsAreByteExact) {
     ASSERT_TRUE(layout.has_value());
     const std::vector<std::byte> texels = random_bytes(layout->packed_bytes, seed++);
     StagingFrame staging =
-        ring->begin_frame(*upload_footprint(layout->copy_bytes, layout->offset_alignment));
-    ASSERT_EQ(staging.route(), Route::Slot);
-    ASSERT_EQ(staging.write_texture(region, texels.data(), texels.size()), Route::Slot) << c.name;
+        ring->begin(*upload_footprint(layout->copy_bytes, layout->offset_alignment)).value();
+    ASSERT_EQ(staging.route(), Route::Ring);
+    ASSERT_EQ(staging.upload(region, texels.data(), texels.size()), Route::Ring) << c.name;
     submit_frame(staging);
     EXPECT_EQ(read_texture(region), texels) << c.name;
     std::printf("  %-32s row %4llu B -> bytesPerRow %4llu, %llu rows: exact\n", c.name,
@@ -260,7 +261,8 @@ TEST_F(WebGpuRing, TextureUploadsAreByteExact) {
 // A frame the ring refuses (TooLarge) and an upload that outgrows its slot take the queue-write
 // route: same bytes, other route.
 TEST_F(WebGpuRing, QueueWriteRouteIsByteExact) {
-  ring = make_ring(RingConfig{.slots = 3, .min_slot_bytes = 64 * K, .max_slot_bytes = 128 * K});
+  ring =
+      make_ring(StagingRingConfig{.slots = 3, .min_slot_bytes = 64 * K, .max_slot_bytes = 128 * K});
   WGPUBuffer dst = dst_buffer(1024 * K);
   TextureUpload region;
   region.texture = dst_texture(300, 200, 1, WGPUTextureFormat_RGBA8Unorm);
@@ -268,13 +270,12 @@ TEST_F(WebGpuRing, QueueWriteRouteIsByteExact) {
   const std::vector<std::byte> big = random_bytes(1024 * K, 7);
   const std::vector<std::byte> texels = random_bytes(300 * 200 * 4, 8);
 
-  EXPECT_EQ(ring->begin(big.size() + texels.size()).error(), Refusal::TooLarge);
-  StagingFrame fallback = ring->begin_frame(big.size() + texels.size());
-  ASSERT_EQ(fallback.route(), Route::QueueWrite);
+  StagingFrame fallback = ring->begin(big.size() + texels.size()).value();
+  ASSERT_EQ(fallback.route(), Route::Fallback);
   ASSERT_EQ(fallback.refusal(), Refusal::TooLarge);
-  EXPECT_EQ(fallback.write_buffer(dst, 0, big.data(), big.size()), Route::QueueWrite);
-  EXPECT_EQ(fallback.write_texture(region, texels.data(), texels.size()), Route::QueueWrite);
-  EXPECT_EQ(fallback.reserve_buffer(dst, 0, 16).error(), UploadError::NoSlot);
+  EXPECT_EQ(fallback.upload(dst, 0, big.data(), big.size()), Route::Fallback);
+  EXPECT_EQ(fallback.upload(region, texels.data(), texels.size()), Route::Fallback);
+  EXPECT_EQ(fallback.reserve(dst, 0, 16).error(), UploadError::NoSlot);
   ASSERT_TRUE(fallback.finish(nullptr).has_value());
   ASSERT_TRUE(fallback.submitted().has_value());
   EXPECT_EQ(read_buffer(dst, 0, big.size()), big);
@@ -283,15 +284,15 @@ TEST_F(WebGpuRing, QueueWriteRouteIsByteExact) {
 
   // Underestimated frame: 64K slot, two 48K uploads — the second does not fit.
   const std::vector<std::byte> a = random_bytes(48 * K, 9), b = random_bytes(48 * K, 10);
-  StagingFrame staging = ring->begin_frame(48 * K);
-  ASSERT_EQ(staging.route(), Route::Slot);
-  EXPECT_EQ(staging.write_buffer(dst, 0, a.data(), a.size()), Route::Slot);
-  EXPECT_EQ(staging.write_buffer(dst, 64 * K, b.data(), b.size()), Route::QueueWrite);
+  StagingFrame staging = ring->begin(48 * K).value();
+  ASSERT_EQ(staging.route(), Route::Ring);
+  EXPECT_EQ(staging.upload(dst, 0, a.data(), a.size()), Route::Ring);
+  EXPECT_EQ(staging.upload(dst, 64 * K, b.data(), b.size()), Route::Fallback);
   submit_frame(staging);
   EXPECT_EQ(read_buffer(dst, 0, a.size()), a);
   EXPECT_EQ(read_buffer(dst, 64 * K, b.size()), b);
   EXPECT_EQ(ring->route_stats().slot_overflows, 1u);
-  EXPECT_EQ(ring->stats().refusals_too_large, 2u);
+  EXPECT_EQ(ring->stats().refusals_too_large, 1u);
   std::printf("  slot overflow: 48K by slot + 48K by queue write: exact\n");
 }
 
@@ -303,15 +304,15 @@ TEST_F(WebGpuRing, AllInFlightRefusalAndRecovery) {
   std::vector<std::byte> expected(64 * K, std::byte{0});
   auto upload = [&](StagingFrame& f, int n) {
     const std::vector<std::byte> bytes = random_bytes(4 * K, 100 + n);
-    const auto route = f.write_buffer(dst, n * 4 * K, bytes.data(), bytes.size());
+    const auto route = f.upload(dst, n * 4 * K, bytes.data(), bytes.size());
     std::memcpy(expected.data() + n * 4 * K, bytes.data(), bytes.size());
     return *route;
   };
   tracker.observe(*ring, "start");
   for (int n = 0; n < 3; ++n) {
-    StagingFrame f = ring->begin_frame(4 * K);
-    ASSERT_EQ(f.route(), Route::Slot);
-    EXPECT_EQ(upload(f, n), Route::Slot);
+    StagingFrame f = ring->begin(4 * K).value();
+    ASSERT_EQ(f.route(), Route::Ring);
+    EXPECT_EQ(upload(f, n), Route::Ring);
     tracker.observe(*ring, "frame " + std::to_string(n) + " recording");
     submit_frame(f);
     tracker.observe(*ring, "frame " + std::to_string(n) + " submitted");
@@ -319,11 +320,10 @@ TEST_F(WebGpuRing, AllInFlightRefusalAndRecovery) {
   }
   for (std::size_t i = 0; i < 3; ++i)
     EXPECT_EQ(ring->state(i), S::InFlight);
-  EXPECT_EQ(ring->begin(4 * K).error(), Refusal::AllInFlight);
-  StagingFrame refused = ring->begin_frame(4 * K);
-  ASSERT_EQ(refused.route(), Route::QueueWrite);
+  StagingFrame refused = ring->begin(4 * K).value();
+  ASSERT_EQ(refused.route(), Route::Fallback);
   EXPECT_EQ(refused.refusal(), Refusal::AllInFlight);
-  EXPECT_EQ(upload(refused, 3), Route::QueueWrite);
+  EXPECT_EQ(upload(refused, 3), Route::Fallback);
   submit_frame(refused);
   show("frame 3: begin -> AllInFlight, queue writes:");
   ASSERT_TRUE(wait_until([&] { return all_slots_settled(); }));
@@ -331,14 +331,14 @@ TEST_F(WebGpuRing, AllInFlightRefusalAndRecovery) {
   show("after the map callbacks:");
   for (std::size_t i = 0; i < 3; ++i)
     EXPECT_EQ(ring->state(i), S::Ready);
-  StagingFrame next = ring->begin_frame(4 * K);
-  EXPECT_EQ(next.route(), Route::Slot);
-  EXPECT_EQ(upload(next, 4), Route::Slot);
+  StagingFrame next = ring->begin(4 * K).value();
+  EXPECT_EQ(next.route(), Route::Ring);
+  EXPECT_EQ(upload(next, 4), Route::Ring);
   submit_frame(next);
   ASSERT_TRUE(wait_until([&] { return all_slots_settled(); }));
   tracker.observe(*ring, "frame 4");
   EXPECT_EQ(read_buffer(dst, 0, expected.size()), expected);
-  EXPECT_EQ(ring->stats().refusals_all_in_flight, 2u);
+  EXPECT_EQ(ring->stats().refusals_all_in_flight, 1u);
   EXPECT_EQ(ring->route_stats().maps_completed, 4u);
   tracker.print();
   EXPECT_TRUE(tracker.reached(S::InFlight));
@@ -353,10 +353,10 @@ TEST_F(WebGpuRing, GrowthKeepsBytes) {
   const uint64_t capacities[] = {64 * K, 128 * K, 1024 * K, 1024 * K};
   for (int n = 0; n < 4; ++n) {
     const std::vector<std::byte> bytes = random_bytes(sizes[n], 200 + n);
-    StagingFrame f = ring->begin_frame(*upload_footprint(sizes[n], BUFFER_PLACEMENT_ALIGNMENT));
-    ASSERT_EQ(f.route(), Route::Slot);
+    StagingFrame f = ring->begin(*upload_footprint(sizes[n], BUFFER_PLACEMENT_ALIGNMENT)).value();
+    ASSERT_EQ(f.route(), Route::Ring);
     EXPECT_EQ(f.slot(), 0u) << "the Ready slot is grown rather than an Empty one created";
-    ASSERT_EQ(f.write_buffer(dst, 0, bytes.data(), bytes.size()), Route::Slot);
+    ASSERT_EQ(f.upload(dst, 0, bytes.data(), bytes.size()), Route::Ring);
     submit_frame(f);
     ASSERT_TRUE(wait_until([&] { return all_slots_settled(); }));
     EXPECT_EQ(ring->capacity(0), capacities[n]);
@@ -376,10 +376,10 @@ TEST_F(WebGpuRing, AbandonedEncoderIsReplaced) {
   const std::vector<std::byte> kept = random_bytes(8 * K, 301);
   WGPUBuffer first_buffer = nullptr;
   {
-    StagingFrame f = ring->begin_frame(8 * K);
-    ASSERT_EQ(f.route(), Route::Slot);
+    StagingFrame f = ring->begin(8 * K).value();
+    ASSERT_EQ(f.route(), Route::Ring);
     first_buffer = ring->buffer(f.slot());
-    ASSERT_EQ(f.write_buffer(dst, 0, dropped.data(), dropped.size()), Route::Slot);
+    ASSERT_EQ(f.upload(dst, 0, dropped.data(), dropped.size()), Route::Ring);
     WGPUCommandEncoder encoder = make_encoder();
     ASSERT_TRUE(f.finish(encoder).has_value());
     tracker.observe(*ring, "finished");
@@ -393,11 +393,11 @@ TEST_F(WebGpuRing, AbandonedEncoderIsReplaced) {
   pump(20);
   EXPECT_EQ(ring->state(0), S::Abandoned) << "nothing fires an abandoned slot's fence";
 
-  StagingFrame f = ring->begin_frame(8 * K);  // no Ready slot: the Abandoned one is replaced
-  ASSERT_EQ(f.route(), Route::Slot);
+  StagingFrame f = ring->begin(8 * K).value();  // no Ready slot: the Abandoned one is replaced
+  ASSERT_EQ(f.route(), Route::Ring);
   EXPECT_EQ(f.slot(), 0u);
   EXPECT_NE(ring->buffer(0), first_buffer) << "an Abandoned slot gets a fresh buffer";
-  ASSERT_EQ(f.write_buffer(dst, 32 * K, kept.data(), kept.size()), Route::Slot);
+  ASSERT_EQ(f.upload(dst, 32 * K, kept.data(), kept.size()), Route::Ring);
   submit_frame(f);
   ASSERT_TRUE(wait_until([&] { return all_slots_settled(); }));
   tracker.observe(*ring, "replacement frame done");
@@ -420,8 +420,8 @@ TEST_F(WebGpuRing, FailedMappingIsReplaced) {
   const std::vector<std::byte> first = random_bytes(8 * K, 400);
   const std::vector<std::byte> second = random_bytes(8 * K, 401);
   {
-    StagingFrame f = ring->begin_frame(8 * K);
-    ASSERT_EQ(f.write_buffer(dst, 0, first.data(), first.size()), Route::Slot);
+    StagingFrame f = ring->begin(8 * K).value();
+    ASSERT_EQ(f.upload(dst, 0, first.data(), first.size()), Route::Ring);
     submit_frame(f);
     tracker.observe(*ring, "submitted");
     show("submitted, re-map pending:");
@@ -435,10 +435,10 @@ TEST_F(WebGpuRing, FailedMappingIsReplaced) {
   EXPECT_EQ(read_buffer(dst, 0, first.size()), first)
       << "a copy submitted before the destroy still ran";
 
-  StagingFrame f = ring->begin_frame(8 * K);
-  ASSERT_EQ(f.route(), Route::Slot);
+  StagingFrame f = ring->begin(8 * K).value();
+  ASSERT_EQ(f.route(), Route::Ring);
   EXPECT_EQ(f.slot(), 0u);
-  ASSERT_EQ(f.write_buffer(dst, 16 * K, second.data(), second.size()), Route::Slot);
+  ASSERT_EQ(f.upload(dst, 16 * K, second.data(), second.size()), Route::Ring);
   submit_frame(f);
   ASSERT_TRUE(wait_until([&] { return all_slots_settled(); }));
   tracker.observe(*ring, "replacement frame done");
@@ -456,21 +456,21 @@ TEST_F(WebGpuRing, FailedMappingIsReplaced) {
 // placed it is re-mapped (InFlight, then Ready) and none of its bytes reach their destination.
 TEST_F(WebGpuRing, DroppedFrameIsRemapped) {
   WGPUBuffer dst = dst_buffer(64 * K);
-  { StagingFrame empty = ring->begin_frame(4 * K); }
+  { StagingFrame empty = ring->begin(4 * K).value(); }
   EXPECT_EQ(ring->state(0), S::Ready);
   const std::vector<std::byte> dropped = random_bytes(4 * K, 500);
   const std::vector<std::byte> kept = random_bytes(4 * K, 501);
   {
-    StagingFrame f = ring->begin_frame(4 * K);
-    ASSERT_EQ(f.write_buffer(dst, 0, dropped.data(), dropped.size()), Route::Slot);
+    StagingFrame f = ring->begin(4 * K).value();
+    ASSERT_EQ(f.upload(dst, 0, dropped.data(), dropped.size()), Route::Ring);
   }
   show("dropped while recording:");
   EXPECT_EQ(ring->state(0), S::InFlight);
   ASSERT_TRUE(wait_until([&] { return ring->state(0) == S::Ready; }));
   show("re-mapped:");
-  StagingFrame f = ring->begin_frame(4 * K);
+  StagingFrame f = ring->begin(4 * K).value();
   EXPECT_EQ(f.slot(), 0u);
-  ASSERT_EQ(f.write_buffer(dst, 0, kept.data(), kept.size()), Route::Slot)
+  ASSERT_EQ(f.upload(dst, 0, kept.data(), kept.size()), Route::Ring)
       << "the re-mapped slot hands out its ranges again";
   submit_frame(f);
   EXPECT_EQ(read_buffer(dst, 0, kept.size()), kept);
@@ -481,29 +481,34 @@ TEST_F(WebGpuRing, DroppedFrameIsRemapped) {
 TEST_F(WebGpuRing, UploadErrors) {
   WGPUBuffer dst = dst_buffer(64 * K);
   const std::vector<std::byte> bytes = random_bytes(64, 600);
-  StagingFrame f = ring->begin_frame(K);
-  EXPECT_EQ(f.write_buffer(dst, 0, bytes.data(), 0).error(), UploadError::ZeroSize);
-  EXPECT_EQ(f.write_buffer(dst, 0, bytes.data(), 6).error(), UploadError::Unaligned);
-  EXPECT_EQ(f.write_buffer(dst, 2, bytes.data(), 8).error(), UploadError::Unaligned);
-  EXPECT_EQ(f.write_buffer(nullptr, 0, bytes.data(), 8).error(), UploadError::NullDestination);
-  EXPECT_EQ(f.reserve_buffer(dst, 0, 128 * K).error(), UploadError::DoesNotFit);
+  StagingFrame f = ring->begin(K).value();
+  EXPECT_EQ(f.upload(dst, 0, bytes.data(), 0).error(), UploadError::ZeroSize);
+  EXPECT_EQ(f.upload(dst, 0, bytes.data(), 6).error(), UploadError::Unaligned);
+  EXPECT_EQ(f.upload(dst, 2, bytes.data(), 8).error(), UploadError::Unaligned);
+  EXPECT_EQ(f.upload(nullptr, 0, bytes.data(), 8).error(), UploadError::NullDestination);
+  EXPECT_EQ(f.reserve(dst, 0, 128 * K).error(), UploadError::DoesNotFit);
   TextureUpload region;
   region.texture = dst_texture(4, 4, 1, WGPUTextureFormat_RGBA8Unorm);
   region.extent = {4, 4, 1};
-  EXPECT_EQ(f.write_texture(region, bytes.data(), 60).error(), UploadError::BadLayout);
-  EXPECT_EQ(f.submitted().error(), FrameError::WrongState);
-  ASSERT_EQ(f.write_buffer(dst, 0, bytes.data(), bytes.size()), Route::Slot);
-  EXPECT_EQ(f.finish(nullptr).error(), FrameError::NullEncoder);
+  EXPECT_EQ(f.upload(region, bytes.data(), 60).error(), UploadError::BadLayout);
+  EXPECT_EQ(f.submitted().error(), FinishError::NotFinished);
+  ASSERT_EQ(f.upload(dst, 0, bytes.data(), bytes.size()), Route::Ring);
+  EXPECT_EQ(f.finish(nullptr).error(), FinishError::NullEncoder);
   submit_frame(f);
-  EXPECT_EQ(f.write_buffer(dst, 0, bytes.data(), 8).error(), UploadError::Closed);
+  EXPECT_EQ(f.upload(dst, 0, bytes.data(), 8).error(), UploadError::Inactive);
   WGPUCommandEncoder unused = make_encoder();
-  EXPECT_EQ(f.finish(unused).error(), FrameError::WrongState);
+  EXPECT_EQ(f.finish(unused).error(), FinishError::Inactive);
   wgpuCommandEncoderRelease(unused);
-  EXPECT_EQ(f.submitted().error(), FrameError::WrongState);
+  EXPECT_EQ(f.submitted().error(), FinishError::Inactive);
+  // Under Defer, begin() answers the refusal instead of falling back.
+  auto defer = make_ring({.slots = 1, .min_slot_bytes = 64 * K, .max_slot_bytes = 64 * K},
+                         ExhaustionPolicy::Defer);
+  EXPECT_EQ(defer->begin(128 * K).error(), Refusal::TooLarge);
+  EXPECT_EQ(defer->begin_fallback().route(), Route::Fallback);
   EXPECT_EQ(read_buffer(dst, 0, bytes.size()), bytes);
   // Slots are capped at 1 GiB: their mapped ranges are mirrored in the wasm heap.
-  auto huge =
-      make_ring(RingConfig{.slots = 3, .min_slot_bytes = 64 * K, .max_slot_bytes = 1ull << 34});
+  auto huge = make_ring(
+      StagingRingConfig{.slots = 3, .min_slot_bytes = 64 * K, .max_slot_bytes = 1ull << 34});
   EXPECT_EQ(huge->core().config().max_slot_bytes, MAX_MAPPABLE_SLOT_BYTES);
 }
 
@@ -542,18 +547,18 @@ TEST_F(WebGpuRing, ManyFramesReachEveryState) {
       needed += *upload_footprint(size, BUFFER_PLACEMENT_ALIGNMENT);
     }
     if (underestimate) needed = 8;
-    StagingFrame f = ring->begin_frame(needed);
+    StagingFrame f = ring->begin(needed).value();
     std::vector<std::pair<uint64_t, const std::vector<std::byte>*>> slot_writes;
     for (const auto& [offset, bytes] : uploads) {
-      const auto route = f.write_buffer(dst, offset, bytes.data(), bytes.size());
+      const auto route = f.upload(dst, offset, bytes.data(), bytes.size());
       ASSERT_TRUE(route.has_value());
-      if (*route == Route::QueueWrite)  // lands in queue order, whatever happens to the frame
+      if (*route == Route::Fallback)  // lands in queue order, whatever happens to the frame
         std::memcpy(expected.data() + offset, bytes.data(), bytes.size());
       else
         slot_writes.emplace_back(offset, &bytes);
     }
     tracker.observe(*ring, step + " recording");
-    const bool slot_frame = f.route() == Route::Slot;
+    const bool slot_frame = f.route() == Route::Ring;
     if (action == Drop) {
       { StagingFrame gone = std::move(f); }  // dropped while recording
     } else if (action == Abandon && slot_frame) {
@@ -580,9 +585,9 @@ TEST_F(WebGpuRing, ManyFramesReachEveryState) {
   // Drain: three frames in one burst take every slot (Abandoned/Failed ones are replaced), then
   // every slot comes back Ready.
   for (int n = 0; n < 3; ++n) {
-    StagingFrame f = ring->begin_frame(4 * K);
+    StagingFrame f = ring->begin(4 * K).value();
     const std::vector<std::byte> bytes = random_bytes(4 * K, 90000 + n);
-    const auto route = f.write_buffer(dst, n * 4 * K, bytes.data(), bytes.size());
+    const auto route = f.upload(dst, n * 4 * K, bytes.data(), bytes.size());
     ASSERT_TRUE(route.has_value());
     std::memcpy(expected.data() + n * 4 * K, bytes.data(), bytes.size());
     submit_frame(f);

@@ -39,8 +39,8 @@ void submit(WGPUCommandEncoder encoder);
 /// Every byte of `buffer` (COPY_SRC) in [offset, offset + size), read through a MAP_READ buffer.
 /// Waits on the event loop; empty on failure.
 std::vector<std::byte> read_buffer(WGPUBuffer buffer, uint64_t offset, uint64_t size);
-/// A texture region's texels, tightly packed (the inverse of StagingFrame::write_texture), read
-/// through a MAP_READ buffer with 256-byte rows.
+/// A texture region's texels, tightly packed (the inverse of StagingFrame::upload to a texture),
+/// read through a MAP_READ buffer with 256-byte rows.
 std::vector<std::byte> read_texture(const TextureUpload& region);
 
 /// "[Ready 64K] [InFlight 128K] [Empty]".

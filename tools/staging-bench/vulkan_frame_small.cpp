@@ -417,7 +417,7 @@ class SmallBench {
                  double memcpy_ns) {
     staging::vulkan::RingConfig config;
     config.strategy = strategy;
-    config.policy = ExhaustionPolicy::Defer;
+    config.policy = staging::vulkan::ExhaustionPolicy::Defer;
     std::unique_ptr<TypedMemory> hook;
     if (memory.type) {
       hook = std::make_unique<TypedMemory>(vk_, *memory.type);
@@ -441,8 +441,8 @@ class SmallBench {
                                      ? o_.small_byte_ring_frames
                                      : static_cast<unsigned>(slots_.size()) + 1;
     if (strategy == Strategy::Bytes) {
-      config.bytes.capacity = std::max<uint64_t>(uint64_t{ring_frames} * frame_bytes, 64 * KiB);
-      config.bytes.policy = ExhaustionPolicy::Defer;
+      config.byte_ring.capacity = std::max<uint64_t>(uint64_t{ring_frames} * frame_bytes, 64 * KiB);
+      config.byte_ring.policy = ByteRingPolicy::Defer;
     }
     auto made = Ring::create(vk_.staging_device(), config);
     if (!made) {
@@ -513,7 +513,7 @@ class SmallBench {
     nlohmann::json phases{
         {"begin_ns", begin_ns}, {"upload_ns", upload_ns}, {"finish_ns", finish_ns}};
     if (strategy == Strategy::Bytes)
-      phases["byte_ring_kib"] = static_cast<double>(config.bytes.capacity) / KiB;
+      phases["byte_ring_kib"] = static_cast<double>(config.byte_ring.capacity) / KiB;
     add_row(w, route, r, memcpy_ns, ok, phases);
     if (ring.memory_type() && !memory.type) memory_type_ = vk_.type_flags(*ring.memory_type());
     return 0;

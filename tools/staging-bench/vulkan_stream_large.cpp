@@ -508,21 +508,22 @@ class StreamBench {
     staging::vulkan::RingConfig config;
     if (strategy_name == "bytes") {
       config.strategy = Strategy::Bytes;
-      config.bytes.capacity = ring_;
-      config.bytes.policy = ExhaustionPolicy::Defer;
+      config.byte_ring.capacity = ring_;
+      config.byte_ring.policy = ByteRingPolicy::Defer;
     } else if (strategy_name == "slots") {
       if ((chunk_ & (chunk_ - 1)) != 0) {
         std::fprintf(stderr, "staging-bench: --strategies slots needs a power-of-two chunk\n");
         return 1;
       }
       config.strategy = Strategy::Slots;
-      config.slots = {.slots = ring_chunks_, .min_slot_bytes = chunk_, .max_slot_bytes = chunk_};
+      config.slot_ring = {
+          .slots = ring_chunks_, .min_slot_bytes = chunk_, .max_slot_bytes = chunk_};
     } else {
       std::fprintf(stderr, "staging-bench: unknown --strategies entry '%s'\n",
                    strategy_name.c_str());
       return 1;
     }
-    config.policy = ExhaustionPolicy::Defer;
+    config.policy = staging::vulkan::ExhaustionPolicy::Defer;
     const std::unique_ptr<MemoryHook> memory = make_hook(vk_, m);
     config.memory = memory.get();
     auto made = Ring::create(vk_.staging_device(), config);
@@ -615,10 +616,10 @@ class StreamBench {
     const Stats s = ring.stats();
     uint64_t held = 0;
     if (s.strategy == Strategy::Bytes) {
-      held = s.bytes.peak_held_bytes;
+      held = s.byte_ring.peak_held_bytes;
     } else {
       for (std::size_t i = 0; i < ring.slot_count(); ++i)
-        held += ring.slot_capacity(i);
+        held += ring.slot(i)->capacity;
     }
     max_ring_held_ = std::max(max_ring_held_, held);
     fallbacks_ += s.oneoff_uploads + s.update_buffer_uploads;
@@ -707,7 +708,7 @@ class StreamBench {
         const uint64_t n = std::min(chunk_, total_ - off);
         auto frame = ring.begin(cmds_[free_cmds.back()], n);
         if (!frame) {
-          if (frame.error().kind == BeginError::Kind::Refused &&
+          if (frame.error().kind == BeginErrorKind::Refused &&
               frame.error().refusal == Refusal::AllInFlight) {
             blocked = true;  // every slot filling or in flight
             break;

@@ -94,7 +94,7 @@ class TextureBench {
     }
     // The ring: slots large enough for a whole chain.
     staging::vulkan::RingConfig config;
-    config.policy = ExhaustionPolicy::Defer;
+    config.policy = staging::vulkan::ExhaustionPolicy::Defer;
     auto made = Ring::create(vk_.staging_device(), config);
     if (!made) return 1;
     Ring probe = std::move(*made);
@@ -113,8 +113,8 @@ class TextureBench {
       bytes += probe.image_data_size(regions.back()).value();
       needed += probe.image_footprint(regions.back()).value();
     }
-    config.slots.max_slot_bytes = std::max<uint64_t>(config.slots.max_slot_bytes,
-                                                     uint64_t{1} << (64 - __builtin_clzll(needed)));
+    config.slot_ring.max_slot_bytes = std::max<uint64_t>(
+        config.slot_ring.max_slot_bytes, uint64_t{1} << (64 - __builtin_clzll(needed)));
     made = Ring::create(vk_.staging_device(), config);
     if (!made) return 1;
     Ring ring = std::move(*made);

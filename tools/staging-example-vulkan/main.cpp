@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
   // timeline semaphore says the GPU has finished reading it.
   auto made = staging::vulkan::Ring::create(vk.staging_device());
   if (!made) {
-    std::printf("Ring::create failed: %s\n", std::string(to_string(made.error().kind)).c_str());
+    std::printf("Ring::create failed: %s\n",
+                std::string(staging::to_string(made.error().kind)).c_str());
     return 1;
   }
   staging::vulkan::Ring ring = std::move(*made);

@@ -102,7 +102,7 @@ class SlotStrategy final : public StrategyRunner {
 
   bool create(std::string* error) {
     const SimConfig& c = ctx_->config;
-    RingConfig rc;
+    StagingRingConfig rc;
     rc.slots = static_cast<std::size_t>(c.frames_in_flight) + 1;
     const uint64_t per_slot = c.capacity / rc.slots;
     if (per_slot == 0) {

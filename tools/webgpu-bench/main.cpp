@@ -8,7 +8,7 @@
 //   memcpy  = a plain copy of the same bytes inside the wasm heap (the memory-bandwidth baseline)
 //   queue   = wgpuQueueWriteBuffer of the same bytes (the other route's CPU cost at call time)
 //   frames  = CPU time of whole frames: through staging::webgpu::StagingRing (begin,
-//             write_buffer, finish, submit, submitted), by a queue write, and the encoder and
+//             upload, finish, submit, submitted), by a queue write, and the encoder and
 //             submit alone (what every frame pays anyway)
 // Times are medians of several samples, each averaging many repetitions (performance.now() is
 // coarse in a page that is not cross-origin isolated). Waiting for a slot's map callback is not
@@ -194,7 +194,7 @@ int main() {
     wgpuBufferRelease(slot);
   }
 
-  // Whole frames, CPU time per frame: through the ring (begin, write_buffer, finish, submit,
+  // Whole frames, CPU time per frame: through the ring (begin, upload, finish, submit,
   // submitted), by a queue write plus the same (empty) encoder and submit, and the encoder and
   // submit alone — what every frame pays anyway.
   {
@@ -222,8 +222,8 @@ int main() {
     for (uint64_t size : {uint64_t{64} << 10, uint64_t{1} << 20, uint64_t{4} << 20}) {
       WGPUBuffer dst = make_buffer(size, WGPUBufferUsage_CopyDst, false);
       const double ring_us = measure_us(7, 8, wait_for_slot, [&] {
-        staging::webgpu::StagingFrame frame = ring->begin_frame(size + 8);
-        (void)frame.write_buffer(dst, 0, source.data(), size);
+        staging::webgpu::StagingFrame frame = ring->begin(size + 8).value();
+        (void)frame.upload(dst, 0, source.data(), size);
         submit_encoder(&frame);
       });
       const double queue_us = measure_us(7, 8, nullptr, [&] {
@@ -245,9 +245,9 @@ int main() {
       for (int f = 0; f < kFrames; ++f) {
         wait_for_slot();
         const double a = emscripten_get_now();
-        staging::webgpu::StagingFrame frame = ring->begin_frame(kSize + 8);
+        staging::webgpu::StagingFrame frame = ring->begin(kSize + 8).value();
         const double b = emscripten_get_now();
-        (void)frame.write_buffer(dst, 0, source.data(), kSize);
+        (void)frame.upload(dst, 0, source.data(), kSize);
         const double c = emscripten_get_now();
         WGPUCommandEncoderDescriptor ed{};
         WGPUCommandEncoder encoder = wgpuDeviceCreateCommandEncoder(g_device, &ed);
@@ -270,7 +270,7 @@ int main() {
         t[5] += h - g;
       }
       std::printf(
-          "  64 KiB ring frame, mean us: begin %.1f, write_buffer (GetMappedRange + copy) "
+          "  64 KiB ring frame, mean us: begin %.1f, upload (GetMappedRange + copy) "
           "%.1f, create encoder %.1f,\n    finish (Unmap + record) %.1f, encoder finish + "
           "submit %.1f, submitted (MapAsync) %.1f\n",
           t[0] * 1000 / kFrames, t[1] * 1000 / kFrames, t[2] * 1000 / kFrames,

@@ -173,19 +173,19 @@ void run_frame(double t, bool whole_image, Ending ending) {
   needed += 4 * *staging::webgpu::upload_footprint(sprite_layout->copy_bytes, 8);
   needed += *staging::webgpu::upload_footprint(kParams, 8);
 
-  StagingFrame frame = d.ring->begin_frame(needed);
+  StagingFrame frame = d.ring->begin(needed).value();
   TextureUpload region;
   region.texture = d.world;
   region.origin = {0, y0, 0};
   region.extent = {kSize, rows, 1};
   plasma(d.pixels, y0, rows, p.sweep_now);
-  (void)frame.write_texture(region, d.pixels.data(), d.pixels.size());
+  (void)frame.upload(region, d.pixels.data(), d.pixels.size());
   region.extent = {kSprite, kSprite, 1};
   for (int s = 0; s < 2; ++s) {  // the plasma back where the sprites were (copies run in order)
     if (!p.sprite_drawn[s]) continue;
     region.origin = {p.sprite_x[s], p.sprite_y[s], 0};
     sprite_tile(d.pixels, p.sprite_x[s], p.sprite_y[s], t, -1);
-    (void)frame.write_texture(region, d.pixels.data(), d.pixels.size());
+    (void)frame.upload(region, d.pixels.data(), d.pixels.size());
   }
   for (int s = 0; s < 2; ++s) {
     const double a = t * (s == 0 ? 0.9 : -0.6) + s * 2.0;
@@ -194,14 +194,14 @@ void run_frame(double t, bool whole_image, Ending ending) {
     p.sprite_drawn[s] = true;
     region.origin = {p.sprite_x[s], p.sprite_y[s], 0};
     sprite_tile(d.pixels, p.sprite_x[s], p.sprite_y[s], t, s);
-    (void)frame.write_texture(region, d.pixels.data(), d.pixels.size());
+    (void)frame.upload(region, d.pixels.data(), d.pixels.size());
   }
   for (std::size_t i = 0; i < d.param_bytes.size(); ++i)
     d.param_bytes[i] = static_cast<uint8_t>(i * 7 + d.frame);
-  (void)frame.write_buffer(d.params, 0, d.param_bytes.data(), d.param_bytes.size());
+  (void)frame.upload(d.params, 0, d.param_bytes.data(), d.param_bytes.size());
 
   const std::size_t slot = frame.slot();
-  const bool slot_frame = frame.route() == Route::Slot;
+  const bool slot_frame = frame.route() == Route::Ring;
   if (!slot_frame) {
     event(std::string("begin refused (") + std::string(to_string(*frame.refusal())) +
           "): uploads sent by queue writes");
@@ -307,9 +307,9 @@ int main() {
     return 1;
   }
   d.queue = wgpuDeviceGetQueue(d.device);
-  staging::RingConfig config;
+  staging::StagingRingConfig config;
   config.max_slot_bytes = 512 << 10;  // a full-image frame (1 MiB) is refused: TooLarge
-  d.ring = std::move(*StagingRing::create(d.device, config));
+  d.ring = std::move(*StagingRing::create(d.device, {.slot_ring = config}));
   WGPUTextureDescriptor tex{};
   tex.label = "demo world";
   tex.usage = WGPUTextureUsage_CopyDst | WGPUTextureUsage_CopySrc;

@@ -228,7 +228,7 @@ struct ByteRingConfig {
   /// Hard cap on the bytes of all regions together (ring + growth + fallback); 0 means equal to
   /// capacity. Must be >= capacity. No policy ever exceeds it (I5).
   uint64_t cap = 0;
-  /// The policy when a reservation does not fit. Wait and Split need Deps::completion.
+  /// The policy when a reservation does not fit (Wait and Split wait through reserve_waiting()).
   ExhaustionPolicy policy = ExhaustionPolicy::Defer;
   /// Longest reserve_waiting() waits in total for a Wait or Split reservation before answering
   /// Timeout (negative: 0, which polls once).

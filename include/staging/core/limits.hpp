@@ -1,7 +1,7 @@
 // Seed 004's constants and the copy-alignment limits a backend fills from its device.
 //
-// The constants are the defaults of a ring's configuration (RingConfig, CopyLimits); a backend
-// overrides the alignments with what its API and device demand, so no alignment rule is
+// The constants are the defaults of a ring's configuration (StagingRingConfig, CopyLimits); a
+// backend overrides the alignments with what its API and device demand, so no alignment rule is
 // scattered through the code as a literal.
 #pragma once
 
@@ -64,7 +64,7 @@ struct CopyLimits {
 /// slot_capacity() with a ring's own bounds: the next power of two of `needed`, never below
 /// `min_bytes`; none when the result exceeds `max_bytes`. So when max_bytes is not a power of
 /// two, the largest capacity is the largest power of two <= max_bytes (or min_bytes), and a
-/// `needed` between that and max_bytes gets none. Preconditions (checked by RingConfig
+/// `needed` between that and max_bytes gets none. Preconditions (checked by StagingRingConfig
 /// validation, not here): min_bytes is a power of two and min_bytes <= max_bytes.
 [[nodiscard]] std::optional<uint64_t> slot_capacity(uint64_t needed, uint64_t min_bytes,
                                                     uint64_t max_bytes) noexcept;

@@ -49,7 +49,7 @@ namespace staging {
 
 /// How a StagingRing is sized. Defaults are seed 004's constants. Plain data; validate() checks
 /// it.
-struct RingConfig {
+struct StagingRingConfig {
   /// Number of slots (>= 1): frames in flight plus the one being recorded.
   std::size_t slots = STAGING_SLOTS;
   /// Smallest slot buffer (a power of two, >= 1).
@@ -60,7 +60,7 @@ struct RingConfig {
   uint64_t max_slot_bytes = MAX_SLOT_BYTES;
 };
 
-/// Why a RingConfig cannot be used.
+/// Why a StagingRingConfig cannot be used.
 enum class ConfigError : uint8_t {
   /// slots == 0.
   NoSlots,
@@ -73,7 +73,7 @@ enum class ConfigError : uint8_t {
 /// Why begin() gave no slot. The caller takes its fallback route for the frame.
 enum class Refusal : uint8_t {
   /// The frame needs more than the largest slot: slot_capacity(needed, min_slot_bytes,
-  /// max_slot_bytes) is none (see RingConfig::max_slot_bytes).
+  /// max_slot_bytes) is none (see StagingRingConfig::max_slot_bytes).
   TooLarge,
   /// Every slot is Recording or InFlight.
   AllInFlight,
@@ -109,9 +109,10 @@ constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
 }
 static_assert(enum_names_complete<FinishError>(), "FinishError: a value has no name");
 
-/// Checks a RingConfig; returns it unchanged when usable. Errors, in this order: NoSlots,
+/// Checks a StagingRingConfig; returns it unchanged when usable. Errors, in this order: NoSlots,
 /// MinNotPowerOfTwo, MaxBelowMin. Pure; safe from any thread.
-[[nodiscard]] Expected<RingConfig, ConfigError> validate(const RingConfig& config) noexcept;
+[[nodiscard]] Expected<StagingRingConfig, ConfigError> validate(
+    const StagingRingConfig& config) noexcept;
 
 /// The slots, their capacities and fences: one frame's staging memory at a time, reused once the
 /// GPU is done with it.
@@ -135,7 +136,7 @@ class StagingRing {
   /// Makes a ring over `allocator` (which must outlive it). No buffer is created yet.
   /// Errors: the ConfigError of validate(config).
   static Expected<StagingRing, ConfigError> create(StagingAllocator<Buffer>& allocator,
-                                                   RingConfig config = {}) {
+                                                   StagingRingConfig config = {}) {
     auto valid = validate(config);
     if (!valid) return unexpected(valid.error());
     return StagingRing(allocator, config);
@@ -246,7 +247,7 @@ class StagingRing {
     return slots_[index].buffer ? &*slots_[index].buffer : nullptr;
   }
 
-  /// Number of slots (RingConfig::slots).
+  /// Number of slots (StagingRingConfig::slots).
   [[nodiscard]] std::size_t slot_count() const noexcept { return slots_.size(); }
   /// Slot `index`'s state now (a concurrent FenceToken may change it right after). Precondition:
   /// index < slot_count(); aborts otherwise.
@@ -261,7 +262,7 @@ class StagingRing {
     return slots_[index].capacity;
   }
   /// The configuration the ring was created with.
-  [[nodiscard]] const RingConfig& config() const noexcept { return config_; }
+  [[nodiscard]] const StagingRingConfig& config() const noexcept { return config_; }
   /// What the ring has done so far. A diagnostic, never a decision input.
   [[nodiscard]] const StagingStats& stats() const noexcept { return stats_; }
   /// The allocator's error behind the last AllocationFailed refusal, if any (kept until the next
@@ -279,7 +280,7 @@ class StagingRing {
     TimelineValue value = 0;  // ... once the completed value reaches this
   };
 
-  StagingRing(StagingAllocator<Buffer>& allocator, RingConfig config)
+  StagingRing(StagingAllocator<Buffer>& allocator, StagingRingConfig config)
       : allocator_(&allocator), config_(config), slots_(config.slots) {}
 
   // Steps 1–4 of the file comment. Reads each slot's state once, so a concurrent signal can only
@@ -362,7 +363,7 @@ class StagingRing {
   }
 
   StagingAllocator<Buffer>* allocator_;
-  RingConfig config_;
+  StagingRingConfig config_;
   std::vector<Slot> slots_;
   StagingStats stats_;
   std::optional<AllocError> last_alloc_error_;

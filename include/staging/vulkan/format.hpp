@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "staging/core/copy_layout.hpp"
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 
 namespace staging::vulkan {
@@ -30,8 +31,11 @@ enum class FormatError : uint8_t {
   BadAspect,
 };
 
-/// The error's name, e.g. "BadAspect". Never null; "?" for values outside the enum.
-[[nodiscard]] std::string_view to_string(FormatError error) noexcept;
+/// Names of FormatError's values, in order (staging::to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<FormatError>) noexcept {
+  return std::to_array<std::string_view>({"Unsupported", "BadAspect"});
+}
+static_assert(enum_names_complete<FormatError>(), "FormatError: a value has no name");
 
 /// The texel block of `format`'s `aspect` (staging::TexelBlock; offset_alignment is the block's
 /// bytes for colour formats, 4 for depth/stencil). An aspect of 0 means "the only aspect": COLOR

@@ -1,6 +1,6 @@
-// StagingFrame (seed 004's StagingFrame): one frame's uploads — bytes written into staging memory,
-// and the copy commands that move them to their destinations, recorded into the caller's own
-// command buffer at finish(). The ring never submits the caller's work.
+// StagingFrame: one frame's uploads — bytes written into staging memory, and the copy commands
+// that move them to their destinations, recorded into the caller's own command buffer at
+// finish(). The ring never submits the caller's work.
 //
 //   StagingFrame frame = ring.begin(cmd, bytes).value();       // a slot (or the fallback route)
 //   frame.upload(vertex_buffer, 0, vertices);                  // copy from a pointer
@@ -23,6 +23,7 @@
 #include <span>
 #include <string_view>
 
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/staging_ring.hpp"
 
@@ -147,7 +148,8 @@ enum class UploadError : uint8_t {
   /// Another upload of this frame to the same mip level named different layouts.
   ConflictingLayouts,
   /// The ring could not place the upload and the fallback route is at its cap
-  /// (FallbackConfig::max_oneoff_bytes). Retry in a later frame.
+  /// (FallbackConfig::max_oneoff_bytes) for now: one-off buffers of frames in flight hold it.
+  /// Retry in a later frame.
   FallbackCapReached,
   /// A one-off staging buffer could not be allocated (Ring::last_alloc_error()).
   AllocationFailed,
@@ -155,6 +157,10 @@ enum class UploadError : uint8_t {
   /// (Ring::last_reserve_error() says why: WouldBlock, Timeout naming the oldest pending frame,
   /// CapExceeded, AllocationFailed). Retry later, or use the Fallback policy.
   RingFull,
+  /// No route can ever take it: larger than the fallback route's one-off cap
+  /// (FallbackConfig::max_oneoff_bytes) and than the ring can hold (the largest slot, or the byte
+  /// ring's cap). Retrying cannot help: split the upload.
+  TooLarge,
 };
 
 /// Why finish() did not record the frame. The frame stays open: fix the cause and finish again,
@@ -171,10 +177,24 @@ enum class FinishError : uint8_t {
   DeviceLost,
 };
 
-/// The value's name, e.g. "RingFull". Never null; "?" for values outside the enum.
-[[nodiscard]] std::string_view to_string(Route route) noexcept;
-[[nodiscard]] std::string_view to_string(UploadError error) noexcept;
-[[nodiscard]] std::string_view to_string(FinishError error) noexcept;
+/// Names of Route's, UploadError's and FinishError's values, in order (staging::to_string,
+/// enum_from_string).
+constexpr auto enum_names(std::type_identity<Route>) noexcept {
+  return std::to_array<std::string_view>({"Ring", "Fallback"});
+}
+constexpr auto enum_names(std::type_identity<UploadError>) noexcept {
+  return std::to_array<std::string_view>(
+      {"Inactive", "NullDestination", "ZeroSize", "Overflow", "UnsupportedFormat", "BadAspect",
+       "Misaligned", "SizeMismatch", "OverlapsEarlierUpload", "ConflictingLayouts",
+       "FallbackCapReached", "AllocationFailed", "RingFull", "TooLarge"});
+}
+constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
+  return std::to_array<std::string_view>(
+      {"Inactive", "NullSemaphore", "PointAlreadyReached", "DeviceLost"});
+}
+static_assert(enum_names_complete<Route>() && enum_names_complete<UploadError>() &&
+                  enum_names_complete<FinishError>(),
+              "a vulkan frame enum value has no name");
 
 /// One frame's uploads, from Ring::begin() to finish(). Move-only; assigning to an open frame
 /// drops it first (as the destructor does).
@@ -203,7 +223,7 @@ class StagingFrame {
   /// full the upload takes the fallback route (counted in Stats::ring_full_fallbacks), whatever
   /// the policy; when the byte ring refuses it, it does so under the Fallback policy and answers
   /// RingFull under the others. Errors: Inactive, NullDestination, ZeroSize, Overflow,
-  /// OverlapsEarlierUpload, FallbackCapReached, AllocationFailed, RingFull.
+  /// OverlapsEarlierUpload, FallbackCapReached, TooLarge, AllocationFailed, RingFull.
   Expected<void, UploadError> upload(VkBuffer dst, uint64_t dst_offset,
                                      std::span<const std::byte> data);
   /// upload() from a pointer and a size.

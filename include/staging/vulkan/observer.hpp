@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "staging/core/enum_names.hpp"
+
 namespace staging::vulkan {
 
 struct RetirementPoint;
@@ -24,7 +26,13 @@ enum class Release : uint8_t {
   Dropped,
 };
 
-/// Receives a Ring's staging events. Implementations must not call back into the ring.
+/// Names of Release's values, in order (staging::to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<Release>) noexcept {
+  return std::to_array<std::string_view>({"Retired", "Abandoned", "Failed", "Dropped"});
+}
+static_assert(enum_names_complete<Release>(), "Release: a value has no name");
+
+/// Receives a Ring's staging events. A passive observer: implementations must not call the ring.
 /// Threading: called on the ring's thread, inside the ring's calls.
 class StagingObserver {
  public:

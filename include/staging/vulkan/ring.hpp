@@ -1,21 +1,20 @@
-// Ring: the Vulkan staging ring — one of the core's two strategies over persistently mapped
-// VkBuffers, retired by a timeline semaphore, with the fallback route for what the ring refuses:
-//   Strategy::Slots  seed 004's slot ring (staging::StagingRing): one slot per frame, sized by
+// Ring: the Vulkan staging ring — staging memory in persistently mapped VkBuffers, for frames
+// that record their copies into the caller's command buffers, reclaimed once a timeline semaphore
+// says the GPU has finished reading it. One of the core's two strategies holds the memory:
+//   Strategy::Slots  the slot ring (staging::StagingRing): one slot per frame, sized by
 //                    begin()'s `needed`; begin() is where the ring refuses.
-//   Strategy::Bytes  seed 000's byte ring (staging::ByteRing): every upload is one reservation
-//                    in FIFO order with wraparound; its ExhaustionPolicy (Defer, Wait, Grow,
-//                    Fallback) decides per upload.
-// A thin adapter: which slot or bytes an upload gets, when memory is created, grown, replaced or
-// refused is the core's policy; this layer supplies memory, records copies and barriers, and
-// turns semaphore values into retirements. The frame API is the same for both.
+//   Strategy::Bytes  the byte ring (staging::ByteRing): every upload is one reservation in FIFO
+//                    order with wraparound; its ByteRingPolicy decides per upload.
+// What the ring cannot place takes the fallback route (vkCmdUpdateBuffer, or a one-off buffer),
+// within its caps. The frame API is the same for both strategies (docs/vulkan.md).
 //
 // Retirement (invariant I3): a frame's staging memory is reclaimed once its RetirementPoint's
 // semaphore value is >= the point's value — read with vkGetSemaphoreCounterValue on every begin()
 // and poll(), never inferred from frame counts. A point that will never be signalled (the
 // command buffer was dropped or its submission failed) is reported with abandon(), or is
 // superseded once a later value on the same semaphore is signalled. A lost device
-// (VK_ERROR_DEVICE_LOST from the semaphore) fails every frame in flight: their slots become
-// Failed and are replaced by the next frames that need them.
+// (VK_ERROR_DEVICE_LOST from the semaphore) fails every frame in flight: their memory is
+// replaced by the next frames that need it.
 #pragma once
 
 #include <vulkan/vulkan_core.h>
@@ -28,6 +27,8 @@
 #include <string_view>
 
 #include "staging/core/byte_ring.hpp"
+#include "staging/core/counters.hpp"
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/limits.hpp"
 #include "staging/core/staging_ring.hpp"
@@ -50,15 +51,70 @@ struct Device {
   Dispatch dispatch;
 };
 
-/// Which core strategy a Ring runs.
+/// Which core strategy holds a Ring's staging memory.
 enum class Strategy : uint8_t {
-  /// Seed 004's slot ring: frames (RingConfig::slots).
+  /// The slot ring: one slot per frame (RingConfig::slot_ring).
   Slots,
-  /// Seed 000's byte ring: uploads not tied to a frame size (RingConfig::bytes).
+  /// The byte ring: one reservation per upload (RingConfig::byte_ring).
   Bytes,
 };
 
-/// The fallback route (seed 004's "queue writes"): how a refused frame's bytes still arrive.
+/// What a Ring does when it has no room for a frame (Strategy::Slots: begin() got no slot) or
+/// for an upload (Strategy::Bytes: the byte ring refused it under its own policy). The core's
+/// ExhaustionPolicy without Split and Grow, which a frame cannot use (it submits once: chunks of
+/// its own could never retire to make room for the next; slots grow by themselves).
+enum class ExhaustionPolicy : uint8_t {
+  /// Answer at once: begin() answers Refused, an upload RingFull.
+  Defer,
+  /// Strategy::Slots: begin() waits up to RingConfig::wait_timeout for the oldest frame in
+  /// flight, then answers Timeout naming it (TooLarge and AllocationFailed are answered at
+  /// once). Strategy::Bytes: as Defer (the byte ring's own Wait is ByteRingPolicy::Wait).
+  Wait,
+  /// Take the fallback route: the frame (Slots) or the upload (Bytes).
+  Fallback,
+};
+
+/// What the byte ring of Strategy::Bytes does when an upload does not fit: the core's
+/// ExhaustionPolicy without Split (see ExhaustionPolicy).
+enum class ByteRingPolicy : uint8_t {
+  /// Refuse at once (then RingConfig::policy decides).
+  Defer,
+  /// Wait for the frames in flight whose bytes free enough, up to ByteRingConfig::wait_timeout
+  /// (then Timeout, naming the oldest pending frame); gives up at once when that needs a frame
+  /// still being recorded.
+  Wait,
+  /// Add ring regions up to ByteRingConfig::cap, trimmed when idle.
+  Grow,
+  /// A dedicated region per upload, up to ByteRingConfig::fallback_cap.
+  Fallback,
+};
+
+/// The byte ring of Strategy::Bytes: staging::ByteRingConfig's fields that serve frames (see
+/// there), with its policy.
+struct ByteRingConfig {
+  /// Bytes of the ring (> 0).
+  uint64_t capacity = 0;
+  /// Hard cap on all its regions together; 0 means capacity.
+  uint64_t cap = 0;
+  /// What an upload that does not fit does.
+  ByteRingPolicy policy = ByteRingPolicy::Defer;
+  /// The longest one upload waits under ByteRingPolicy::Wait.
+  Duration wait_timeout = std::chrono::milliseconds(100);
+  /// Grow: bytes of each added region (0: capacity).
+  uint64_t grow_step = 0;
+  /// Grow: an added region idle this long is released.
+  Duration trim_after = std::chrono::seconds(1);
+  /// Fallback: most bytes in dedicated regions at once (0: cap - capacity).
+  uint64_t fallback_cap = 0;
+  /// The byte ring's timeline (ByteRing::Deps::observer); may be null. Its tokens are the
+  /// frames' ids on the ring's frame sequence (see Ring). Must outlive the ring.
+  RingObserver* observer = nullptr;
+  /// An invariant checker fed every reservation and completion (ByteRing::Deps::checker;
+  /// tokens as `observer`'s); may be null. Must outlive the ring.
+  InvariantChecker* checker = nullptr;
+};
+
+/// The fallback route: how the bytes of a frame (or an upload) the ring refused still arrive.
 struct FallbackConfig {
   /// Use vkCmdUpdateBuffer for buffer uploads where it is legal (size <= 65536, offset and size
   /// multiples of 4). The data travels inside the command buffer.
@@ -66,33 +122,24 @@ struct FallbackConfig {
   /// Most bytes one frame sends through vkCmdUpdateBuffer; beyond it, one-off buffers.
   uint64_t max_update_bytes_per_frame = uint64_t{256} << 10;
   /// Most bytes held in one-off staging buffers at once, across all frames until their points
-  /// retire. An upload beyond it is refused (UploadError::FallbackCapReached). 0 disables
-  /// one-off buffers.
+  /// retire. An upload beyond it is refused (UploadError::FallbackCapReached, or TooLarge when
+  /// it is larger than the cap itself and than the ring can ever hold). 0 disables one-off
+  /// buffers.
   uint64_t max_oneoff_bytes = uint64_t{64} << 20;
 };
 
 /// How a Ring is made.
 struct RingConfig {
-  /// Which core strategy runs the ring's staging memory.
+  /// Which core strategy holds the ring's staging memory.
   Strategy strategy = Strategy::Slots;
-  /// Strategy::Slots: slot count and slot sizes (seed 004's constants by default). Between calls
-  /// the slots hold at most slots.slots × the largest slot (<= max_slot_bytes); while begin()
-  /// grows or replaces a slot, its old buffer is released just after the new one is made (see
-  /// staging::StagingRing), so for that moment one more buffer is held.
-  staging::RingConfig slots;
-  /// Strategy::Bytes: the byte ring's capacity (> 0, required), cap, and policy (Defer, Wait,
-  /// Grow or Fallback; Split is refused: a frame submits once, so its own chunks could never
-  /// retire to make room for its next ones). Its Wait waits on this ring's retirement points.
-  ByteRingConfig bytes;
-  /// What happens when the ring has no room.
-  ///   Slots: what begin() does when the ring gives no slot: Fallback (the frame takes the
-  ///   fallback route; the default), Defer (begin() answers the refusal at once), or Wait (wait
-  ///   up to wait_timeout for the oldest frame in flight, then answer Timeout naming it; a
-  ///   TooLarge or AllocationFailed refusal is answered at once).
-  ///   Bytes: what an upload does once the byte ring (under its own policy) refused it: Fallback
-  ///   takes the fallback route; Defer or Wait answer UploadError::RingFull
-  ///   (Ring::last_reserve_error() says why).
-  /// Split and Grow are not valid here.
+  /// Strategy::Slots: slot count and slot sizes. Between calls the slots hold at most
+  /// slot_ring.slots × the largest slot; while begin() grows or replaces a slot, its old buffer
+  /// is released just after the new one is made (staging::StagingRing), so for that moment one
+  /// more buffer is held.
+  StagingRingConfig slot_ring;
+  /// Strategy::Bytes: the byte ring (its capacity is required).
+  ByteRingConfig byte_ring;
+  /// What the ring does when it has no room (see ExhaustionPolicy).
   ExhaustionPolicy policy = ExhaustionPolicy::Fallback;
   /// The longest one begin() waits under ExhaustionPolicy::Wait (Strategy::Slots).
   Duration wait_timeout = std::chrono::milliseconds(100);
@@ -108,59 +155,24 @@ struct RingConfig {
   /// Sees every staging range written, every retirement point and every release; may be null.
   /// Must outlive the ring. For invariant checkers (tests, debug builds).
   StagingObserver* observer = nullptr;
-  /// Strategy::Bytes: the byte ring's timeline (ByteRing::Deps::observer); may be null. Its
-  /// tokens are the frames' ids on the ring's frame sequence (see Ring). Must outlive the ring.
-  RingObserver* byte_observer = nullptr;
-  /// Strategy::Bytes: an invariant checker fed every reservation and completion
-  /// (ByteRing::Deps::checker; tokens as byte_observer's); may be null. Must outlive the ring.
-  InvariantChecker* checker = nullptr;
 };
 
-/// Why a Ring could not be made.
-struct CreateError {
-  /// What went wrong. create() checks, in order: MissingFunction, InvalidSlotConfig,
-  /// PolicyNotSupported, ApiVersionTooOld, SemaphoreFailed, InvalidByteRing.
-  enum class Kind : uint8_t {
-    /// A Dispatch member is null (`function` names it).
-    MissingFunction,
-    /// The physical device reports an API version below 1.2.
-    ApiVersionTooOld,
-    /// RingConfig::slots is invalid (`slot_config` says why).
-    InvalidSlotConfig,
-    /// RingConfig::policy is Split or Grow, or (Strategy::Bytes) bytes.policy is Split.
-    PolicyNotSupported,
-    /// RingConfig::bytes is invalid or region 0 could not be made (`byte_ring` says why).
-    InvalidByteRing,
-    /// vkCreateSemaphore failed (`result`).
-    SemaphoreFailed,
-  };
-  /// What went wrong.
-  Kind kind = Kind::MissingFunction;
-  /// MissingFunction: the first null member's name (a static string).
-  std::string_view function;
-  /// InvalidSlotConfig: why.
-  ConfigError slot_config = ConfigError::NoSlots;
-  /// InvalidByteRing: why.
-  ByteRing::CreateError byte_ring = ByteRing::CreateError::ZeroCapacity;
-  /// SemaphoreFailed: vkCreateSemaphore's result.
-  VkResult result = VK_SUCCESS;
+/// Why begin() gave no frame (BeginError::kind).
+enum class BeginErrorKind : uint8_t {
+  /// The command buffer is VK_NULL_HANDLE.
+  NullCommandBuffer,
+  /// The ring refused (`refusal` says why) and the policy is Defer — or Wait with a refusal that
+  /// waiting cannot cure. Take the fallback route with begin_fallback(), or skip the frame.
+  Refused,
+  /// Wait: the whole timeout passed with every slot still in flight. `oldest` is the point
+  /// waited for (a stalled queue is named, never waited on forever).
+  Timeout,
 };
 
 /// Why begin() gave no frame.
 struct BeginError {
   /// What went wrong.
-  enum class Kind : uint8_t {
-    /// The command buffer is VK_NULL_HANDLE.
-    NullCommandBuffer,
-    /// The ring refused (`refusal` says why) and the policy is Defer — or Wait with a refusal
-    /// that waiting cannot cure. Take the fallback route with begin_fallback(), or skip the frame.
-    Refused,
-    /// Wait: the whole timeout passed with every slot still in flight. `oldest` is the point
-    /// waited for (a stalled queue is named, never waited on forever).
-    Timeout,
-  };
-  /// What went wrong.
-  Kind kind = Kind::Refused;
+  BeginErrorKind kind = BeginErrorKind::Refused;
   /// Refused and Timeout: the core ring's refusal (Timeout: always AllInFlight).
   Refusal refusal = Refusal::AllInFlight;
   /// Timeout: the point waited for (the oldest frame holding a slot).
@@ -176,23 +188,59 @@ enum class WaitError : uint8_t {
   DeviceLost,
 };
 
-/// The value's name, e.g. "NullCommandBuffer". Never null; "?" for values outside the enum.
-[[nodiscard]] std::string_view to_string(CreateError::Kind kind) noexcept;
-[[nodiscard]] std::string_view to_string(BeginError::Kind kind) noexcept;
-[[nodiscard]] std::string_view to_string(WaitError error) noexcept;
-/// "Slots" or "Bytes". Allocates.
-[[nodiscard]] std::string to_string(Strategy strategy);
+/// One slot of a Strategy::Slots ring, as Ring::slot() sees it now.
+struct SlotInfo {
+  SlotState state = SlotState::Empty;  ///< its state
+  uint64_t capacity = 0;               ///< its buffer's bytes (0 without a buffer)
+};
+
+/// Names of the values of Strategy, ExhaustionPolicy, ByteRingPolicy, BeginErrorKind and
+/// WaitError, in order (staging::to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<Strategy>) noexcept {
+  return std::to_array<std::string_view>({"Slots", "Bytes"});
+}
+constexpr auto enum_names(std::type_identity<ExhaustionPolicy>) noexcept {
+  return std::to_array<std::string_view>({"Defer", "Wait", "Fallback"});
+}
+constexpr auto enum_names(std::type_identity<ByteRingPolicy>) noexcept {
+  return std::to_array<std::string_view>({"Defer", "Wait", "Grow", "Fallback"});
+}
+constexpr auto enum_names(std::type_identity<BeginErrorKind>) noexcept {
+  return std::to_array<std::string_view>({"NullCommandBuffer", "Refused", "Timeout"});
+}
+constexpr auto enum_names(std::type_identity<WaitError>) noexcept {
+  return std::to_array<std::string_view>({"Timeout", "DeviceLost"});
+}
+static_assert(enum_names_complete<Strategy>() && enum_names_complete<ExhaustionPolicy>() &&
+                  enum_names_complete<ByteRingPolicy>() && enum_names_complete<BeginErrorKind>() &&
+                  enum_names_complete<WaitError>(),
+              "a vulkan enum value has no name");
+
+/// The core policy a Vulkan policy is carried out with.
+[[nodiscard]] constexpr staging::ExhaustionPolicy to_core(ByteRingPolicy policy) noexcept {
+  switch (policy) {
+    case ByteRingPolicy::Defer:
+      return staging::ExhaustionPolicy::Defer;
+    case ByteRingPolicy::Wait:
+      return staging::ExhaustionPolicy::Wait;
+    case ByteRingPolicy::Grow:
+      return staging::ExhaustionPolicy::Grow;
+    case ByteRingPolicy::Fallback:
+      return staging::ExhaustionPolicy::Fallback;
+  }
+  return staging::ExhaustionPolicy::Defer;
+}
 
 /// What a Ring has done. Plain data; a diagnostic, never a decision input.
 struct Stats {
-  /// The ring's strategy: which of `slots` and `bytes` is in use.
+  /// The ring's strategy: which of `slot_ring` and `byte_ring` is in use.
   Strategy strategy = Strategy::Slots;
-  /// Strategy::Slots: the core slot ring's counters (frames, placements, slots created/grown/
+  /// Strategy::Slots: the slot ring's counters (frames, placements, slots created/grown/
   /// replaced, refusals). Zeros under Strategy::Bytes.
-  StagingStats slots;
+  StagingStats slot_ring;
   /// Strategy::Bytes: the byte ring's counters (reservations, wraps, waits, grows, fallbacks,
   /// ...). Zeros under Strategy::Slots.
-  ByteRingStats bytes;
+  ByteRingStats byte_ring;
   uint64_t frames_begun = 0;     ///< frames begun, on either route
   uint64_t frames_finished = 0;  ///< frames finish() recorded
   uint64_t frames_dropped = 0;   ///< frames destroyed (or assigned over) unfinished
@@ -212,7 +260,7 @@ struct Stats {
   /// Uploads of ring-route frames sent to the fallback route because the ring had no room (a
   /// full slot, or a byte-ring refusal under the Fallback policy).
   uint64_t ring_full_fallbacks = 0;
-  /// Uploads refused with FallbackCapReached (FallbackConfig::max_oneoff_bytes).
+  /// Uploads refused with FallbackCapReached or TooLarge (FallbackConfig::max_oneoff_bytes).
   uint64_t fallback_cap_refusals = 0;
   /// Strategy::Bytes: uploads refused with RingFull (policy Defer or Wait).
   uint64_t ring_full_refusals = 0;
@@ -234,7 +282,50 @@ struct Stats {
   uint64_t flushed_bytes = 0;  ///< the bytes asked for (before rounding to atoms)
 };
 
-/// A readable multi-line table of every counter, for logs and examples. Allocates.
+/// Stats' counters, in declaration order: the one list that formatting, comparison and
+/// serialisation use (counters.hpp).
+constexpr auto counters_of(std::type_identity<Stats>) noexcept {
+  using S = Stats;
+  constexpr CounterUnit bytes = CounterUnit::Bytes;
+  return std::tuple{
+      not_a_counter(&S::strategy),
+      counter_group("slot_ring", "slot ring", &S::slot_ring),
+      counter_group("byte_ring", "byte ring", &S::byte_ring),
+      counter("frames_begun", "frames begun (all routes)", &S::frames_begun),
+      counter("frames_finished", "frames finished", &S::frames_finished),
+      counter("frames_dropped", "frames dropped unfinished", &S::frames_dropped),
+      counter("frames_fallback", "frames on the fallback route", &S::frames_fallback),
+      counter("begin_refused", "begin: refused", &S::begin_refused),
+      counter("begin_timeouts", "begin: timed out waiting", &S::begin_timeouts),
+      counter("waits", "begin: waited", &S::waits),
+      counter("wait_time_ns", "begin: wait time (ns)", &S::wait_time),
+      counter("staged_uploads", "uploads staged in the ring", &S::staged_uploads),
+      counter("staged_bytes", "bytes staged in the ring", &S::staged_bytes, bytes),
+      counter("update_buffer_uploads", "fallback: update-buffer", &S::update_buffer_uploads),
+      counter("update_buffer_bytes", "fallback: update-buffer bytes", &S::update_buffer_bytes,
+              bytes),
+      counter("oneoff_uploads", "fallback: one-off buffers", &S::oneoff_uploads),
+      counter("oneoff_bytes", "fallback: one-off bytes", &S::oneoff_bytes, bytes),
+      counter("ring_full_fallbacks", "fallback: ring had no room", &S::ring_full_fallbacks),
+      counter("fallback_cap_refusals", "fallback: refused at cap", &S::fallback_cap_refusals),
+      counter("ring_full_refusals", "refused: ring full", &S::ring_full_refusals),
+      counter("oneoff_live_bytes", "one-off bytes held now", &S::oneoff_live_bytes, bytes),
+      counter("oneoff_peak_bytes", "one-off bytes held at peak", &S::oneoff_peak_bytes, bytes),
+      counter("points_retired", "points retired", &S::points_retired),
+      counter("points_abandoned", "points abandoned", &S::points_abandoned),
+      counter("points_failed", "points failed (device lost)", &S::points_failed),
+      counter("device_lost", "device lost", &S::device_lost),
+      counter("copy_commands", "copy commands", &S::copy_commands),
+      counter("copy_regions", "copy regions", &S::copy_regions),
+      counter("update_commands", "update-buffer commands", &S::update_commands),
+      counter("barriers", "pipeline barriers", &S::barriers),
+      counter("flushes", "flushes", &S::flushes),
+      counter("flushed_bytes", "flushed bytes", &S::flushed_bytes, bytes)};
+}
+static_assert(counters_complete<Stats>(), "vulkan::Stats: a member is missing from counters_of");
+
+/// A readable multi-line table of the counters (the strategy's ring, then the Vulkan side), for
+/// logs and examples. Allocates.
 [[nodiscard]] std::string format_stats(const Stats& stats);
 
 /// The staging ring of one device. See the file comment.
@@ -245,22 +336,50 @@ struct Stats {
 /// or abandoned, failed or dropped) — so retirement still follows the semaphores, and frames may
 /// finish and retire in any order (a later one waits for an earlier one).
 ///
-/// Ownership: owns its slots' staging buffers, its timeline semaphore and the one-off buffers of
-/// frames in flight. Frames must not outlive it. Destroying it frees all of that at once: first
-/// make sure the GPU has finished every point it returned (wait_idle(), vkDeviceWaitIdle, or
-/// having waited for your own submissions).
+/// Ownership: owns its staging buffers, its timeline semaphore and the one-off buffers of frames
+/// in flight. Frames must not outlive it. Destroying it frees all of that at once: first make
+/// sure the GPU has finished every point it returned (wait_idle(), vkDeviceWaitIdle, or having
+/// waited for your own submissions).
 /// Threading: not synchronised. The ring and its frames are used by one thread at a time (one
 /// ring per recording thread, or a lock around a shared one). The semaphore may be signalled by
 /// the GPU or any host thread at any time. Observers and the memory hook are called on that
-/// thread, from inside the ring's calls.
+/// thread, from inside the ring's calls; they must not call the ring.
 /// Movable (the state is boxed: frames keep working across a move); a moved-from ring may only
 /// be destroyed or assigned to.
 class Ring {
  public:
+  /// What went wrong in create() (CreateError::kind); checked in this order.
+  enum class CreateErrorKind : uint8_t {
+    /// A Dispatch member is null (`function` names it).
+    MissingFunction,
+    /// RingConfig::slot_ring is invalid (`slot_config` says why).
+    InvalidSlotConfig,
+    /// The physical device reports an API version below 1.2.
+    ApiVersionTooOld,
+    /// vkCreateSemaphore failed (`result`).
+    SemaphoreFailed,
+    /// RingConfig::byte_ring is invalid or its first region could not be made (`byte_ring` says
+    /// why).
+    InvalidByteRing,
+  };
+  /// Why create() made no ring.
+  struct CreateError {
+    /// What went wrong.
+    CreateErrorKind kind = CreateErrorKind::MissingFunction;
+    /// MissingFunction: the first null member's name (a static string).
+    std::string_view function;
+    /// InvalidSlotConfig: why.
+    ConfigError slot_config = ConfigError::NoSlots;
+    /// InvalidByteRing: why.
+    ByteRing::CreateError byte_ring = ByteRing::CreateError::ZeroCapacity;
+    /// SemaphoreFailed: vkCreateSemaphore's result.
+    VkResult result = VK_SUCCESS;
+  };
+
   /// Makes a ring: checks the dispatch, the configuration and the device's API version, creates
   /// the timeline semaphore (initial value 0). Strategy::Slots allocates no staging memory until
-  /// the first frame; Strategy::Bytes allocates the byte ring's region 0 (bytes.capacity) here.
-  /// Errors: CreateError (its Kind says which check failed).
+  /// the first frame; Strategy::Bytes allocates the byte ring (byte_ring.capacity) here.
+  /// Errors: CreateError (its kind says which check failed).
   static Expected<Ring, CreateError> create(const Device& device, const RingConfig& config = {});
 
   /// Moves the ring (frames keep working); the moved-from ring may only be destroyed or
@@ -282,9 +401,8 @@ class Ring {
   /// NullCommandBuffer (any strategy), Refused, Timeout. Strategy::Bytes: never refuses otherwise;
   /// `needed` is unused (each upload reserves its own bytes).
   Expected<StagingFrame, BeginError> begin(VkCommandBuffer cmd, uint64_t needed);
-  /// Begins a frame on the fallback route (no slot): vkCmdUpdateBuffer where legal, else one-off
-  /// staging buffers, within FallbackConfig's caps. Never fails; a null `cmd` gives an inactive
-  /// frame.
+  /// Begins a frame on the fallback route: vkCmdUpdateBuffer where legal, else one-off staging
+  /// buffers, within FallbackConfig's caps. Never fails; a null `cmd` gives an inactive frame.
   StagingFrame begin_fallback(VkCommandBuffer cmd);
 
   /// Retires every point whose semaphore has reached its value; returns how many. A lost device
@@ -299,9 +417,9 @@ class Ring {
   /// at once when nothing is in flight. Errors: Timeout, DeviceLost.
   Expected<void, WaitError> wait_idle(Duration timeout);
   /// Reports that the submission meant to signal `point` will never happen (command buffer
-  /// dropped, vkQueueSubmit2 failed): the frame's slot becomes Abandoned and is replaced on its
-  /// next pick, its one-off buffers are freed. Returns false when no frame in flight has that
-  /// point. Precondition: nothing submitted reads the frame's memory.
+  /// dropped, vkQueueSubmit2 failed): the frame's memory is given back (a slot becomes Abandoned
+  /// and is replaced on its next pick), its one-off buffers are freed. Returns false when no
+  /// frame in flight has that point. Precondition: nothing submitted reads the frame's memory.
   bool abandon(const RetirementPoint& point);
 
   /// Worst-case bytes a buffer upload of `size` bytes takes in a slot (size plus alignment
@@ -333,13 +451,11 @@ class Ring {
   [[nodiscard]] Strategy strategy() const noexcept;
   /// Strategy::Bytes: the byte ring (free bytes, live reservations, ...); null for Slots.
   [[nodiscard]] const ByteRing* byte_ring() const noexcept;
-  /// The core slot ring's slot count (RingConfig::slots.slots). Strategy::Bytes: 0.
+  /// Strategy::Slots: the number of slots (RingConfig::slot_ring.slots); 0 for Bytes.
   [[nodiscard]] std::size_t slot_count() const noexcept;
-  /// Slot `index`'s state. Precondition: index < slot_count() (aborts otherwise, and always
-  /// under Strategy::Bytes).
-  [[nodiscard]] SlotState slot_state(std::size_t index) const;
-  /// Slot `index`'s buffer capacity (0 without a buffer). Precondition as slot_state().
-  [[nodiscard]] uint64_t slot_capacity(std::size_t index) const;
+  /// Strategy::Slots: slot `index`'s state and capacity now; none for Bytes or an index >=
+  /// slot_count().
+  [[nodiscard]] std::optional<SlotInfo> slot(std::size_t index) const;
   /// The configuration the ring was created with.
   [[nodiscard]] const RingConfig& config() const noexcept;
   /// A snapshot of every counter, the core ring's included.
@@ -349,5 +465,14 @@ class Ring {
   explicit Ring(std::unique_ptr<detail::RingImpl> impl) noexcept;
   std::unique_ptr<detail::RingImpl> impl_;
 };
+
+/// Names of Ring::CreateErrorKind's values, in order (staging::to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<Ring::CreateErrorKind>) noexcept {
+  return std::to_array<std::string_view>({"MissingFunction", "InvalidSlotConfig",
+                                          "ApiVersionTooOld", "SemaphoreFailed",
+                                          "InvalidByteRing"});
+}
+static_assert(enum_names_complete<Ring::CreateErrorKind>(),
+              "Ring::CreateErrorKind: a value has no name");
 
 }  // namespace staging::vulkan

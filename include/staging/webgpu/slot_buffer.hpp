@@ -1,5 +1,5 @@
 // SlotBuffer and SlotBufferAllocator: the WebGPU buffers a staging::webgpu::StagingRing's slots are
-// made of — seed 004's "each slot is one MAP_WRITE | COPY_SRC buffer".
+// made of — each slot is one MAP_WRITE | COPY_SRC buffer.
 //
 // A slot buffer is created mapped (mappedAtCreation), so a fresh slot is Ready at once. From then
 // on it cycles: mapped (Ready, Recording) → unmapped by StagingFrame::finish (InFlight, read by the

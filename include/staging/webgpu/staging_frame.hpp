@@ -1,21 +1,21 @@
-// StagingFrame: one frame's uploads — seed 004's "one frame's open slot: a mapped view to write
-// uploads into and the copy commands that move them to their destinations" — plus the seed's
-// other route: a frame StagingRing::begin() gave no slot sends the same bytes through
-// wgpuQueueWriteBuffer / wgpuQueueWriteTexture.
+// StagingFrame: one frame's uploads — a slot's mapped memory to write them into and the copy
+// commands that move them to their destinations — or, for a frame the ring gave no slot, the
+// fallback route: the same bytes through wgpuQueueWriteBuffer / wgpuQueueWriteTexture.
 //
-// The frame cycle, and the one difference from the seed (docs/webgpu.md):
+// The frame cycle (docs/webgpu.md):
 //
-//   auto frame = ring.begin_frame(needed);        // a slot (Recording) or the queue-write route
-//   frame.write_buffer(vertices, 0, data, size);  // bytes copied into the slot's mapping now
-//   frame.write_texture(tile, pixels, size);      // rows repacked to 256-byte bytesPerRow
-//   frame.finish(encoder);                        // unmap (flush), record copies; slot InFlight
+//   auto frame = ring.begin(needed).value();  // a slot (Recording) or the fallback route
+//   frame.upload(vertices, 0, data, size);    // bytes copied into the slot's mapping now
+//   frame.upload(tile, pixels, size);         // rows repacked to 256-byte bytesPerRow
+//   frame.finish(encoder);                    // unmap (flush), record copies; slot InFlight
 //   wgpuQueueSubmit(queue, 1, &commands);
-//   frame.submitted();                            // request the re-map; its callback → Ready
+//   frame.submitted();                        // request the re-map; its callback → Ready
 //
-// wgpu attaches the re-map to the encoder (map_buffer_on_submit); the WebGPU C API has no such
-// call, so the caller says when the encoder was submitted. A frame destroyed after finish() but
-// without submitted() is the seed's dropped encoder: the slot becomes Abandoned and is replaced
-// the next time it is picked. A failed re-map (destroyed buffer, lost device) leaves it Failed.
+// The slot's fence is its re-map: WebGPU completes a map request only after the submissions
+// that read the buffer have finished. The WebGPU C API has no way to attach it to the encoder,
+// so the caller says when the encoder was submitted. A frame destroyed after finish() but
+// without submitted() is a dropped encoder: the slot becomes Abandoned and is replaced the next
+// time it is picked. A failed re-map (destroyed buffer, lost device) leaves it Failed.
 //
 // Threading: the device's thread (the browser's main thread). The map callback runs there too,
 // from the event loop, so a slot becomes Ready only after control has returned to the browser.
@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/slot_fence.hpp"
 #include "staging/core/slot_lease.hpp"
@@ -42,10 +43,11 @@ class StagingRing;
 
 /// Which way a frame's (or one upload's) bytes travel.
 enum class Route : uint8_t {
-  /// Written into a ring slot, copied by commands recorded into the frame's encoder.
-  Slot,
-  /// wgpuQueueWriteBuffer / wgpuQueueWriteTexture: the queue's own staging, at call time.
-  QueueWrite,
+  /// The ring route: written into a slot, copied by commands recorded into the frame's encoder.
+  Ring,
+  /// The fallback route: wgpuQueueWriteBuffer / wgpuQueueWriteTexture, the queue's own staging,
+  /// at call time.
+  Fallback,
 };
 
 /// Why an upload was not made. Nothing was written or recorded.
@@ -60,32 +62,46 @@ enum class UploadError : uint8_t {
   /// A texture upload's data size is not the region's tightly packed size, or its layout
   /// overflows.
   BadLayout,
-  /// reserve_buffer() on a frame without a slot (Route::QueueWrite).
+  /// reserve() on a frame without a slot (Route::Fallback).
   NoSlot,
-  /// reserve_buffer(): the slot has no room left for it (write_buffer() would take the other
-  /// route instead).
+  /// reserve(): the slot has no room left for it (upload() would take the fallback route
+  /// instead).
   DoesNotFit,
   /// The frame is finished, submitted, or moved from.
-  Closed,
-  /// The upload is larger than the C API can pass (size_t: 4 GiB on wasm32).
+  Inactive,
+  /// The upload is larger than the C API can pass (size_t: 4 GiB on wasm32): no route can ever
+  /// take it.
   TooLarge,
 };
 
 /// Why finish() or submitted() was refused. The frame is unchanged.
-enum class FrameError : uint8_t {
-  /// finish(): already finished, or moved from. submitted(): not finished yet, already
-  /// submitted, or moved from.
-  WrongState,
+enum class FinishError : uint8_t {
+  /// finish(): already finished, or moved from. submitted(): already submitted, or moved from.
+  Inactive,
+  /// submitted() before finish().
+  NotFinished,
   /// finish() of a slot frame with copies to record was given a null encoder.
   NullEncoder,
 };
 
-/// The value's name, e.g. "QueueWrite". Never null; "?" for values outside the enum.
-[[nodiscard]] std::string_view to_string(Route route) noexcept;
-[[nodiscard]] std::string_view to_string(UploadError error) noexcept;
-[[nodiscard]] std::string_view to_string(FrameError error) noexcept;
+/// Names of Route's, UploadError's and FinishError's values, in order (staging::to_string,
+/// enum_from_string).
+constexpr auto enum_names(std::type_identity<Route>) noexcept {
+  return std::to_array<std::string_view>({"Ring", "Fallback"});
+}
+constexpr auto enum_names(std::type_identity<UploadError>) noexcept {
+  return std::to_array<std::string_view>({"ZeroSize", "Unaligned", "NullDestination", "BadLayout",
+                                          "NoSlot", "DoesNotFit", "Inactive", "TooLarge"});
+}
+constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
+  return std::to_array<std::string_view>({"Inactive", "NotFinished", "NullEncoder"});
+}
+static_assert(enum_names_complete<Route>() && enum_names_complete<UploadError>() &&
+                  enum_names_complete<FinishError>(),
+              "a webgpu frame enum value has no name");
 
-/// Where a texture upload goes: seed-style destination plus the region's extent and texel block.
+/// Where a texture upload goes: the destination texture, mip level and origin, the region's
+/// extent, and the format's texel block.
 struct TextureUpload {
   WGPUTexture texture = nullptr;  ///< the destination (COPY_DST usage; not null)
   uint32_t mip_level = 0;         ///< the mip level written
@@ -102,7 +118,7 @@ struct TextureUpload {
 [[nodiscard]] Expected<TextureLayout, LayoutError> texture_layout(
     const TextureUpload& region) noexcept;
 
-/// One frame's uploads. Made by StagingRing::begin() / begin_frame().
+/// One frame's uploads. Made by StagingRing::begin() / begin_fallback().
 ///
 /// Ownership: move-only; references its StagingRing, which must outlive it. Holds a reference to
 /// every destination it recorded a copy to, until finish() (or destruction) releases them.
@@ -111,9 +127,9 @@ struct TextureUpload {
 ///   - Recording, nothing placed in the slot: the slot is Ready again at once;
 ///   - Recording with bytes placed (ranges of the slot are mapped out): the slot is unmapped and
 ///     re-mapped without any copy — InFlight until the map callback makes it Ready;
-///   - Finished, not submitted: the seed's dropped encoder — the slot is Abandoned and its buffer
-///     replaced on the next pick (the caller must then not submit that encoder either);
-///   - Submitted, or on the queue-write route: nothing to do.
+///   - Finished, not submitted: a dropped encoder — the slot is Abandoned and its buffer replaced
+///     on the next pick (the caller must then not submit that encoder either);
+///   - Submitted, or on the fallback route: nothing to do.
 /// Threading: the device's thread.
 class StagingFrame {
  public:
@@ -126,57 +142,56 @@ class StagingFrame {
   /// See "Destroying a frame" above.
   ~StagingFrame();
 
-  /// Route::Slot when the frame holds a slot, Route::QueueWrite otherwise (and once moved from).
+  /// Route::Ring when the frame holds a slot, Route::Fallback otherwise (and once moved from).
   [[nodiscard]] Route route() const noexcept {
-    return slot_buffer_ ? Route::Slot : Route::QueueWrite;
+    return slot_buffer_ ? Route::Ring : Route::Fallback;
   }
-  /// Why begin_frame() gave this frame no slot; none for a slot frame.
+  /// Why begin() gave this frame no slot; none for a slot frame and for begin_fallback().
   [[nodiscard]] std::optional<Refusal> refusal() const noexcept { return refusal_; }
-  /// The slot index (meaningful for Route::Slot only).
+  /// The slot index (meaningful for Route::Ring only).
   [[nodiscard]] std::size_t slot() const noexcept { return slot_; }
-  /// Slot bytes used so far (alignment padding included); 0 on the queue-write route.
+  /// Slot bytes used so far (alignment padding included); 0 on the fallback route.
   /// Meaningless after finish() or once moved from.
   [[nodiscard]] uint64_t slot_bytes_used() const noexcept { return lease_.cursor(); }
 
-  /// Uploads `size` bytes at `data` to `dst` at `dst_offset`. Slot route: the bytes are copied
+  /// Uploads `size` bytes at `data` to `dst` at `dst_offset`. Ring route: the bytes are copied
   /// into the slot now (placed at an 8-byte boundary) and a copy is recorded at finish(). When
-  /// the slot has no room left, or on the queue-write route: wgpuQueueWriteBuffer now (ordered
+  /// the slot has no room left, or on the fallback route: wgpuQueueWriteBuffer now (ordered
   /// before the next submission; so a queue write and a slot copy to the *same* bytes in one
   /// frame land in the order queue write, then copy). Returns the route taken. Precondition:
   /// `data` points to `size` readable bytes (they are copied before this returns).
-  /// Errors: Closed, ZeroSize, Unaligned (size or dst_offset % 4), TooLarge, NullDestination.
-  Expected<Route, UploadError> write_buffer(WGPUBuffer dst, uint64_t dst_offset, const void* data,
-                                            uint64_t size);
+  /// Errors: Inactive, ZeroSize, Unaligned (size or dst_offset % 4), TooLarge, NullDestination.
+  Expected<Route, UploadError> upload(WGPUBuffer dst, uint64_t dst_offset, const void* data,
+                                      uint64_t size);
 
   /// Uploads a texture region from tightly packed rows (`size` must equal the region's packed
   /// size: ceil(w/bw)*bytes per row, ceil(h/bh) rows, extent.depthOrArrayLayers images). Slot
   /// route: rows repacked into the slot with bytesPerRow padded to 256, copy recorded at finish().
   /// Otherwise (or when it does not fit): wgpuQueueWriteTexture with the packed rows.
-  /// Errors: ZeroSize, NullDestination, BadLayout, TooLarge, Closed.
-  Expected<Route, UploadError> write_texture(const TextureUpload& dst, const void* data,
-                                             uint64_t size);
+  /// Errors: ZeroSize, NullDestination, BadLayout, TooLarge, Inactive.
+  Expected<Route, UploadError> upload(const TextureUpload& dst, const void* data, uint64_t size);
 
-  /// Zero-copy form of write_buffer(): places `size` bytes for `dst` at `dst_offset` and returns
-  /// the slot's mapped bytes to fill before finish() (they are flushed there). The span's
+  /// Zero-copy form of upload() to a buffer: places `size` bytes for `dst` at `dst_offset` and
+  /// returns the slot's mapped bytes to fill before finish() (they are flushed there). The span's
   /// contents are undefined until written. Errors: ZeroSize, Unaligned, NullDestination, NoSlot
-  /// (queue-write route), DoesNotFit, TooLarge, Closed.
-  Expected<std::span<std::byte>, UploadError> reserve_buffer(WGPUBuffer dst, uint64_t dst_offset,
-                                                             uint64_t size);
+  /// (fallback route), DoesNotFit, TooLarge, Inactive.
+  Expected<std::span<std::byte>, UploadError> reserve(WGPUBuffer dst, uint64_t dst_offset,
+                                                      uint64_t size);
 
-  /// Ends recording. Slot route: unmaps the slot (Emscripten flushes the mapped ranges' heap
+  /// Ends recording. Ring route: unmaps the slot (Emscripten flushes the mapped ranges' heap
   /// mirrors into the buffer here) and records every copy into `encoder`, in upload order; the
   /// slot becomes InFlight. A slot frame that placed nothing in its slot (no uploads, or all by
-  /// queue write) gives the slot back (Ready) and records nothing. Queue-write route: records
+  /// queue write) gives the slot back (Ready) and records nothing. Fallback route: records
   /// nothing. `encoder` may be null when nothing is recorded.
-  /// Errors: WrongState, NullEncoder.
-  Expected<void, FrameError> finish(WGPUCommandEncoder encoder);
+  /// Errors: Inactive, NullEncoder.
+  Expected<void, FinishError> finish(WGPUCommandEncoder encoder);
 
   /// Tells the frame that the command buffer of the encoder given to finish() was submitted
   /// (wgpuQueueSubmit returned). Requests the slot's re-map; WebGPU completes it only after that
   /// submission has finished reading the slot, and its callback makes the slot Ready (or Failed
   /// when the mapping fails). Calling this without having submitted makes that submission invalid
-  /// (its slot is mapped again). Errors: WrongState.
-  Expected<void, FrameError> submitted();
+  /// (its slot is mapped again). Errors: NotFinished, Inactive.
+  Expected<void, FinishError> submitted();
 
   /// True after finish() (and after submitted(), and once moved from).
   [[nodiscard]] bool finished() const noexcept { return state_ != State::Recording; }
@@ -194,8 +209,8 @@ class StagingFrame {
     uint32_t rows_per_image = 0;
   };
 
-  // Queue-write route frame.
-  StagingFrame(StagingRing& ring, Refusal refusal) noexcept;
+  // Fallback route frame.
+  StagingFrame(StagingRing& ring, std::optional<Refusal> refusal) noexcept;
   // Slot frame.
   StagingFrame(StagingRing& ring, SlotLease lease, WGPUBuffer slot_buffer,
                uint64_t slot_capacity) noexcept;

@@ -1,19 +1,20 @@
-// staging::webgpu::StagingRing: seed 004's StagingRing over the WebGPU C API (Emscripten).
+// staging::webgpu::StagingRing: the slot ring (staging::StagingRing) over the WebGPU C API
+// (Emscripten).
 //
-// The slot policy is not reimplemented here: this ring *is* staging::StagingRing<SlotBuffer>
-// (include/staging/core/staging_ring.hpp) with a SlotBufferAllocator, plus what only a live
-// device can do — frames that write into mapped slots and record copies (StagingFrame), the
-// queue-write route for frames that get no slot, and the map callbacks that fire the slots'
-// FenceTokens. Constants and states are the core's (STAGING_SLOTS, MIN_SLOT_BYTES,
-// MAX_SLOT_BYTES, SlotState); STAGING_USAGE is in slot_buffer.hpp.
+// The slot policy is not reimplemented here: this ring *is* staging::StagingRing<SlotBuffer> with a
+// SlotBufferAllocator, plus what only a live device can do — frames that write into mapped slots
+// and record copies (StagingFrame), the fallback route (queue writes) for frames that get no slot,
+// and the map callbacks that fire the slots' FenceTokens. Constants and states are the core's
+// (STAGING_SLOTS, MIN_SLOT_BYTES, MAX_SLOT_BYTES, SlotState); STAGING_USAGE is in slot_buffer.hpp.
 //
 //   slot 0: [Ready 64K]──begin──►[Recording]──finish──►[InFlight]──submitted…map callback──►[Ready]
 //                                                          │ frame dropped unsubmitted ─► Abandoned
 //                                                          │ re-map failed ─────────────► Failed
 //   Abandoned / Failed slots get a fresh (mapped) buffer the next time they are picked.
 //
-// begin() never polls: in the browser a map callback only runs once control returns to the event
-// loop (between requestAnimationFrame callbacks), so there is nothing to poll synchronously.
+// Retirement is pushed, as a timeline of one step: a slot's map callback fires its FenceToken. The
+// ring never polls: in the browser a map callback only runs once control returns to the event loop
+// (between requestAnimationFrame callbacks), so there is nothing to poll synchronously.
 #pragma once
 
 #include <webgpu/webgpu.h>
@@ -41,10 +42,33 @@ inline constexpr uint64_t MAX_MAPPABLE_SLOT_BYTES = uint64_t{1} << 30;
 /// The slot policy this ring runs: the core's, over WebGPU slot buffers.
 using CoreRing = staging::StagingRing<SlotBuffer>;
 
+/// What begin() does when the slot ring gives a frame no slot: the core's ExhaustionPolicy with
+/// the values a browser frame can use (it cannot wait: map callbacks run only between frames).
+enum class ExhaustionPolicy : uint8_t {
+  /// begin() answers the refusal (TooLarge, AllInFlight, AllocationFailed).
+  Defer,
+  /// begin() gives a frame on the fallback route (queue writes): the same bytes, another way.
+  Fallback,
+};
+
+/// Names of ExhaustionPolicy's values, in order (staging::to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<ExhaustionPolicy>) noexcept {
+  return std::to_array<std::string_view>({"Defer", "Fallback"});
+}
+static_assert(enum_names_complete<ExhaustionPolicy>(), "ExhaustionPolicy: a value has no name");
+
+/// How a StagingRing is made.
+struct RingConfig {
+  /// Slot count and sizes (max_slot_bytes is capped at MAX_MAPPABLE_SLOT_BYTES).
+  StagingRingConfig slot_ring;
+  /// What begin() does without a slot.
+  ExhaustionPolicy policy = ExhaustionPolicy::Fallback;
+};
+
 /// What the WebGPU side of a ring has done: routes, repacking, mappings. The slot policy's own
 /// counters are in StagingRing::stats(). A diagnostic, never a decision input.
 struct RouteStats {
-  /// Uploads (buffer and texture) written into slots.
+  /// Uploads (buffer and texture) written into slots (the ring route).
   uint64_t slot_uploads = 0;
   uint64_t slot_bytes = 0;  ///< their bytes (unpadded)
   /// Uploads sent through wgpuQueueWriteBuffer / wgpuQueueWriteTexture — from frames without a
@@ -53,7 +77,7 @@ struct RouteStats {
   uint64_t queue_write_bytes = 0;  ///< their bytes
   /// Of those, uploads that took the queue-write route because their slot was full.
   uint64_t slot_overflows = 0;
-  /// Frames made on the queue-write route by begin_frame() (the ring refused a slot).
+  /// Frames made on the fallback route by begin() (the ring refused a slot).
   uint64_t queue_write_frames = 0;
   /// Texture uploads through slots.
   uint64_t texture_uploads = 0;
@@ -76,7 +100,7 @@ struct RouteStats {
   uint64_t maps_failed = 0;     ///< re-map callbacks that failed (slot Failed)
 };
 
-/// Seed 004's StagingRing on a WebGPU device. See the file comment.
+/// The slot ring on a WebGPU device. See the file comment.
 ///
 /// Ownership: holds a reference to the device and its queue; owns the slot buffers. Not movable
 /// (frames point at it): create() returns it boxed. It must outlive its frames. Destroying it
@@ -86,9 +110,9 @@ struct RouteStats {
 class StagingRing {
  public:
   /// Makes a ring on `device` (referenced; must not be null: aborts). No buffer is created yet.
-  /// `config.max_slot_bytes` is capped at MAX_MAPPABLE_SLOT_BYTES (a slot's mapped ranges are
-  /// mirrored in the wasm heap, and the C API passes sizes as 32-bit size_t).
-  /// Errors: the core's ConfigError for `config` (after the cap).
+  /// `config.slot_ring.max_slot_bytes` is capped at MAX_MAPPABLE_SLOT_BYTES (a slot's mapped
+  /// ranges are mirrored in the wasm heap, and the C API passes sizes as 32-bit size_t).
+  /// Errors: the core's ConfigError for `config.slot_ring` (after the cap).
   static Expected<std::unique_ptr<StagingRing>, ConfigError> create(WGPUDevice device,
                                                                     RingConfig config = {});
   StagingRing(const StagingRing&) = delete;
@@ -96,19 +120,18 @@ class StagingRing {
   /// Destroys the slot buffers and releases the queue and device (see Ownership).
   ~StagingRing();
 
-  /// Seed 004's begin: a frame holding a slot with room for `needed` bytes (sum
-  /// upload_footprint() of the frame's uploads), or none — TooLarge when `needed` exceeds the
-  /// largest slot (see staging::RingConfig::max_slot_bytes), AllInFlight when every slot is
-  /// Recording or InFlight, AllocationFailed.
-  /// On none the caller sends the frame's bytes by the queue-write route (begin_frame() does that
-  /// for it).
+  /// A frame holding a slot with room for `needed` bytes (sum upload_footprint() of the frame's
+  /// uploads). When the ring gives no slot — TooLarge when `needed` exceeds the largest slot
+  /// (see StagingRingConfig::max_slot_bytes), AllInFlight when every slot is Recording or
+  /// InFlight, AllocationFailed — the policy decides: Fallback (the default) gives a frame on
+  /// the fallback route, whose refusal() says why (the same calls, the same bytes); Defer
+  /// answers the refusal.
   Expected<StagingFrame, Refusal> begin(uint64_t needed);
 
-  /// begin(), or on refusal a frame on the queue-write route: the same calls, the same bytes.
-  /// Never fails (frame.refusal() says why it has no slot).
-  StagingFrame begin_frame(uint64_t needed);
+  /// A frame on the fallback route (queue writes), whatever the slots' states. Never fails.
+  StagingFrame begin_fallback();
 
-  /// Number of slots (RingConfig::slots).
+  /// Number of slots (RingConfig::slot_ring.slots).
   [[nodiscard]] std::size_t slot_count() const noexcept { return core_.slot_count(); }
   /// Slot `index`'s state. Precondition: index < slot_count() (aborts otherwise).
   [[nodiscard]] SlotState state(std::size_t index) const { return core_.state(index); }
@@ -121,17 +144,19 @@ class StagingRing {
   [[nodiscard]] const StagingStats& stats() const noexcept { return core_.stats(); }
   /// The WebGPU side's counters.
   [[nodiscard]] const RouteStats& route_stats() const noexcept { return *route_stats_; }
-  /// The core ring (for inspection; frames must go through begin()/begin_frame()).
+  /// The core ring (for inspection; frames must go through begin()/begin_fallback()).
   [[nodiscard]] const CoreRing& core() const noexcept { return core_; }
   /// The device's queue (referenced by the ring).
   [[nodiscard]] WGPUQueue queue() const noexcept { return queue_; }
 
  private:
   friend class StagingFrame;
-  StagingRing(WGPUDevice device, CoreRing core, std::unique_ptr<SlotBufferAllocator> allocator);
+  StagingRing(WGPUDevice device, CoreRing core, std::unique_ptr<SlotBufferAllocator> allocator,
+              ExhaustionPolicy policy);
 
   std::unique_ptr<SlotBufferAllocator> allocator_;  // boxed: core_ points at it
   CoreRing core_;
+  ExhaustionPolicy policy_;
   WGPUDevice device_;
   WGPUQueue queue_;
   // Shared with pending map callbacks, which may run after the ring is gone.

@@ -1,4 +1,4 @@
-// staging::webgpu — seed 004's slot ring on the WebGPU C API (Emscripten, in the browser).
+// staging::webgpu — the slot ring on the WebGPU C API (Emscripten, in the browser).
 // See docs/webgpu.md.
 #pragma once
 
