@@ -72,8 +72,10 @@ class MultiUploader {
   static Expected<MultiUploader, Uploader::CreateError> create(
       const MultiUploaderConfig& config, std::span<DeviceApi* const> apis = {});
 
-  MultiUploader(MultiUploader&&) noexcept;
-  MultiUploader& operator=(MultiUploader&&) noexcept;
+  /// Takes `other`'s devices, pools and budget; `other` may then only be destroyed or assigned to.
+  MultiUploader(MultiUploader&& other) noexcept;
+  /// Destroys what *this holds (as the destructor does), then takes `other`'s.
+  MultiUploader& operator=(MultiUploader&& other) noexcept;
   MultiUploader(const MultiUploader&) = delete;
   MultiUploader& operator=(const MultiUploader&) = delete;
   /// Destroys the Uploaders (each waits for its copies, see ~Uploader), then the pools.
