@@ -154,8 +154,8 @@ std::optional<UploadPiece> PieceCursor::next_image(uint64_t budget) noexcept {
     next_level = true;
   } else if (slice_ == 0 && row_ == 0 && l.layer_bytes <= budget) {
     // Whole layers of this level.
-    const auto n = static_cast<uint32_t>(
-        std::min<uint64_t>(budget / l.layer_bytes, shape_.layers - layer_));
+    const auto n =
+        static_cast<uint32_t>(std::min<uint64_t>(budget / l.layer_bytes, shape_.layers - layer_));
     p.bytes = n * l.layer_bytes;
     p.image.layers = n;
     p.image.height = l.height;

@@ -87,6 +87,7 @@ TEST(WriterGate, WaitOnAnOpenGateAnswersAtOnce) {
 }
 
 TEST(WriterGateDeath, OpeningWithWritersInsideAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // also under ThreadSanitizer's thread
   WriterGate gate;
   gate.open();
   ASSERT_TRUE(gate.enter());
@@ -393,6 +394,7 @@ TEST_F(SharedFrameTest, UnusedEntriesOfARunAreNotCollected) {
 }
 
 TEST(SharedFrameDeath, ReopeningWithAWriterInsideAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
   std::vector<std::byte> memory(64);
   Frame frame;
   frame.open(memory);

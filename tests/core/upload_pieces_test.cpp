@@ -173,7 +173,7 @@ TEST(UploadPieces, ABaseLevelAndLayerOffsetTheRegions) {
 
 TEST(UploadPieces, RandomShapesAndBudgetsRebuildEveryByte) {
   std::mt19937_64 rng(20240611);
-  const BlockShape blocks[] = {{1, 1, 1, 1}, {4, 1, 1, 1},  {8, 4, 4, 1},
+  const BlockShape blocks[] = {{1, 1, 1, 1},  {4, 1, 1, 1},  {8, 4, 4, 1},
                                {16, 4, 4, 1}, {12, 1, 1, 1}, {16, 8, 8, 1}};
   for (int round = 0; round < 300; ++round) {
     ImageShape s;
@@ -189,7 +189,8 @@ TEST(UploadPieces, RandomShapesAndBudgetsRebuildEveryByte) {
     // Budgets up to a third of the image, never all below its largest row (level 0's).
     const uint64_t hi = std::max(total / 3, level_layout(s, s.base_level).value().row_bytes);
     SCOPED_TRACE("round " + std::to_string(round));
-    stream_image(s, [&] { return rng() % (hi + 1); }, round);
+    stream_image(
+        s, [&] { return rng() % (hi + 1); }, round);
   }
 }
 

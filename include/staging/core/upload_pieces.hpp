@@ -42,10 +42,10 @@ struct BlockShape {
 /// image whose level 0 is width × height × depth texels, layers [base_layer, base_layer +
 /// layers). Level L is max(1, width >> L) × max(1, height >> L) × max(1, depth >> L) texels.
 struct ImageShape {
-  BlockShape block;        ///< the format's texel block (of the aspect uploaded)
-  uint32_t width = 0;      ///< level 0's width in texels (> 0)
-  uint32_t height = 1;     ///< level 0's height in texels (> 0)
-  uint32_t depth = 1;      ///< level 0's depth in texels (> 0; 1 for 2D images)
+  BlockShape block;         ///< the format's texel block (of the aspect uploaded)
+  uint32_t width = 0;       ///< level 0's width in texels (> 0)
+  uint32_t height = 1;      ///< level 0's height in texels (> 0)
+  uint32_t depth = 1;       ///< level 0's depth in texels (> 0; 1 for 2D images)
   uint32_t base_level = 0;  ///< the first level written
   uint32_t levels = 1;      ///< levels written (>= 1; base_level + levels <= 32)
   uint32_t base_layer = 0;  ///< the first array layer written
@@ -54,12 +54,12 @@ struct ImageShape {
 
 /// The size of one level of an image in blocks, and of its packed source.
 struct LevelLayout {
-  uint32_t width = 0;       ///< texels
-  uint32_t height = 0;      ///< texels
-  uint32_t depth = 0;       ///< texels
-  uint64_t row_bytes = 0;   ///< bytes of one row of blocks
-  uint32_t rows = 0;        ///< rows of blocks per depth slice
-  uint32_t slices = 0;      ///< depth slices of blocks per layer
+  uint32_t width = 0;        ///< texels
+  uint32_t height = 0;       ///< texels
+  uint32_t depth = 0;        ///< texels
+  uint64_t row_bytes = 0;    ///< bytes of one row of blocks
+  uint32_t rows = 0;         ///< rows of blocks per depth slice
+  uint32_t slices = 0;       ///< depth slices of blocks per layer
   uint64_t slice_bytes = 0;  ///< row_bytes × rows
   uint64_t layer_bytes = 0;  ///< slice_bytes × slices
   uint64_t bytes = 0;        ///< layer_bytes × the shape's layers

@@ -50,10 +50,9 @@ class FakeImage {
     for (uint32_t layer = 0; layer < region.layers; ++layer) {
       for (uint32_t s = 0; s < slices; ++s) {
         for (uint32_t r = 0; r < rows; ++r) {
-          const uint64_t dst = l.offset + (region.base_layer - shape_.base_layer + layer) *
-                                              l.layer_bytes +
-                               (region.z / b.depth + s) * l.slice_bytes +
-                               (region.y / b.height + r) * l.row_bytes;
+          const uint64_t dst =
+              l.offset + (region.base_layer - shape_.base_layer + layer) * l.layer_bytes +
+              (region.z / b.depth + s) * l.slice_bytes + (region.y / b.height + r) * l.row_bytes;
           std::memcpy(bytes_.data() + dst, src, static_cast<std::size_t>(l.row_bytes));
           src += l.row_bytes;
         }
