@@ -14,9 +14,10 @@
 
 namespace staging {
 
+/// Declared in stream_scheduler.hpp: how urgently an upload is needed.
 enum class StreamPriority : uint8_t;
+/// Declared in stream_scheduler.hpp: where an upload is.
 enum class StreamStatus : uint8_t;
-enum class EnqueueError : uint8_t;
 
 /// An upload was accepted (queued from a pointer, or started in place).
 struct StreamEnqueueEvent {
