@@ -782,6 +782,23 @@ bool StreamScheduler::drain(Duration timeout) {
   }
 }
 
+bool StreamScheduler::wait_idle(Duration timeout) {
+  const auto deadline = deadline_after(timeout);
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    retire_locked(deps_.backend->completed());
+    const bool queued = front_locked() != nullptr;
+    if (!queued && batches_.empty()) return true;
+    const Duration left = remaining(deadline);
+    if (left <= Duration{0}) return false;
+    if (queued) {
+      state_cv_.wait_for(lock, std::min(left, config_.wait_slice));
+    } else {
+      (void)waited_for_ring(lock, batches_.back()->token, left);
+    }
+  }
+}
+
 void StreamScheduler::stop() {
   {
     std::lock_guard lock(mutex_);

@@ -338,6 +338,9 @@ class StreamScheduler {
   /// Pumps until the queue is empty and every batch retired, or `timeout` passes; true when
   /// idle. For tests and shutdown (in-place uploads not committed are not waited for).
   bool drain(Duration timeout);
+  /// Waits, without pumping (another thread runs the pump), until the queue is empty and every
+  /// batch retired, or `timeout` passes; true when idle.
+  bool wait_idle(Duration timeout);
   /// Makes run() return and every later enqueue(), write_in_place() and next_piece() answer
   /// Stopped; waiting producers wake. Queued uploads stay queued (the destructor fails them).
   void stop();
