@@ -356,44 +356,6 @@ uint64_t optimal_alignment(const VkPhysicalDeviceProperties& p) noexcept {
 
 }  // namespace
 
-std::string_view to_string(StreamerCreateError error) noexcept {
-  switch (error) {
-    case StreamerCreateError::MissingFunction:
-      return "MissingFunction";
-    case StreamerCreateError::InvalidConfig:
-      return "InvalidConfig";
-    case StreamerCreateError::AllocationFailed:
-      return "AllocationFailed";
-    case StreamerCreateError::CreateFailed:
-      return "CreateFailed";
-    case StreamerCreateError::ThreadFailed:
-      return "ThreadFailed";
-  }
-  return "?";
-}
-
-std::string_view to_string(StreamUploadError error) noexcept {
-  switch (error) {
-    case StreamUploadError::NullTarget:
-      return "NullTarget";
-    case StreamUploadError::Empty:
-      return "Empty";
-    case StreamUploadError::UnsupportedFormat:
-      return "UnsupportedFormat";
-    case StreamUploadError::SizeMismatch:
-      return "SizeMismatch";
-    case StreamUploadError::TooLarge:
-      return "TooLarge";
-    case StreamUploadError::QueueFull:
-      return "QueueFull";
-    case StreamUploadError::Timeout:
-      return "Timeout";
-    case StreamUploadError::Stopped:
-      return "Stopped";
-  }
-  return "?";
-}
-
 Expected<std::unique_ptr<Streamer>, StreamerCreateError> Streamer::create(
     const Device& device, const StreamerConfig& config) {
   if (!device.dispatch.missing_for_streamer().empty()) {

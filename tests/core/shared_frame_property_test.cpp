@@ -144,7 +144,7 @@ RC_GTEST_PROP(SharedFrameProperty, InterleavedWritersMatchTheExactModel, ()) {
         const bool fits = expected <= m.end && m.end - expected >= op.size;
         if (!placed) {
           RC_ASSERT(!fits);
-          RC_ASSERT(placed.error().kind == PlaceErrorKind::Full);
+          RC_ASSERT(placed.error().kind == SharedPlaceErrorKind::DoesNotFit);
           RC_ASSERT(placed.error().free == m.end - m.cursor);
           break;
         }
@@ -272,7 +272,7 @@ RC_GTEST_PROP(SharedFrameProperty, ConcurrentWritersLoseNothingAndNeverOverlap, 
         const Origin origin{t, seq++};
         auto p = w->place(item.size, item.alignment, origin);
         if (!p) {
-          if (p.error().kind != PlaceErrorKind::Full) std::abort();
+          if (p.error().kind != SharedPlaceErrorKind::DoesNotFit) std::abort();
           r.refused.push_back(item);
           continue;
         }

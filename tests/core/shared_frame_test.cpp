@@ -179,7 +179,7 @@ TEST_F(SharedFrameTest, RefusesWhatDoesNotFitAndPlacesWhatStillDoes) {
   ASSERT_TRUE(w.place(1000, 1, {}));
   const auto full = w.place(100, 1, {});
   ASSERT_FALSE(full);
-  EXPECT_EQ(full.error().kind, PlaceErrorKind::Full);
+  EXPECT_EQ(full.error().kind, SharedPlaceErrorKind::DoesNotFit);
   EXPECT_EQ(full.error().needed, 100u);
   EXPECT_EQ(full.error().free, 24u);
   const auto padded = w.place(16, 16, {});  // 1000 -> 1008 + 16 = 1024: fits exactly
@@ -192,9 +192,9 @@ TEST_F(SharedFrameTest, RefusesWhatDoesNotFitAndPlacesWhatStillDoes) {
 TEST_F(SharedFrameTest, ZeroSizeAndOverflowAreErrors) {
   open();
   auto w = frame.join().value();
-  EXPECT_EQ(w.place(0, 1, {}).error().kind, PlaceErrorKind::ZeroSize);
-  EXPECT_EQ(w.place(UINT64_MAX, 2, {}).error().kind, PlaceErrorKind::Overflow);
-  EXPECT_EQ(w.place(UINT64_MAX - 10, 1, {}).error().kind, PlaceErrorKind::Full);
+  EXPECT_EQ(w.place(0, 1, {}).error().kind, SharedPlaceErrorKind::ZeroSize);
+  EXPECT_EQ(w.place(UINT64_MAX, 2, {}).error().kind, SharedPlaceErrorKind::Overflow);
+  EXPECT_EQ(w.place(UINT64_MAX - 10, 1, {}).error().kind, SharedPlaceErrorKind::DoesNotFit);
   w.leave();
   EXPECT_TRUE(frame.finish(DrainMode::Report).value().empty());
 }
@@ -343,7 +343,7 @@ TEST_F(SharedFrameTest, ARunIsCutAtTheFramesEnd) {
   EXPECT_EQ(a.place(100, 1, {}).value().offset, 0u);
   EXPECT_EQ(frame.used_bytes(), 1024u);
   EXPECT_EQ(a.place(924, 1, {}).value().offset, 100u);
-  EXPECT_EQ(a.place(1, 1, {}).error().kind, PlaceErrorKind::Full);
+  EXPECT_EQ(a.place(1, 1, {}).error().kind, SharedPlaceErrorKind::DoesNotFit);
 }
 
 TEST_F(SharedFrameTest, TooManyPlacementsIsAnError) {
@@ -352,7 +352,7 @@ TEST_F(SharedFrameTest, TooManyPlacementsIsAnError) {
   auto w = small.join({.run_entries = 1}).value();
   for (int i = 0; i < 4; ++i)
     ASSERT_TRUE(w.place(1, 1, {}));
-  EXPECT_EQ(w.place(1, 1, {}).error().kind, PlaceErrorKind::TooManyPlacements);
+  EXPECT_EQ(w.place(1, 1, {}).error().kind, SharedPlaceErrorKind::TooManyPlacements);
   w.leave();
   EXPECT_EQ(small.finish(DrainMode::Report).value().size(), 4u);
 }

@@ -42,6 +42,7 @@
 
 #include "staging/core/align.hpp"
 #include "staging/core/assert.hpp"
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/placement_log.hpp"
 #include "staging/core/timeline.hpp"
@@ -64,24 +65,40 @@ enum class JoinError : uint8_t {
   Sealed,
 };
 
-/// Why place() placed nothing.
-enum class PlaceErrorKind : uint8_t {
+/// Names of JoinError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<JoinError>) noexcept {
+  return std::to_array<std::string_view>({"Sealed"});
+}
+static_assert(enum_names_complete<JoinError>(), "JoinError: a value has no name");
+
+/// Why a SharedFrame writer's place() placed nothing (the names follow PlaceError's).
+enum class SharedPlaceErrorKind : uint8_t {
   /// size == 0.
   ZeroSize,
   /// An offset computation overflows 64 bits.
   Overflow,
   /// Not enough bytes left between the cursor and the frame's end.
-  Full,
+  DoesNotFit,
+  /// The writer has left, was moved from, or never joined a frame.
+  Inactive,
   /// The frame's placement log reached SharedFrameConfig::max_placements.
   TooManyPlacements,
   /// The placement log could not allocate a segment.
   OutOfMemory,
 };
 
+/// Names of SharedPlaceErrorKind's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<SharedPlaceErrorKind>) noexcept {
+  return std::to_array<std::string_view>(
+      {"ZeroSize", "Overflow", "DoesNotFit", "Inactive", "TooManyPlacements", "OutOfMemory"});
+}
+static_assert(enum_names_complete<SharedPlaceErrorKind>(),
+              "SharedPlaceErrorKind: a value has no name");
+
 /// A refused placement, with what the caller needs to route the upload elsewhere.
-struct PlaceError {
-  PlaceErrorKind kind = PlaceErrorKind::Full;  ///< what went wrong
-  uint64_t needed = 0;  ///< bytes asked for (Full: with the alignment padding at the cursor)
+struct SharedPlaceError {
+  SharedPlaceErrorKind kind = SharedPlaceErrorKind::DoesNotFit;  ///< what went wrong
+  uint64_t needed = 0;  ///< bytes asked for (DoesNotFit: with the alignment padding at the cursor)
   uint64_t free = 0;    ///< bytes left between the cursor and the frame's end at the refusal
 };
 
@@ -92,6 +109,12 @@ enum class DrainMode : uint8_t {
   /// Answer WritersActive at once.
   Report,
 };
+
+/// Names of DrainMode's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<DrainMode>) noexcept {
+  return std::to_array<std::string_view>({"Wait", "Report"});
+}
+static_assert(enum_names_complete<DrainMode>(), "DrainMode: a value has no name");
 
 /// Why finish() yielded no placements. The frame stays sealed: call finish() again (any mode)
 /// once the writers are done, or wait with wait_drained().
@@ -242,7 +265,7 @@ class SharedFrame {
   /// destructor leaves. Must not outlive its frame. Used by one thread at a time.
   class Writer {
    public:
-    /// A writer of no frame (every place() answers Full with free 0; leave() does nothing).
+    /// A writer of no frame (every place() answers Inactive; leave() does nothing).
     Writer() noexcept = default;
     Writer(Writer&& other) noexcept { *this = std::move(other); }
     Writer& operator=(Writer&& other) noexcept {
@@ -265,15 +288,18 @@ class SharedFrame {
     /// Places `size` bytes at an offset that is a multiple of `alignment` (0 is treated as 1;
     /// any value) with `payload`, and returns where to write them. The bytes are this writer's
     /// until the frame is reopened; write all of them before leave(). Errors: ZeroSize,
-    /// Overflow, Full (nothing placed: route the upload elsewhere; a smaller one may still fit),
+    /// Overflow, DoesNotFit (nothing placed: route the upload elsewhere; a smaller one may still
+    /// fit), Inactive,
     /// TooManyPlacements, OutOfMemory. Lock-free.
-    Expected<Placed, PlaceError> place(uint64_t size, uint64_t alignment,
-                                       const Payload& payload) noexcept {
-      if (frame_ == nullptr) return unexpected(PlaceError{PlaceErrorKind::Full, size, 0});
-      if (size == 0) return unexpected(PlaceError{PlaceErrorKind::ZeroSize, 0, 0});
+    Expected<Placed, SharedPlaceError> place(uint64_t size, uint64_t alignment,
+                                             const Payload& payload) noexcept {
+      if (frame_ == nullptr) {
+        return unexpected(SharedPlaceError{SharedPlaceErrorKind::Inactive, size, 0});
+      }
+      if (size == 0) return unexpected(SharedPlaceError{SharedPlaceErrorKind::ZeroSize, 0, 0});
       if (alignment == 0) alignment = 1;
       if (size > UINT64_MAX - (alignment - 1)) {
-        return unexpected(PlaceError{PlaceErrorKind::Overflow, size, 0});
+        return unexpected(SharedPlaceError{SharedPlaceErrorKind::Overflow, size, 0});
       }
       Placement* entry = nullptr;
       uint64_t index = 0;
@@ -325,22 +351,23 @@ class SharedFrame {
       if (options_.run_entries == 0) options_.run_entries = 1;
     }
 
-    Expected<void, PlaceError> next_entry(uint64_t* index) noexcept {
+    Expected<void, SharedPlaceError> next_entry(uint64_t* index) noexcept {
       if (entry_ == entry_end_) {
         const auto first = frame_->log_.claim(options_.run_entries);
-        if (!first) return unexpected(PlaceError{PlaceErrorKind::TooManyPlacements, 0, 0});
+        if (!first)
+          return unexpected(SharedPlaceError{SharedPlaceErrorKind::TooManyPlacements, 0, 0});
         entry_ = *first;
         entry_end_ = *first + options_.run_entries;
       }
       if (frame_->log_.at(entry_) == nullptr) {
-        return unexpected(PlaceError{PlaceErrorKind::OutOfMemory, 0, 0});
+        return unexpected(SharedPlaceError{SharedPlaceErrorKind::OutOfMemory, 0, 0});
       }
       *index = entry_++;
       return {};
     }
 
     // Takes `size` bytes aligned to `alignment` from this writer's run or the shared cursor.
-    Expected<uint64_t, PlaceError> place_bytes(uint64_t size, uint64_t alignment) noexcept {
+    Expected<uint64_t, SharedPlaceError> place_bytes(uint64_t size, uint64_t alignment) noexcept {
       SharedFrame& f = *frame_;
       if (run_pos_ < run_end_) {
         const std::optional<uint64_t> off = align_up(run_pos_, alignment);
@@ -357,7 +384,7 @@ class SharedFrame {
         if (!aligned || *aligned > f.end_ || f.end_ - *aligned < size) {
           const uint64_t free = cur >= f.end_ ? 0 : f.end_ - cur;
           const uint64_t pad = aligned ? *aligned - cur : alignment - 1;
-          return unexpected(PlaceError{PlaceErrorKind::Full, pad + size, free});
+          return unexpected(SharedPlaceError{SharedPlaceErrorKind::DoesNotFit, pad + size, free});
         }
         off = *aligned;
         stop = off + std::min(want, f.end_ - off);

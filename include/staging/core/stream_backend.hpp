@@ -15,6 +15,7 @@
 #include <span>
 
 #include "staging/core/byte_ring.hpp"
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/core/upload_pieces.hpp"
@@ -55,6 +56,12 @@ enum class SubmitError : uint8_t {
   /// submitted.
   Failed,
 };
+
+/// Names of SubmitError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<SubmitError>) noexcept {
+  return std::to_array<std::string_view>({"DeviceLost", "Failed"});
+}
+static_assert(enum_names_complete<SubmitError>(), "SubmitError: a value has no name");
 
 /// The backend's side of a StreamScheduler. Implemented by a backend (the Vulkan streamer) or a
 /// fake (testing/fake_stream_backend.hpp).

@@ -46,6 +46,8 @@
 #include <vector>
 
 #include "staging/core/byte_ring.hpp"
+#include "staging/core/counters.hpp"
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/stream_backend.hpp"
 #include "staging/core/timeline.hpp"
@@ -65,6 +67,12 @@ enum class StreamPriority : uint8_t {
   Prefetch,
 };
 
+/// Names of StreamPriority's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<StreamPriority>) noexcept {
+  return std::to_array<std::string_view>({"Now", "Prefetch"});
+}
+static_assert(enum_names_complete<StreamPriority>(), "StreamPriority: a value has no name");
+
 /// Where an upload is.
 enum class StreamStatus : uint8_t {
   /// Waiting in the queue; nothing cut yet.
@@ -82,6 +90,13 @@ enum class StreamStatus : uint8_t {
   /// are undefined.
   Failed,
 };
+
+/// Names of StreamStatus's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<StreamStatus>) noexcept {
+  return std::to_array<std::string_view>(
+      {"Queued", "Streaming", "Submitted", "Complete", "Cancelled", "Failed"});
+}
+static_assert(enum_names_complete<StreamStatus>(), "StreamStatus: a value has no name");
 
 /// One upload: what to copy, where, and how urgently.
 struct StreamRequest {
@@ -149,6 +164,12 @@ enum class EnqueueError : uint8_t {
   Stopped,
 };
 
+/// Names of EnqueueError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<EnqueueError>) noexcept {
+  return std::to_array<std::string_view>({"Empty", "QueueFull", "Timeout", "TooLarge", "Stopped"});
+}
+static_assert(enum_names_complete<EnqueueError>(), "EnqueueError: a value has no name");
+
 /// What cancel() did.
 enum class CancelResult : uint8_t {
   /// The upload had not started: nothing of it reaches its destination.
@@ -161,6 +182,12 @@ enum class CancelResult : uint8_t {
   /// The ticket is empty, of another scheduler, or its upload had ended (failed or cancelled).
   Unknown,
 };
+
+/// Names of CancelResult's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<CancelResult>) noexcept {
+  return std::to_array<std::string_view>({"Cancelled", "Stopped", "TooLate", "Unknown"});
+}
+static_assert(enum_names_complete<CancelResult>(), "CancelResult: a value has no name");
 
 /// A piece of an upload written in place: write `bytes` (the piece's region of the packed
 /// source, `piece.bytes` of them), then commit() or abandon() it.
@@ -190,6 +217,13 @@ enum class InPlaceError : uint8_t {
   Stopped,
 };
 
+/// Names of InPlaceError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<InPlaceError>) noexcept {
+  return std::to_array<std::string_view>(
+      {"BadTicket", "Done", "Cancelled", "Timeout", "TooLarge", "Stopped"});
+}
+static_assert(enum_names_complete<InPlaceError>(), "InPlaceError: a value has no name");
+
 /// What one pump_once() did.
 enum class PumpResult : uint8_t {
   /// Submitted a batch.
@@ -204,6 +238,13 @@ enum class PumpResult : uint8_t {
   /// stop() was called.
   Stopped,
 };
+
+/// Names of PumpResult's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<PumpResult>) noexcept {
+  return std::to_array<std::string_view>(
+      {"Submitted", "Idle", "RingFull", "SubmitFailed", "Stopped"});
+}
+static_assert(enum_names_complete<PumpResult>(), "PumpResult: a value has no name");
 
 /// How a StreamScheduler is sized.
 struct StreamSchedulerConfig {
@@ -255,6 +296,35 @@ struct StreamStats {
   uint64_t peak_queued_bytes = 0;  ///< the most queued_bytes has been
   uint64_t in_flight_batches = 0;  ///< batches cut and not yet retired, now
 };
+
+/// StreamStats' counters, in declaration order (counters.hpp: formatting, comparison,
+/// serialisation).
+constexpr auto counters_of(std::type_identity<StreamStats>) noexcept {
+  using S = StreamStats;
+  constexpr CounterUnit bytes = CounterUnit::Bytes;
+  return std::tuple{counter("enqueued", "uploads accepted", &S::enqueued),
+                    counter("enqueued_bytes", "bytes accepted", &S::enqueued_bytes, bytes),
+                    counter("submitted", "uploads submitted", &S::submitted),
+                    counter("submitted_bytes", "bytes submitted", &S::submitted_bytes, bytes),
+                    counter("cancelled", "uploads cancelled", &S::cancelled),
+                    counter("stopped", "uploads stopped part way", &S::stopped),
+                    counter("failed", "uploads failed", &S::failed),
+                    counter("pieces", "pieces", &S::pieces),
+                    counter("batches", "batches submitted", &S::batches),
+                    counter("submit_errors", "failed submissions", &S::submit_errors),
+                    counter("queue_refusals", "queue refusals", &S::queue_refusals),
+                    counter("queue_timeouts", "queue timeouts", &S::queue_timeouts),
+                    counter("queue_waits", "waits for queue room", &S::queue_waits),
+                    counter("ring_full", "rounds without ring room", &S::ring_full),
+                    counter("ring_full_time_ns", "time without ring room (ns)", &S::ring_full_time),
+                    counter("in_place_pieces", "pieces written in place", &S::in_place_pieces),
+                    counter("in_place_timeouts", "in-place timeouts", &S::in_place_timeouts),
+                    counter("queued_bytes", "bytes queued", &S::queued_bytes, bytes),
+                    counter("peak_queued_bytes", "peak bytes queued", &S::peak_queued_bytes, bytes),
+                    counter("in_flight_batches", "batches in flight", &S::in_flight_batches)};
+}
+static_assert(counters_complete<StreamStats>(),
+              "StreamStats: a member is missing from counters_of");
 
 /// See the file comment.
 ///
@@ -398,5 +468,13 @@ class StreamScheduler {
   bool stopping_ = false;
   std::mutex submit_mutex_;  // one submit() at a time
 };
+
+/// Names of StreamScheduler::CreateError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<StreamScheduler::CreateError>) noexcept {
+  return std::to_array<std::string_view>(
+      {"InvalidConfig", "MissingDependency", "AllocationFailed"});
+}
+static_assert(enum_names_complete<StreamScheduler::CreateError>(),
+              "StreamScheduler::CreateError: a value has no name");
 
 }  // namespace staging

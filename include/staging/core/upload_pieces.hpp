@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 
 namespace staging {
@@ -73,6 +74,12 @@ enum class ShapeError : uint8_t {
   /// A level index of 32 or more (base_level + levels > 32), or a size that overflows 64 bits.
   OutOfRange,
 };
+
+/// Names of ShapeError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<ShapeError>) noexcept {
+  return std::to_array<std::string_view>({"Empty", "OutOfRange"});
+}
+static_assert(enum_names_complete<ShapeError>(), "ShapeError: a value has no name");
 
 /// Level `level` (absolute, base_level <= level < base_level + levels) of `shape`: its extent,
 /// block counts, bytes and offset in the packed source. Errors: Empty, OutOfRange.

@@ -22,9 +22,14 @@
 #include <cstdint>
 #include <optional>
 
+#include "staging/core/enum_names.hpp"
 #include "staging/vulkan/dispatch.hpp"
 
 namespace staging::vulkan {
+
+/// The names of this layer's enums that have a name table (Sharing, the Streamer's errors):
+/// staging's generic to_string(), visible here beside the layer's own overloads.
+using staging::to_string;
 
 /// How a streamed resource is shared between the streamer's queue family and the consumer's.
 enum class Sharing : uint8_t {
@@ -35,6 +40,12 @@ enum class Sharing : uint8_t {
   /// transfer; the consumer only waits on the timeline value.
   Concurrent,
 };
+
+/// Names of Sharing's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<Sharing>) noexcept {
+  return std::to_array<std::string_view>({"Exclusive", "Concurrent"});
+}
+static_assert(enum_names_complete<Sharing>(), "Sharing: a value has no name");
 
 /// The two queue families of a stream.
 struct QueueFamilies {

@@ -36,6 +36,8 @@
 #include <string_view>
 #include <thread>
 
+#include "staging/core/counters.hpp"
+#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/stream_scheduler.hpp"
 #include "staging/vulkan/memory.hpp"
@@ -103,10 +105,21 @@ enum class StreamUploadError : uint8_t {
   Stopped,
 };
 
-/// The value's name, e.g. "QueueFull". Never null; "?" outside the enum.
-[[nodiscard]] std::string_view to_string(StreamerCreateError error) noexcept;
-/// The value's name, e.g. "SizeMismatch". Never null; "?" outside the enum.
-[[nodiscard]] std::string_view to_string(StreamUploadError error) noexcept;
+/// Names of StreamerCreateError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<StreamerCreateError>) noexcept {
+  return std::to_array<std::string_view>(
+      {"MissingFunction", "InvalidConfig", "AllocationFailed", "CreateFailed", "ThreadFailed"});
+}
+static_assert(enum_names_complete<StreamerCreateError>(),
+              "StreamerCreateError: a value has no name");
+
+/// Names of StreamUploadError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<StreamUploadError>) noexcept {
+  return std::to_array<std::string_view>({"NullTarget", "Empty", "UnsupportedFormat",
+                                          "SizeMismatch", "TooLarge", "QueueFull", "Timeout",
+                                          "Stopped"});
+}
+static_assert(enum_names_complete<StreamUploadError>(), "StreamUploadError: a value has no name");
 
 /// What a Streamer has done: the scheduler's counters and the Vulkan side's.
 struct StreamerStats {
@@ -120,6 +133,23 @@ struct StreamerStats {
   uint64_t flushes = 0;          ///< flushes of non-coherent staging memory
   uint64_t device_lost = 0;      ///< submissions or semaphore reads that found the device lost
 };
+
+/// StreamerStats' counters, in declaration order (counters.hpp): the scheduler's and the ring's
+/// as groups, then the Vulkan side's.
+constexpr auto counters_of(std::type_identity<StreamerStats>) noexcept {
+  using S = StreamerStats;
+  return std::tuple{counter_group("stream", "stream", &S::stream),
+                    counter_group("ring", "staging ring", &S::ring),
+                    counter("submissions", "submissions", &S::submissions),
+                    counter("copy_commands", "copy commands", &S::copy_commands),
+                    counter("copy_regions", "copy regions", &S::copy_regions),
+                    counter("barriers", "barriers", &S::barriers),
+                    counter("command_buffers", "command buffers", &S::command_buffers),
+                    counter("flushes", "flushes", &S::flushes),
+                    counter("device_lost", "device lost", &S::device_lost)};
+}
+static_assert(counters_complete<StreamerStats>(),
+              "StreamerStats: a member is missing from counters_of");
 
 namespace detail {
 class StreamerBackend;
