@@ -227,12 +227,14 @@ TEST_F(StreamTest, TheQueueCapRefusesOrWaitsAsTheCallerChooses) {
   // Now uploads are counted apart: a prefetch backlog never keeps them out.
   EXPECT_TRUE(scheduler->enqueue(buffer(30 * K, StreamPriority::Now)));
   // A waiting producer gets in once the pump cuts enough.
+  const StreamRequest late = buffer(30 * K);
   std::thread pump([&] {
-    std::this_thread::sleep_for(5ms);
+    while (scheduler->stats().queue_waits < 2)  // the producer below is waiting
+      std::this_thread::yield();
     for (int i = 0; i < 4; ++i)
       (void)scheduler->pump_once();
   });
-  auto waited = scheduler->enqueue(buffer(30 * K), 10s);
+  auto waited = scheduler->enqueue(late, 10s);
   pump.join();
   EXPECT_TRUE(waited);
   pump_all();
