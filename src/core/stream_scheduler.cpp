@@ -18,6 +18,7 @@
 
 #include "staging/core/align.hpp"
 #include "staging/core/assert.hpp"
+#include "staging/core/fill_copy.hpp"
 #include "staging/core/stream_observer.hpp"
 
 namespace staging {
@@ -102,6 +103,13 @@ struct StreamScheduler::Batch {
   bool in_place = false;
 };
 
+// A batch being filled: the pool's jobs for its large pieces (its small ones were copied when
+// it was started).
+struct StreamScheduler::Filling {
+  Batch* batch = nullptr;
+  std::vector<std::unique_ptr<FillJob>> jobs;
+};
+
 // One upload's share of a batch being cut: its cursor after the cut.
 struct StreamScheduler::Cut {
   std::shared_ptr<detail::StreamUpload> upload;
@@ -157,6 +165,11 @@ StreamScheduler::StreamScheduler(const StreamSchedulerConfig& config, Deps deps)
 
 StreamScheduler::~StreamScheduler() {
   stop();
+  // Batches the pump was filling: no pool thread may touch their memory or sources any more.
+  for (auto& f : filling_) {
+    for (auto& job : f->jobs)
+      deps_.fill_pool->cancel(*job);
+  }
   std::lock_guard lock(mutex_);
   for (auto& q : queues_) {
     while (!q.empty()) {
@@ -679,13 +692,41 @@ StreamScheduler::Batch* StreamScheduler::plan_locked(uint64_t* wait_token) {
   return out;
 }
 
-void StreamScheduler::fill(const Batch& batch) {
+void StreamScheduler::start_fill(Filling& f) {
+  const Batch& batch = *f.batch;
   std::byte* base = deps_.backend->mapped(batch.reservation.region);
+  std::vector<FillJob*> submit;
   for (std::size_t i = 0; i < batch.pieces.size(); ++i) {
     const BatchPiece& p = batch.pieces[i];
+    std::byte* dst = base + p.staging_offset;
     const std::byte* src = batch.uploads[i]->request.source + p.piece.source_offset;
-    std::memcpy(base + p.staging_offset, src, static_cast<std::size_t>(p.piece.bytes));
+    if (deps_.fill_pool == nullptr || p.piece.bytes < config_.pool_min_bytes) {
+      copy_to_staging(dst, src, static_cast<std::size_t>(p.piece.bytes), config_.fill_method);
+      continue;
+    }
+    std::unique_ptr<FillJob> job;
+    if (!spare_jobs_.empty()) {
+      job = std::move(spare_jobs_.back());
+      spare_jobs_.pop_back();
+    } else {
+      job = std::make_unique<FillJob>();
+    }
+    job->dst = dst;
+    job->src = src;
+    job->bytes = p.piece.bytes;
+    job->method = config_.fill_method;
+    submit.push_back(job.get());
+    f.jobs.push_back(std::move(job));
   }
+  if (!submit.empty()) deps_.fill_pool->submit(submit);
+}
+
+void StreamScheduler::finish_fill(Filling& f) {
+  for (auto& job : f.jobs) {
+    deps_.fill_pool->wait(*job);  // copies its unclaimed slices on this thread meanwhile
+    spare_jobs_.push_back(std::move(job));
+  }
+  f.jobs.clear();
 }
 
 PumpResult StreamScheduler::submit(Batch& batch) {
@@ -731,19 +772,38 @@ PumpResult StreamScheduler::pump_once(Duration max_wait) {
   std::unique_lock lock(mutex_);
   if (stopping_) return PumpResult::Stopped;
   retire_locked(deps_.backend->completed());
+  // Cut as many batches as the ring has room for (one at a time without a pool) and start
+  // filling them; the oldest is submitted as soon as it is filled.
+  const std::size_t depth = deps_.fill_pool == nullptr         ? 1
+                            : config_.max_filling_batches == 0 ? SIZE_MAX
+                                                               : config_.max_filling_batches;
   uint64_t wait_token = 0;
-  if (Batch* batch = plan_locked(&wait_token)) {
-    lock.unlock();
-    fill(*batch);
-    return submit(*batch);
+  std::size_t started = filling_.size();
+  while (filling_.size() < depth) {
+    Batch* batch = plan_locked(&wait_token);
+    if (batch == nullptr) break;
+    auto f = std::make_unique<Filling>();
+    f->batch = batch;
+    filling_.push_back(std::move(f));
   }
-  if (front_locked() == nullptr) {
+  const bool queued = front_locked() != nullptr;
+  lock.unlock();
+  for (; started < filling_.size(); ++started)
+    start_fill(*filling_[started]);
+  if (!filling_.empty()) {
+    std::unique_ptr<Filling> f = std::move(filling_.front());
+    filling_.pop_front();
+    if (deps_.fill_pool != nullptr) finish_fill(*f);
+    return submit(*f->batch);
+  }
+  lock.lock();
+  if (!queued && front_locked() == nullptr) {
     work_cv_.wait_for(lock, std::min(max_wait, config_.wait_slice),
                       [&] { return stopping_ || front_locked() != nullptr; });
     return stopping_ ? PumpResult::Stopped : PumpResult::Idle;
   }
   ++stats_.ring_full;
-  const Duration started = now();
+  const Duration began = now();
   if (wait_token != 0) {
     (void)waited_for_ring(lock, wait_token, max_wait);
   } else {
@@ -751,10 +811,10 @@ PumpResult StreamScheduler::pump_once(Duration max_wait) {
     // time pass rather than spin.
     state_cv_.wait_for(lock, std::min(max_wait, config_.wait_slice));
   }
-  const Duration waited = now() - started;
+  const Duration waited = now() - began;
   stats_.ring_full_time += waited;
   if (deps_.observer != nullptr) {
-    deps_.observer->on_ring_wait({started, waited, wait_token, false});
+    deps_.observer->on_ring_wait({began, waited, wait_token, false});
   }
   return PumpResult::RingFull;
 }
@@ -767,7 +827,7 @@ void StreamScheduler::run() {
 bool StreamScheduler::drain(Duration timeout) {
   const auto deadline = deadline_after(timeout);
   for (;;) {
-    {
+    if (filling_.empty()) {
       std::unique_lock lock(mutex_);
       retire_locked(deps_.backend->completed());
       if (front_locked() == nullptr) {

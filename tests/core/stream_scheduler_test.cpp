@@ -54,13 +54,14 @@ struct StreamTest : ::testing::Test {
   std::vector<std::vector<std::byte>> sources;
   std::unique_ptr<StreamScheduler> scheduler;
 
-  void make(StreamSchedulerConfig config) {
+  void make(StreamSchedulerConfig config, FillPool* pool = nullptr) {
     config.check_invariants = true;
     scheduler.reset();  // its ring's region goes back to the backend first
     StreamScheduler::Deps deps;
     deps.backend = &backend;
     deps.allocator = &backend;
     deps.observer = &events;
+    deps.fill_pool = pool;
     scheduler = std::move(StreamScheduler::create(config, deps).value());
   }
   void SetUp() override { make({.ring_bytes = 64 * K}); }
@@ -366,6 +367,41 @@ TEST_F(StreamTest, StopRefusesNewWorkAndWakesWaiters) {
   EXPECT_EQ(scheduler->pump_once(), PumpResult::Stopped);
 }
 
+TEST_F(StreamTest, AFillPoolFillsSeveralBatchesAtOnceAndTheyAreSubmittedInOrder) {
+  // Pieces of 16 KiB or more go to the pool's two threads; the pump cuts the next batches while
+  // the pool fills the first, and submits each as it is filled, oldest first.
+  auto pool = FillPool::create({.threads = 2, .pinning = ThreadPinning::None}).value();
+  make({.ring_bytes = 64 * K, .max_queued_bytes = 8192 * K, .pool_min_bytes = 16 * K}, pool.get());
+  const ImageShape rgba{.block = {4, 1, 1, 1}, .width = 300, .height = 200, .levels = 9};
+  std::vector<StreamTicket> tickets;
+  tickets.push_back(scheduler->enqueue(buffer(1024 * K + 5)).value());
+  tickets.push_back(scheduler->enqueue(image(rgba)).value());
+  for (int i = 0; i < 20; ++i)
+    tickets.push_back(scheduler->enqueue(buffer(100 + 7 * i)).value());  // copied by the pump
+  pump_all();
+  for (std::size_t i = 0; i < tickets.size(); ++i) {
+    EXPECT_EQ(scheduler->status(tickets[i]), StreamStatus::Complete) << i;
+    EXPECT_TRUE(arrived(i)) << i;
+  }
+  const auto subs = backend.submissions();
+  for (std::size_t i = 1; i < subs.size(); ++i)
+    EXPECT_LT(subs[i - 1].token, subs[i].token);
+  EXPECT_GT(pool->stats().jobs, 0u);
+  EXPECT_LE(scheduler->ring_stats().peak_held_bytes, 64 * K);
+  scheduler.reset();  // before the pool it refers to
+}
+
+TEST_F(StreamTest, APoolWithoutThreadsIsFilledByThePump) {
+  auto pool = FillPool::create({.threads = 0, .pinning = ThreadPinning::None}).value();
+  make({.ring_bytes = 64 * K, .pool_min_bytes = 4 * K}, pool.get());
+  auto a = scheduler->enqueue(buffer(300 * K)).value();
+  pump_all();
+  EXPECT_EQ(scheduler->status(a), StreamStatus::Complete);
+  EXPECT_TRUE(arrived(0));
+  EXPECT_EQ(pool->stats().helped_bytes, 300 * K);
+  scheduler.reset();  // before the pool it refers to
+}
+
 TEST_F(StreamTest, ObserverSeesBatchesAndEnds) {
   auto a = scheduler->enqueue(buffer(40 * K)).value();
   pump_all();
@@ -381,11 +417,14 @@ TEST_F(StreamTest, ObserverSeesBatchesAndEnds) {
 TEST(StreamSchedulerThreads, ProducersOnManyThreadsLoseNothing) {
   FakeStreamBackend backend(DelayModel::seeded_random(Duration{0}, Duration{200'000}, 7));
   backend.sleep_while_stalled = true;
+  auto pool = FillPool::create({.threads = 2, .pinning = ThreadPinning::None}).value();
   StreamScheduler::Deps deps;
   deps.backend = &backend;
   deps.allocator = &backend;
+  deps.fill_pool = pool.get();
   auto scheduler = StreamScheduler::create({.ring_bytes = 256 * K,
                                             .max_queued_bytes = 1024 * K,
+                                            .pool_min_bytes = 16 * K,
                                             .wait_slice = 1ms,
                                             .check_invariants = true},
                                            deps)

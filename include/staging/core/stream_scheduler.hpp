@@ -49,6 +49,7 @@
 #include "staging/core/counters.hpp"
 #include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
+#include "staging/core/fill_pool.hpp"
 #include "staging/core/stream_backend.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/core/upload_pieces.hpp"
@@ -266,6 +267,15 @@ struct StreamSchedulerConfig {
   uint64_t max_queued_bytes = 0;
   /// Most uploads queued per priority (0: no limit).
   uint32_t max_queued_uploads = 0;
+  /// With a fill pool (Deps::fill_pool): pieces of at least this many bytes are copied by the
+  /// pool's threads (in slices, in parallel); smaller ones by the pump thread itself.
+  uint64_t pool_min_bytes = uint64_t{64} << 10;
+  /// With a fill pool: most batches being filled at once (the pump cuts the next batches while
+  /// the pool fills the first; each is submitted as soon as it is filled). 0: as many as the
+  /// ring has room for. Without a pool batches are filled one at a time by the pump.
+  uint32_t max_filling_batches = 0;
+  /// How the bytes are copied into staging memory (fill_copy.hpp).
+  FillMethod fill_method = FillMethod::Auto;
   /// The longest single wait of the pump (for the GPU, or for work), so that stop() and new
   /// work are noticed (> 0).
   Duration wait_slice = std::chrono::milliseconds(2);
@@ -342,6 +352,9 @@ class StreamScheduler {
     RingObserver* ring_observer = nullptr;  ///< the byte ring's timeline; may be null
     StreamObserver* observer = nullptr;     ///< the uploads' timeline; may be null
     InvariantChecker* checker = nullptr;    ///< fed by the ring when given; may be null
+    /// Copies pieces from the uploads' sources in parallel (shared with other users of the
+    /// pool); null: the pump thread copies them alone.
+    FillPool* fill_pool = nullptr;
   };
   /// Why create() made no scheduler.
   enum class CreateError : uint8_t {
@@ -398,10 +411,11 @@ class StreamScheduler {
 
   // --- the pump (one thread at a time) --------------------------------------------------------
 
-  /// One round: retires what the timeline completed, cuts the next batch (Now first) as large
-  /// as the ring's room allows, fills it from the uploads' sources, and submits it. When there
-  /// is nothing to cut, waits up to `max_wait` (capped at wait_slice) for work; when the ring
-  /// has no room, for the oldest batch to retire.
+  /// One round: retires what the timeline completed, cuts the next batches (Now first) as large
+  /// as the ring's room allows and starts filling them from the uploads' sources (on the fill
+  /// pool, when given), then waits for the oldest batch being filled (helping to copy it) and
+  /// submits it. When there is nothing to cut or fill, waits up to `max_wait` (capped at
+  /// wait_slice) for work; when the ring has no room, for the oldest batch to retire.
   PumpResult pump_once(Duration max_wait = Duration{0});
   /// Pumps until stop(). For a thread of the caller's.
   void run();
@@ -436,7 +450,9 @@ class StreamScheduler {
   uint64_t cut_locked(uint64_t free, bool padded, std::vector<Cut>& cuts,
                       uint64_t* batch_alignment);
   Batch* plan_locked(uint64_t* wait_token);
-  void fill(const Batch& batch);
+  struct Filling;
+  void start_fill(Filling& filling);
+  void finish_fill(Filling& filling);
   PumpResult submit(Batch& batch);
   void finish_submit_locked(Batch& batch, Expected<TimelineValue, SubmitError> result);
   void end_upload_locked(detail::StreamUpload& upload, StreamStatus status);
@@ -467,6 +483,10 @@ class StreamScheduler {
   StreamStats stats_;
   bool stopping_ = false;
   std::mutex submit_mutex_;  // one submit() at a time
+  // The pump's own (one pump thread at a time; no lock): batches being filled, oldest first,
+  // and fill jobs kept for reuse.
+  std::deque<std::unique_ptr<Filling>> filling_;
+  std::vector<std::unique_ptr<FillJob>> spare_jobs_;
 };
 
 /// Names of StreamScheduler::CreateError's values, in order (to_string, enum_from_string).
