@@ -368,9 +368,24 @@ Expected<std::unique_ptr<Streamer>, StreamerCreateError> Streamer::create(
   s->families_ = config.families;
   s->backend_ = std::make_unique<detail::StreamerBackend>(device, config);
   if (!s->backend_->init()) return unexpected(StreamerCreateError::CreateFailed);
+  if (config.fill_pool) {
+    s->pool_ = config.fill_pool;
+  } else {
+    FillPoolConfig pc;
+    pc.threads = config.fill_threads;
+    if (pc.threads == 0) {
+      const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+      pc.threads = std::clamp(cpus > 2 ? cpus - 2 : 1u, 1u, 12u);
+    }
+    pc.pinning = config.fill_pinning;
+    auto pool = FillPool::create(pc);
+    if (!pool) return unexpected(StreamerCreateError::ThreadFailed);
+    s->pool_ = std::move(*pool);
+  }
   StreamSchedulerConfig sc = config.schedule;
   sc.ring_bytes = config.ring_bytes;
   StreamScheduler::Deps deps;
+  deps.fill_pool = s->pool_.get();
   deps.backend = s->backend_.get();
   deps.allocator = s->backend_.get();
   deps.ring_observer = config.ring_observer;
@@ -399,6 +414,7 @@ Streamer::~Streamer() {
   if (backend_) backend_->wait_all();  // the GPU no longer reads staging memory
   scheduler_.reset();                  // releases queued uploads, destroys the staging buffer
   backend_.reset();
+  pool_.reset();
 }
 
 Expected<StreamTicket, StreamUploadError> Streamer::upload(const BufferTarget& target,

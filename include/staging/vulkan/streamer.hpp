@@ -63,6 +63,15 @@ struct StreamerConfig {
   StreamSchedulerConfig schedule;
   /// Start a pump thread of its own (else the caller runs pump_once()/run() on its thread).
   bool pump_thread = true;
+  /// The threads that copy uploads from the callers' pointers into staging memory, shared with
+  /// other users (an Uploader, another Streamer); null: the streamer makes its own pool of
+  /// fill_threads threads.
+  std::shared_ptr<FillPool> fill_pool;
+  /// Threads of the streamer's own pool: 0 is one per CPU less two, at most 12; pinned as
+  /// fill_pinning says (on the whole host).
+  unsigned fill_threads = 0;
+  /// Where the own pool's threads run (FillPoolConfig::pinning).
+  ThreadPinning fill_pinning = ThreadPinning::None;
   /// Staging memory source; null: a built-in DefaultMemory. Must outlive the streamer.
   MemoryHook* memory = nullptr;
   /// The byte ring's and the uploads' timelines (staging-sim, a Perfetto trace); may be null.
@@ -81,7 +90,7 @@ enum class StreamerCreateError : uint8_t {
   AllocationFailed,
   /// The command pool or the timeline semaphore could not be created.
   CreateFailed,
-  /// The pump thread could not be started.
+  /// The pump thread or the fill pool's threads could not be started.
   ThreadFailed,
 };
 
@@ -157,7 +166,8 @@ class StreamerBackend;
 
 /// See the file comment.
 ///
-/// Ownership: owns its staging memory, command pool, semaphore and pump thread. Destroying it
+/// Ownership: owns its staging memory, command pool, semaphore and pump thread, and shares its
+/// fill pool. Destroying it
 /// stops the pump, cancels what is queued, waits (without a time limit) for its last submission
 /// to complete, then frees everything. References the device and hook, which must outlive it.
 class Streamer {
@@ -254,6 +264,7 @@ class Streamer {
                                                         StreamPriority priority, Duration timeout,
                                                         bool in_place);
   QueueFamilies families_;
+  std::shared_ptr<FillPool> pool_;
   std::unique_ptr<detail::StreamerBackend> backend_;
   std::unique_ptr<StreamScheduler> scheduler_;
   std::thread pump_;
