@@ -196,9 +196,11 @@ Duration StreamScheduler::now() const {
 
 // --- producers ----------------------------------------------------------------------------------
 
-Expected<StreamTicket, EnqueueError> StreamScheduler::enqueue(const StreamRequest& request,
-                                                              Duration timeout) {
-  if (request.pieces.total_bytes() == 0 || request.pieces.done() || request.source == nullptr) {
+// A new upload's record (not yet numbered or queued). Errors: Empty, TooLarge (its smallest
+// piece, with the alignment's padding, exceeds the ring).
+Expected<std::shared_ptr<detail::StreamUpload>, EnqueueError> StreamScheduler::make_upload(
+    const StreamRequest& request, bool in_place) const {
+  if (request.pieces.total_bytes() == 0 || request.pieces.done()) {
     return unexpected(EnqueueError::Empty);
   }
   const uint64_t alignment = std::max<uint64_t>(request.alignment, 1);
@@ -211,6 +213,17 @@ Expected<StreamTicket, EnqueueError> StreamScheduler::enqueue(const StreamReques
   upload->request = request;
   upload->request.alignment = alignment;
   upload->bytes = request.pieces.total_bytes() - request.pieces.cut_bytes();
+  upload->in_place = in_place;
+  if (in_place) upload->request.source = nullptr;
+  return upload;
+}
+
+Expected<StreamTicket, EnqueueError> StreamScheduler::enqueue(const StreamRequest& request,
+                                                              Duration timeout) {
+  if (request.source == nullptr) return unexpected(EnqueueError::Empty);
+  auto made = make_upload(request, /*in_place=*/false);
+  if (!made) return unexpected(made.error());
+  std::shared_ptr<detail::StreamUpload> upload = std::move(*made);
   const std::size_t p = index(request.priority);
 
   std::unique_lock lock(mutex_);
@@ -266,21 +279,9 @@ bool StreamScheduler::queue_has_room_locked(const detail::StreamUpload& upload) 
 }
 
 Expected<StreamTicket, EnqueueError> StreamScheduler::write_in_place(const StreamRequest& request) {
-  if (request.pieces.total_bytes() == 0 || request.pieces.done()) {
-    return unexpected(EnqueueError::Empty);
-  }
-  const uint64_t alignment = std::max<uint64_t>(request.alignment, 1);
-  if (request.pieces.smallest_next() >
-      config_.ring_bytes - std::min(config_.ring_bytes, alignment - 1)) {
-    return unexpected(EnqueueError::TooLarge);
-  }
-  auto upload = std::make_shared<detail::StreamUpload>();
-  upload->scheduler = this;
-  upload->request = request;
-  upload->request.source = nullptr;
-  upload->request.alignment = alignment;
-  upload->bytes = request.pieces.total_bytes() - request.pieces.cut_bytes();
-  upload->in_place = true;
+  auto made = make_upload(request, /*in_place=*/true);
+  if (!made) return unexpected(made.error());
+  std::shared_ptr<detail::StreamUpload> upload = std::move(*made);
   std::lock_guard lock(mutex_);
   if (stopping_) return unexpected(EnqueueError::Stopped);
   upload->id = next_upload_++;

@@ -573,11 +573,9 @@ void Streamer::record_acquire(VkCommandBuffer cmd, const ImageTarget& target,
                               VkPipelineStageFlags2 stages, VkAccessFlags2 access) const {
   const auto barrier = image_acquire_barrier(target, families(), stages, access);
   if (!barrier) return;
-  const VkDependencyInfo dep{
-      .sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-      .imageMemoryBarrierCount = 1,
-      .pImageMemoryBarriers = &*barrier,
-  };
+  VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+  dep.imageMemoryBarrierCount = 1;
+  dep.pImageMemoryBarriers = &*barrier;
   backend_->dispatch().vkCmdPipelineBarrier2(cmd, &dep);
 }
 
@@ -585,11 +583,9 @@ void Streamer::record_acquire(VkCommandBuffer cmd, const BufferTarget& target, u
                               VkPipelineStageFlags2 stages, VkAccessFlags2 access) const {
   const auto barrier = buffer_acquire_barrier(target, size, families(), stages, access);
   if (!barrier) return;
-  const VkDependencyInfo dep{
-      .sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-      .bufferMemoryBarrierCount = 1,
-      .pBufferMemoryBarriers = &*barrier,
-  };
+  VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+  dep.bufferMemoryBarrierCount = 1;
+  dep.pBufferMemoryBarriers = &*barrier;
   backend_->dispatch().vkCmdPipelineBarrier2(cmd, &dep);
 }
 

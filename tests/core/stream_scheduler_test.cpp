@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "random_bytes.hpp"
 #include "staging/core/stream_observer.hpp"
 #include "staging/testing/fake_stream_backend.hpp"
 
@@ -29,13 +30,7 @@ using testing::FakeStreamTarget;
 
 constexpr uint64_t K = 1024;
 
-std::vector<std::byte> random_bytes(uint64_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<std::byte> v(static_cast<std::size_t>(n));
-  for (auto& b : v)
-    b = static_cast<std::byte>(rng() | 1);  // never zero
-  return v;
-}
+using test::random_bytes;
 
 struct Events : StreamObserver {
   std::vector<StreamBatchEvent> batches;

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "random_bytes.hpp"
 #include "staging/testing/fake_image.hpp"
 
 namespace staging {
@@ -15,13 +16,7 @@ namespace {
 
 using testing::FakeImage;
 
-std::vector<std::byte> random_bytes(uint64_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<std::byte> v(static_cast<std::size_t>(n));
-  for (auto& b : v)
-    b = static_cast<std::byte>(rng() | 1);  // never zero
-  return v;
-}
+using test::random_bytes;
 
 // Cuts `shape` with budgets drawn from `budget`, plays every piece into a FakeImage and checks
 // the pieces are contiguous in the source; returns the pieces.

@@ -27,12 +27,10 @@ using namespace std::chrono_literals;
 constexpr uint64_t KiB = 1024;
 constexpr uint64_t MiB = 1024 * KiB;
 
+// `n` random bytes (never zero) from `seed`.
 std::vector<std::byte> random_bytes(uint64_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::vector<std::byte> v(static_cast<std::size_t>(n));
-  for (auto& b : v)
-    b = static_cast<std::byte>(rng() | 1);  // never zero
-  return v;
+  return test::random_bytes(rng, static_cast<std::size_t>(n));
 }
 
 class StreamerTest : public GpuTest {

@@ -73,103 +73,51 @@ double seconds(Clock::duration d) {
 // Reads every level of a streamed texture (in SHADER_READ_ONLY_OPTIMAL, owned by the graphics
 // family) and its mesh back and compares them with the source.
 bool verify(example::StreamingDevice& d, const Version& v, const AssetSource& s) {
-  VkDevice dev = d.device;
-  const uint64_t bytes = s.texels.size() + s.mesh.size();
-  VkBuffer back = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  const VkBufferCreateInfo info{.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                                .size = bytes,
-                                .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT};
-  vkCreateBuffer(dev, &info, nullptr, &back);
-  VkMemoryRequirements req;
-  vkGetBufferMemoryRequirements(dev, back, &req);
-  const VkMemoryAllocateInfo alloc{
-      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-      .allocationSize = req.size,
-      .memoryTypeIndex =
-          d.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                                VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)};
-  vkAllocateMemory(dev, &alloc, nullptr, &memory);
-  vkBindBufferMemory(dev, back, memory, 0);
-  VkCommandPool pool = VK_NULL_HANDLE;
-  const VkCommandPoolCreateInfo pool_info{.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                          .queueFamilyIndex = d.graphics_family};
-  vkCreateCommandPool(dev, &pool_info, nullptr, &pool);
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  const VkCommandBufferAllocateInfo cmd_info{
-      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-      .commandPool = pool,
-      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-      .commandBufferCount = 1};
-  vkAllocateCommandBuffers(dev, &cmd_info, &cmd);
-  const VkCommandBufferBeginInfo begin{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  vkBeginCommandBuffer(cmd, &begin);
-  // After the frames that sampled it: to TRANSFER_SRC.
-  const VkImageMemoryBarrier2 to_src{
-      .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
-      .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-      .srcAccessMask = VK_ACCESS_2_MEMORY_READ_BIT,
-      .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-      .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT,
-      .oldLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-      .newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-      .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-      .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-      .image = v.resources.image,
-      .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, s.levels, 0, 1}};
-  const VkMemoryBarrier2 reads{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                               .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                               .srcAccessMask = VK_ACCESS_2_MEMORY_READ_BIT,
-                               .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                               .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT};
-  const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                             .memoryBarrierCount = 1,
-                             .pMemoryBarriers = &reads,
-                             .imageMemoryBarrierCount = 1,
-                             .pImageMemoryBarriers = &to_src};
-  vkCmdPipelineBarrier2(cmd, &dep);
-  std::vector<VkBufferImageCopy> regions;
-  uint64_t offset = 0;
-  for (uint32_t l = 0; l < s.levels; ++l) {
-    const uint32_t e = std::max(1u, s.texture_size >> l);
-    regions.push_back({.bufferOffset = offset,
-                       .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, l, 0, 1},
-                       .imageExtent = {e, e, 1}});
-    offset += uint64_t{e} * e * 4;
-  }
-  vkCmdCopyImageToBuffer(cmd, v.resources.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, back,
-                         static_cast<uint32_t>(regions.size()), regions.data());
-  const VkBufferCopy mesh_region{0, s.texels.size(), s.mesh.size()};
-  vkCmdCopyBuffer(cmd, v.resources.buffer, back, 1, &mesh_region);
-  const VkMemoryBarrier2 to_host{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                                 .srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                                 .srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                                 .dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT,
-                                 .dstAccessMask = VK_ACCESS_2_HOST_READ_BIT};
-  const VkDependencyInfo host_dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                                  .memoryBarrierCount = 1,
-                                  .pMemoryBarriers = &to_host};
-  vkCmdPipelineBarrier2(cmd, &host_dep);
-  vkEndCommandBuffer(cmd);
-  const VkCommandBufferSubmitInfo submit_cmd{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
-                                             .commandBuffer = cmd};
-  const VkSubmitInfo2 submit{.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
-                             .commandBufferInfoCount = 1,
-                             .pCommandBufferInfos = &submit_cmd};
-  {
-    std::lock_guard lock(d.graphics_mutex);
-    vkQueueSubmit2(d.graphics, 1, &submit, VK_NULL_HANDLE);
-    vkQueueWaitIdle(d.graphics);
-  }
-  void* mapped = nullptr;
-  vkMapMemory(dev, memory, 0, bytes, 0, &mapped);
-  const auto* p = static_cast<const std::byte*>(mapped);
-  const bool same = std::memcmp(p, s.texels.data(), s.texels.size()) == 0 &&
-                    std::memcmp(p + s.texels.size(), s.mesh.data(), s.mesh.size()) == 0;
-  vkUnmapMemory(dev, memory);
-  vkDestroyCommandPool(dev, pool, nullptr);
-  vkDestroyBuffer(dev, back, nullptr);
-  vkFreeMemory(dev, memory, nullptr);
+  example::HostBuffer back =
+      d.make_host_buffer(s.texels.size() + s.mesh.size(), VK_BUFFER_USAGE_TRANSFER_DST_BIT);
+  if (back.mapped == nullptr) return false;
+  d.run_once([&](VkCommandBuffer cmd) {
+    // After the frames that sampled it: to TRANSFER_SRC, then every level and the mesh out.
+    const VkImageMemoryBarrier2 to_src{
+        .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
+        .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+        .srcAccessMask = VK_ACCESS_2_MEMORY_READ_BIT,
+        .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
+        .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT,
+        .oldLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+        .newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+        .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+        .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+        .image = v.resources.image,
+        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, s.levels, 0, 1}};
+    const VkMemoryBarrier2 reads{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
+                                 .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                 .srcAccessMask = VK_ACCESS_2_MEMORY_READ_BIT,
+                                 .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
+                                 .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT};
+    const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+                               .memoryBarrierCount = 1,
+                               .pMemoryBarriers = &reads,
+                               .imageMemoryBarrierCount = 1,
+                               .pImageMemoryBarriers = &to_src};
+    vkCmdPipelineBarrier2(cmd, &dep);
+    std::vector<VkBufferImageCopy> regions;
+    uint64_t offset = 0;
+    for (uint32_t l = 0; l < s.levels; ++l) {
+      const uint32_t e = std::max(1u, s.texture_size >> l);
+      regions.push_back({.bufferOffset = offset,
+                         .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, l, 0, 1},
+                         .imageExtent = {e, e, 1}});
+      offset += uint64_t{e} * e * 4;
+    }
+    vkCmdCopyImageToBuffer(cmd, v.resources.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                           back.buffer, static_cast<uint32_t>(regions.size()), regions.data());
+    const VkBufferCopy mesh_region{0, s.texels.size(), s.mesh.size()};
+    vkCmdCopyBuffer(cmd, v.resources.buffer, back.buffer, 1, &mesh_region);
+  });
+  const bool same = std::memcmp(back.mapped, s.texels.data(), s.texels.size()) == 0 &&
+                    std::memcmp(back.mapped + s.texels.size(), s.mesh.data(), s.mesh.size()) == 0;
+  d.destroy(back);
   return same;
 }
 

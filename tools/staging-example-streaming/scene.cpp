@@ -354,95 +354,34 @@ uint64_t Scene::render(std::span<const VkSemaphoreSubmitInfo> waits,
 }
 
 std::vector<uint8_t> Scene::read_back() {
-  VkDevice dev = d_.device;
   const uint64_t bytes = uint64_t{width_} * height_ * 4;
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  const VkBufferCreateInfo info{.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                                .size = bytes,
-                                .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT};
-  vkCreateBuffer(dev, &info, nullptr, &buffer);
-  VkMemoryRequirements req;
-  vkGetBufferMemoryRequirements(dev, buffer, &req);
-  const VkMemoryAllocateInfo alloc{
-      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-      .allocationSize = req.size,
-      .memoryTypeIndex =
-          d_.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                                 VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)};
-  vkAllocateMemory(dev, &alloc, nullptr, &memory);
-  vkBindBufferMemory(dev, buffer, memory, 0);
-
-  const uint32_t slot = static_cast<uint32_t>((frame_ + 1) % 2);
-  if (frame_ >= 1) {
-    const uint64_t last = frame_;
-    const VkSemaphoreWaitInfo wait{.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-                                   .semaphoreCount = 1,
-                                   .pSemaphores = &timeline_,
-                                   .pValues = &last};
-    vkWaitSemaphores(dev, &wait, UINT64_MAX);
-  }
-  VkCommandBuffer cmd = cmd_[slot];
-  const VkCommandBufferBeginInfo begin{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-  vkBeginCommandBuffer(cmd, &begin);
-  const VkImageMemoryBarrier2 to_src{
-      .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
-      .srcStageMask = VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
-      .srcAccessMask = VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT,
-      .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-      .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT,
-      .oldLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-      .newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-      .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-      .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-      .image = color_,
-      .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
-  const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                             .imageMemoryBarrierCount = 1,
-                             .pImageMemoryBarriers = &to_src};
-  vkCmdPipelineBarrier2(cmd, &dep);
-  const VkBufferImageCopy region{.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
-                                 .imageExtent = {width_, height_, 1}};
-  vkCmdCopyImageToBuffer(cmd, color_, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, buffer, 1, &region);
-  const VkMemoryBarrier2 to_host{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                                 .srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                                 .srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                                 .dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT,
-                                 .dstAccessMask = VK_ACCESS_2_HOST_READ_BIT};
-  const VkDependencyInfo host_dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                                  .memoryBarrierCount = 1,
-                                  .pMemoryBarriers = &to_host};
-  vkCmdPipelineBarrier2(cmd, &host_dep);
-  vkEndCommandBuffer(cmd);
-  const uint64_t value = ++frame_;
-  const VkCommandBufferSubmitInfo cmd_info{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
-                                           .commandBuffer = cmd};
-  const VkSemaphoreSubmitInfo signal{.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                     .semaphore = timeline_,
-                                     .value = value,
-                                     .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
-  const VkSubmitInfo2 submit{.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
-                             .commandBufferInfoCount = 1,
-                             .pCommandBufferInfos = &cmd_info,
-                             .signalSemaphoreInfoCount = 1,
-                             .pSignalSemaphoreInfos = &signal};
-  {
-    std::lock_guard lock(d_.graphics_mutex);
-    vkQueueSubmit2(d_.graphics, 1, &submit, VK_NULL_HANDLE);
-  }
-  const VkSemaphoreWaitInfo wait{.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-                                 .semaphoreCount = 1,
-                                 .pSemaphores = &timeline_,
-                                 .pValues = &value};
-  vkWaitSemaphores(dev, &wait, UINT64_MAX);
+  HostBuffer back = d_.make_host_buffer(bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT);
+  // After every frame (same queue): the colour image to TRANSFER_SRC and copied out.
+  d_.run_once([&](VkCommandBuffer cmd) {
+    const VkImageMemoryBarrier2 to_src{
+        .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
+        .srcStageMask = VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+        .srcAccessMask = VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT,
+        .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
+        .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT,
+        .oldLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+        .newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+        .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+        .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+        .image = color_,
+        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
+    const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+                               .imageMemoryBarrierCount = 1,
+                               .pImageMemoryBarriers = &to_src};
+    vkCmdPipelineBarrier2(cmd, &dep);
+    const VkBufferImageCopy region{.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
+                                   .imageExtent = {width_, height_, 1}};
+    vkCmdCopyImageToBuffer(cmd, color_, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, back.buffer, 1,
+                           &region);
+  });
   std::vector<uint8_t> out(bytes);
-  void* mapped = nullptr;
-  vkMapMemory(dev, memory, 0, bytes, 0, &mapped);
-  std::memcpy(out.data(), mapped, bytes);
-  vkUnmapMemory(dev, memory);
-  vkDestroyBuffer(dev, buffer, nullptr);
-  vkFreeMemory(dev, memory, nullptr);
+  if (back.mapped != nullptr) std::memcpy(out.data(), back.mapped, bytes);
+  d_.destroy(back);
   return out;
 }
 

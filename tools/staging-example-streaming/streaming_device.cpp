@@ -225,3 +225,77 @@ uint32_t StreamingDevice::memory_type(uint32_t bits, VkMemoryPropertyFlags want)
 }
 
 }  // namespace example
+
+namespace example {
+
+HostBuffer StreamingDevice::make_host_buffer(uint64_t bytes, VkBufferUsageFlags usage) const {
+  HostBuffer b;
+  const VkBufferCreateInfo info{
+      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = bytes, .usage = usage};
+  if (vkCreateBuffer(device, &info, nullptr, &b.buffer) != VK_SUCCESS) return {};
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device, b.buffer, &req);
+  const VkMemoryAllocateInfo alloc{
+      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+      .allocationSize = req.size,
+      .memoryTypeIndex = memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                                             VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)};
+  void* mapped = nullptr;
+  if (vkAllocateMemory(device, &alloc, nullptr, &b.memory) != VK_SUCCESS ||
+      vkBindBufferMemory(device, b.buffer, b.memory, 0) != VK_SUCCESS ||
+      vkMapMemory(device, b.memory, 0, bytes, 0, &mapped) != VK_SUCCESS) {
+    destroy(b);
+    return {};
+  }
+  b.mapped = static_cast<std::byte*>(mapped);
+  return b;
+}
+
+void StreamingDevice::destroy(HostBuffer& b) const {
+  if (b.buffer != VK_NULL_HANDLE) vkDestroyBuffer(device, b.buffer, nullptr);
+  if (b.memory != VK_NULL_HANDLE) vkFreeMemory(device, b.memory, nullptr);
+  b = {};
+}
+
+void StreamingDevice::run_once(const std::function<void(VkCommandBuffer)>& body) {
+  VkCommandPool pool = VK_NULL_HANDLE;
+  const VkCommandPoolCreateInfo pool_info{.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                          .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT,
+                                          .queueFamilyIndex = graphics_family};
+  vkCreateCommandPool(device, &pool_info, nullptr, &pool);
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  const VkCommandBufferAllocateInfo cmd_info{
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+      .commandPool = pool,
+      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+      .commandBufferCount = 1};
+  vkAllocateCommandBuffers(device, &cmd_info, &cmd);
+  const VkCommandBufferBeginInfo begin{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+  vkBeginCommandBuffer(cmd, &begin);
+  body(cmd);
+  // What the commands wrote, for the host.
+  const VkMemoryBarrier2 to_host{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
+                                 .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                 .srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT,
+                                 .dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT,
+                                 .dstAccessMask = VK_ACCESS_2_HOST_READ_BIT};
+  const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+                             .memoryBarrierCount = 1,
+                             .pMemoryBarriers = &to_host};
+  vkCmdPipelineBarrier2(cmd, &dep);
+  vkEndCommandBuffer(cmd);
+  const VkCommandBufferSubmitInfo submit_cmd{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+                                             .commandBuffer = cmd};
+  const VkSubmitInfo2 submit{.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+                             .commandBufferInfoCount = 1,
+                             .pCommandBufferInfos = &submit_cmd};
+  {
+    std::lock_guard lock(graphics_mutex);
+    vkQueueSubmit2(graphics, 1, &submit, VK_NULL_HANDLE);
+    vkQueueWaitIdle(graphics);
+  }
+  vkDestroyCommandPool(device, pool, nullptr);
+}
+
+}  // namespace example

@@ -8,12 +8,20 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 
 #include "staging/vulkan.hpp"
 
 namespace example {
+
+/// A host-visible, coherent buffer, mapped (for reading results back).
+struct HostBuffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  std::byte* mapped = nullptr;
+};
 
 class StreamingDevice {
  public:
@@ -34,6 +42,12 @@ class StreamingDevice {
   [[nodiscard]] staging::vulkan::Device staging_device() const;
   /// A memory type among `bits` with `want` (UINT32_MAX when none).
   [[nodiscard]] uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags want) const;
+  /// A mapped host buffer of `bytes` bytes with `usage` (null handles when that fails).
+  HostBuffer make_host_buffer(uint64_t bytes, VkBufferUsageFlags usage) const;
+  void destroy(HostBuffer& buffer) const;
+  /// Records `body` into a command buffer, submits it to the graphics queue (after everything
+  /// submitted there before) and waits until it has finished.
+  void run_once(const std::function<void(VkCommandBuffer)>& body);
   /// True when the streamer has a queue of its own (a transfer-only family).
   [[nodiscard]] bool dedicated_transfer() const { return transfer_family != graphics_family; }
 

@@ -446,6 +446,8 @@ class StreamScheduler {
   StreamScheduler(const StreamSchedulerConfig& config, Deps deps);
 
   Duration now() const;
+  Expected<std::shared_ptr<detail::StreamUpload>, EnqueueError> make_upload(
+      const StreamRequest& request, bool in_place) const;
   void retire_locked(TimelineValue completed);
   uint64_t cut_locked(uint64_t free, bool padded, std::vector<Cut>& cuts,
                       uint64_t* batch_alignment);
