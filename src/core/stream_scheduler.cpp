@@ -18,6 +18,7 @@
 
 #include "staging/core/align.hpp"
 #include "staging/core/assert.hpp"
+#include "staging/core/copy_layout.hpp"
 #include "staging/core/fill_copy.hpp"
 #include "staging/core/stream_observer.hpp"
 
@@ -203,7 +204,9 @@ Expected<std::shared_ptr<detail::StreamUpload>, EnqueueError> StreamScheduler::m
   if (request.pieces.total_bytes() == 0 || request.pieces.done()) {
     return unexpected(EnqueueError::Empty);
   }
-  const uint64_t alignment = std::max<uint64_t>(request.alignment, 1);
+  const uint64_t alignment =
+      lcm(std::max<uint64_t>(request.alignment, 1), request.pieces.alignment()).value_or(0);
+  if (alignment == 0) return unexpected(EnqueueError::TooLarge);
   if (request.pieces.smallest_next() >
       config_.ring_bytes - std::min(config_.ring_bytes, alignment - 1)) {
     return unexpected(EnqueueError::TooLarge);
@@ -328,7 +331,7 @@ Expected<InPlacePiece, InPlaceError> StreamScheduler::next_piece(const StreamTic
       const auto piece = cursor.next(budget);
       if (!piece) continue;
       ReserveRequest rr;
-      rr.size = piece->bytes;
+      rr.size = piece->staging_bytes;
       rr.alignment = a;
       rr.token = next_token_;
       rr.owner = u->request.owner;
@@ -350,7 +353,7 @@ Expected<InPlacePiece, InPlaceError> StreamScheduler::next_piece(const StreamTic
       InPlacePiece out;
       out.piece = *piece;
       out.bytes = std::span(deps_.backend->mapped(res->region) + res->offset,
-                            static_cast<std::size_t>(piece->bytes));
+                            static_cast<std::size_t>(piece->staging_bytes));
       out.token = batch->token;
       if (deps_.observer != nullptr) {
         deps_.observer->on_batch({now(), batch->token, res->size, 1, u->id, u->request.priority});
@@ -608,10 +611,10 @@ uint64_t StreamScheduler::cut_locked(uint64_t free, bool padded, std::vector<Cut
         auto piece = cut.cursor.next(limit - pos);
         if (!piece) break;
         scratch_.push_back({*piece, pos, up->id, up->request.context});
-        pos = *align_up(pos + piece->bytes, a);
+        pos = *align_up(pos + piece->staging_bytes, a);
       }
       if (scratch_.size() == before) return rel;
-      rel = scratch_.back().staging_offset + scratch_.back().piece.bytes;
+      rel = scratch_.back().staging_offset + scratch_.back().piece.staging_bytes;
       *batch_alignment = *l;
       const bool done = cut.cursor.done();
       cuts.push_back(std::move(cut));
@@ -701,6 +704,13 @@ void StreamScheduler::start_fill(Filling& f) {
     const BatchPiece& p = batch.pieces[i];
     std::byte* dst = base + p.staging_offset;
     const std::byte* src = batch.uploads[i]->request.source + p.piece.source_offset;
+    // Padded rows (an API's row pitch alignment) are repacked row by row on this thread; tight
+    // pieces are one copy, on the pool when large.
+    const bool tight = p.piece.image.layout.tight();  // buffer pieces: no rows, tight
+    if (!tight) {
+      repack_rows(dst, src, p.piece.image.layout);
+      continue;
+    }
     if (deps_.fill_pool == nullptr || p.piece.bytes < config_.pool_min_bytes) {
       copy_to_staging(dst, src, static_cast<std::size_t>(p.piece.bytes), config_.fill_method);
       continue;

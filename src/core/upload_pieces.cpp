@@ -1,83 +1,60 @@
-// Cutting uploads into pieces: see include/staging/core/upload_pieces.hpp.
+// Cutting uploads into pieces: see include/staging/core/upload_pieces.hpp. Every image layout is
+// the copy layout engine's (copy_layout.hpp); this file only decides where a piece ends.
 #include "staging/core/upload_pieces.hpp"
 
 #include <algorithm>
 
 #include "staging/core/align.hpp"
+#include "staging/core/assert.hpp"
 
 namespace staging {
 namespace {
 
-uint32_t blocks(uint32_t texels, uint32_t block) noexcept {
-  return texels / block + (texels % block != 0 ? 1 : 0);
+bool levels_out_of_range(const ImageShape& s) noexcept {
+  return s.base_level >= 32 || s.levels > 32 - s.base_level;
 }
 
-uint32_t level_extent(uint32_t extent, uint32_t level) noexcept {
-  return std::max<uint32_t>(1, extent >> level);
-}
-
-bool shape_empty(const ImageShape& s) noexcept {
-  return s.block.bytes == 0 || s.block.width == 0 || s.block.height == 0 || s.block.depth == 0 ||
-         s.width == 0 || s.height == 0 || s.depth == 0 || s.levels == 0 || s.layers == 0;
-}
-
-// Level `level`'s layout without its offset.
-Expected<LevelLayout, ShapeError> level_size(const ImageShape& s, uint32_t level) noexcept {
-  LevelLayout l;
-  l.width = level_extent(s.width, level);
-  l.height = level_extent(s.height, level);
-  l.depth = level_extent(s.depth, level);
-  l.rows = blocks(l.height, s.block.height);
-  l.slices = blocks(l.depth, s.block.depth);
-  const auto row = checked_mul(blocks(l.width, s.block.width), s.block.bytes);
-  const auto slice = row ? checked_mul(*row, l.rows) : std::nullopt;
-  const auto layer = slice ? checked_mul(*slice, l.slices) : std::nullopt;
-  const auto all = layer ? checked_mul(*layer, s.layers) : std::nullopt;
-  if (!all) return unexpected(ShapeError::OutOfRange);
-  l.row_bytes = *row;
-  l.slice_bytes = *slice;
-  l.layer_bytes = *layer;
-  l.bytes = *all;
-  return l;
+// The layout of `layers` layers of a region of `extent` of shape `s`.
+Expected<TextureLayout, LayoutError> region(const ImageShape& s, TexelExtent extent,
+                                            uint32_t layers, const CopyLimits& limits) noexcept {
+  return texture_layout(extent, layers, s.block, limits);
 }
 
 }  // namespace
 
-Expected<LevelLayout, ShapeError> level_layout(const ImageShape& shape, uint32_t level) noexcept {
-  if (shape_empty(shape)) return unexpected(ShapeError::Empty);
-  if (shape.base_level >= 32 || shape.levels > 32 - shape.base_level || level < shape.base_level ||
+Expected<LevelLayout, LayoutError> level_layout(const ImageShape& shape, uint32_t level,
+                                                const CopyLimits& limits) noexcept {
+  if (shape.levels == 0) return unexpected(LayoutError::Empty);
+  if (levels_out_of_range(shape) || level < shape.base_level ||
       level >= shape.base_level + shape.levels) {
-    return unexpected(ShapeError::OutOfRange);
+    return unexpected(LayoutError::OutOfRange);
   }
   uint64_t offset = 0;
   for (uint32_t l = shape.base_level; l < level; ++l) {
-    const auto size = level_size(shape, l);
-    if (!size) return size;
-    const auto sum = checked_add(offset, size->bytes);
-    if (!sum) return unexpected(ShapeError::OutOfRange);
+    const auto before = region(shape, mip_extent(shape.extent, l), shape.layers, limits);
+    if (!before) return unexpected(before.error());
+    const auto sum = checked_add(offset, before->packed_bytes);
+    if (!sum) return unexpected(LayoutError::Overflow);
     offset = *sum;
   }
-  auto layout = level_size(shape, level);
-  if (!layout) return layout;
-  if (!checked_add(offset, layout->bytes)) return unexpected(ShapeError::OutOfRange);
-  layout->offset = offset;
-  return layout;
+  const auto layout = region(shape, mip_extent(shape.extent, level), shape.layers, limits);
+  if (!layout) return unexpected(layout.error());
+  if (!checked_add(offset, layout->packed_bytes)) return unexpected(LayoutError::Overflow);
+  return LevelLayout{*layout, offset};
 }
 
-Expected<uint64_t, ShapeError> image_bytes(const ImageShape& shape) noexcept {
-  if (shape_empty(shape)) return unexpected(ShapeError::Empty);
-  if (shape.base_level >= 32 || shape.levels > 32 - shape.base_level) {
-    return unexpected(ShapeError::OutOfRange);
-  }
+Expected<uint64_t, LayoutError> image_bytes(const ImageShape& shape) noexcept {
+  if (shape.levels == 0) return unexpected(LayoutError::Empty);
+  if (levels_out_of_range(shape)) return unexpected(LayoutError::OutOfRange);
   const auto last = level_layout(shape, shape.base_level + shape.levels - 1);
   if (!last) return unexpected(last.error());
-  return last->offset + last->bytes;
+  return last->offset + last->layout.packed_bytes;
 }
 
-Expected<PieceCursor, ShapeError> PieceCursor::buffer(uint64_t bytes, uint64_t dst_offset,
-                                                      uint64_t granule) noexcept {
-  if (bytes == 0) return unexpected(ShapeError::Empty);
-  if (!checked_add(dst_offset, bytes)) return unexpected(ShapeError::OutOfRange);
+Expected<PieceCursor, LayoutError> PieceCursor::buffer(uint64_t bytes, uint64_t dst_offset,
+                                                       uint64_t granule) noexcept {
+  if (bytes == 0) return unexpected(LayoutError::Empty);
+  if (!checked_add(dst_offset, bytes)) return unexpected(LayoutError::Overflow);
   PieceCursor c;
   c.total_ = bytes;
   c.dst_offset_ = dst_offset;
@@ -85,13 +62,19 @@ Expected<PieceCursor, ShapeError> PieceCursor::buffer(uint64_t bytes, uint64_t d
   return c;
 }
 
-Expected<PieceCursor, ShapeError> PieceCursor::image(const ImageShape& shape) noexcept {
+Expected<PieceCursor, LayoutError> PieceCursor::image(const ImageShape& shape,
+                                                      const CopyLimits& limits) noexcept {
   const auto total = image_bytes(shape);
   if (!total) return unexpected(total.error());
+  // Every level under the limits too (a padded row pitch may overflow where packed rows do not).
+  const auto last = level_layout(shape, shape.base_level + shape.levels - 1, limits);
+  if (!last) return unexpected(last.error());
   PieceCursor c;
   c.shape_ = shape;
+  c.limits_ = limits;
   c.total_ = *total;
   c.image_ = true;
+  c.alignment_ = last->layout.offset_alignment;
   c.level_ = shape.base_level;
   return c;
 }
@@ -110,7 +93,7 @@ std::optional<UploadPiece> PieceCursor::next(uint64_t budget) noexcept {
 uint64_t PieceCursor::smallest_next() const noexcept {
   if (done()) return 0;
   if (!image_) return std::min(granule_, total_ - cut_);
-  return level_size(shape_, level_)->row_bytes;
+  return level_layout(shape_, level_, limits_)->layout.row_bytes;
 }
 
 std::optional<UploadPiece> PieceCursor::next_buffer(uint64_t budget) noexcept {
@@ -123,62 +106,63 @@ std::optional<UploadPiece> PieceCursor::next_buffer(uint64_t budget) noexcept {
   UploadPiece p;
   p.source_offset = cut_;
   p.bytes = bytes;
+  p.staging_bytes = bytes;
   p.dst_offset = dst_offset_ + cut_;
   return p;
 }
 
 std::optional<UploadPiece> PieceCursor::next_image(uint64_t budget) noexcept {
-  const LevelLayout l = *level_layout(shape_, level_);
-  const BlockShape& b = shape_.block;
+  const LevelLayout ll = *level_layout(shape_, level_, limits_);
+  const TextureLayout& l = ll.layout;
+  const TexelBlock& b = shape_.block;
+  const TexelExtent e = l.extent;
+  // How many of something (a layer, a slice, a row) of `pitch` bytes apart fit, the last one
+  // taking `one` bytes: 0 when not even one does, else at most `left`.
+  const auto fitting = [budget](uint64_t one, uint64_t pitch, uint64_t left) -> uint32_t {
+    if (budget < one) return 0;
+    return static_cast<uint32_t>(std::min<uint64_t>(left, 1 + (budget - one) / pitch));
+  };
+  const auto clip = [](uint32_t first, uint32_t count, uint32_t block, uint32_t edge) {
+    return std::min(edge - first * block, count * block);
+  };
   UploadPiece p;
   p.source_offset = cut_;
   p.image.level = level_;
-  p.image.width = l.width;
+  p.image.width = e.width;
   p.image.base_layer = shape_.base_layer + layer_;
-  p.image.layers = 1;
-  p.image.z = slice_ * b.depth;
   p.image.y = row_ * b.height;
-  const auto rows_to_texels = [&](uint32_t first, uint32_t count) {
-    return std::min(l.height - first * b.height, count * b.height);
-  };
-  const auto slices_to_texels = [&](uint32_t first, uint32_t count) {
-    return std::min(l.depth - first * b.depth, count * b.depth);
-  };
+  p.image.z = slice_ * b.depth;
+  // The staging bytes of one layer and of one slice: their pitch less the last row's padding.
+  const uint64_t pad = l.row_pitch - l.row_bytes;
   bool next_level = false;
-  if (layer_ == 0 && slice_ == 0 && row_ == 0 && l.bytes <= budget) {
-    // The whole level, every layer.
-    p.bytes = l.bytes;
-    p.image.layers = shape_.layers;
-    p.image.height = l.height;
-    p.image.depth = l.depth;
+  uint32_t layers = 1;
+  TexelExtent extent = e;
+  if (layer_ == 0 && slice_ == 0 && row_ == 0 && l.copy_bytes <= budget) {
+    layers = shape_.layers;  // the whole level, every layer
     next_level = true;
-  } else if (slice_ == 0 && row_ == 0 && l.layer_bytes <= budget) {
-    // Whole layers of this level.
-    const auto n =
-        static_cast<uint32_t>(std::min<uint64_t>(budget / l.layer_bytes, shape_.layers - layer_));
-    p.bytes = n * l.layer_bytes;
-    p.image.layers = n;
-    p.image.height = l.height;
-    p.image.depth = l.depth;
+  } else if (uint32_t n = 0;
+             slice_ == 0 && row_ == 0 &&
+             (n = fitting(l.layer_pitch - pad, l.layer_pitch, shape_.layers - layer_)) > 0) {
+    layers = n;  // whole layers
     layer_ += n;
-  } else if (row_ == 0 && l.slice_bytes <= budget) {
-    // Whole depth slices of this layer.
-    const auto n =
-        static_cast<uint32_t>(std::min<uint64_t>(budget / l.slice_bytes, l.slices - slice_));
-    p.bytes = n * l.slice_bytes;
-    p.image.height = l.height;
-    p.image.depth = slices_to_texels(slice_, n);
+  } else if (n = row_ == 0 ? fitting(l.slice_pitch - pad, l.slice_pitch, l.slices - slice_) : 0;
+             n > 0) {
+    extent.depth = clip(slice_, n, b.depth, e.depth);  // whole depth slices of this layer
     slice_ += n;
-  } else if (l.row_bytes <= budget) {
-    // Rows of blocks of this slice.
-    const auto n = static_cast<uint32_t>(std::min<uint64_t>(budget / l.row_bytes, l.rows - row_));
-    p.bytes = n * l.row_bytes;
-    p.image.height = rows_to_texels(row_, n);
-    p.image.depth = std::min(l.depth - slice_ * b.depth, b.depth);
-    row_ += n;
   } else {
-    return std::nullopt;
+    n = fitting(l.row_bytes, l.row_pitch, l.rows - row_);  // a band of rows of this slice
+    if (n == 0) return std::nullopt;
+    extent.height = clip(row_, n, b.height, e.height);
+    extent.depth = clip(slice_, 1, b.depth, e.depth);
+    row_ += n;
   }
+  p.image.layers = layers;
+  p.image.height = extent.height;
+  p.image.depth = extent.depth;
+  p.image.layout = *texture_layout(extent, layers, b, limits_);
+  p.bytes = p.image.layout.packed_bytes;
+  p.staging_bytes = p.image.layout.copy_bytes;
+  STAGING_ASSERT(p.staging_bytes <= budget, "a piece larger than its budget");
   // Carry: rows into slices, slices into layers, layers into levels.
   if (row_ == l.rows) {
     row_ = 0;
@@ -189,9 +173,7 @@ std::optional<UploadPiece> PieceCursor::next_image(uint64_t budget) noexcept {
     ++layer_;
   }
   if (layer_ == shape_.layers || next_level) {
-    layer_ = 0;
-    slice_ = 0;
-    row_ = 0;
+    layer_ = slice_ = row_ = 0;
     ++level_;
   }
   return p;

@@ -251,8 +251,9 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
           const ImagePiece& r = p.piece.image;
           image_regions_.push_back(VkBufferImageCopy{
               .bufferOffset = p.staging_offset,
-              .bufferRowLength = 0,
-              .bufferImageHeight = 0,
+              // 0: rows as tightly packed as the region (the streamer's own layout)
+              .bufferRowLength = r.layout.tight() ? 0 : static_cast<uint32_t>(r.layout.row_length),
+              .bufferImageHeight = r.layout.tight() ? 0 : r.layout.rows * r.layout.block.height,
               .imageSubresource = {t->copy_aspect, r.level, r.base_layer, r.layers},
               .imageOffset = {static_cast<int32_t>(r.x), static_cast<int32_t>(r.y),
                               static_cast<int32_t>(r.z)},
@@ -441,19 +442,22 @@ Expected<StreamTicket, StreamUploadError> Streamer::upload(const BufferTarget& t
   return *ticket;
 }
 
-Expected<uint64_t, StreamUploadError> Streamer::image_bytes(const ImageTarget& target) const {
+Expected<ImageShape, StreamUploadError> Streamer::shape_of(const ImageTarget& target) const {
   if (target.image == VK_NULL_HANDLE) return unexpected(StreamUploadError::NullTarget);
   const auto block = texel_block(target.format, target.aspect);
   if (!block) return unexpected(StreamUploadError::UnsupportedFormat);
-  const ImageShape shape{{block->bytes, block->width, block->height, block->depth},
-                         target.extent.width,
-                         target.extent.height,
-                         target.extent.depth,
-                         target.base_level,
-                         target.levels,
-                         target.base_layer,
-                         target.layers};
-  const auto bytes = staging::image_bytes(shape);
+  return ImageShape{*block,
+                    {target.extent.width, target.extent.height, target.extent.depth},
+                    target.base_level,
+                    target.levels,
+                    target.base_layer,
+                    target.layers};
+}
+
+Expected<uint64_t, StreamUploadError> Streamer::image_bytes(const ImageTarget& target) const {
+  const auto shape = shape_of(target);
+  if (!shape) return unexpected(shape.error());
+  const auto bytes = staging::image_bytes(*shape);
   if (!bytes) return unexpected(StreamUploadError::Empty);
   return *bytes;
 }
@@ -463,26 +467,23 @@ Expected<StreamTicket, StreamUploadError> Streamer::queue_image(const ImageTarge
                                                                 uint64_t size,
                                                                 StreamPriority priority,
                                                                 Duration timeout, bool in_place) {
-  const auto bytes = image_bytes(target);
-  if (!bytes) return unexpected(bytes.error());
+  const auto shape = shape_of(target);
+  if (!shape) return unexpected(shape.error());
+  const auto bytes = staging::image_bytes(*shape);
+  if (!bytes) return unexpected(StreamUploadError::Empty);
   if (!in_place && size != *bytes) return unexpected(StreamUploadError::SizeMismatch);
-  const TexelBlock block = *texel_block(target.format, target.aspect);
-  auto cursor = PieceCursor::image({{block.bytes, block.width, block.height, block.depth},
-                                    target.extent.width,
-                                    target.extent.height,
-                                    target.extent.depth,
-                                    target.base_level,
-                                    target.levels,
-                                    target.base_layer,
-                                    target.layers});
+  // Rows tightly packed (one memcpy a piece); offsets at the device's optimal copy alignment and
+  // the format's block rule (the copy layout engine's offset_alignment).
+  CopyLimits limits;
+  limits.texture_copy_alignment = optimal_alignment(backend_->properties());
+  auto cursor = PieceCursor::image(*shape, limits);
   if (!cursor) return unexpected(StreamUploadError::Empty);
   auto* t = new detail::UploadTarget{
       true, {}, 0, target, target.aspect != 0 ? target.aspect : default_aspect(target.format)};
   StreamRequest r;
   r.pieces = *cursor;
   r.source = texels;
-  r.alignment = lcm(block.offset_alignment, optimal_alignment(backend_->properties()))
-                    .value_or(block.offset_alignment);
+  r.alignment = cursor->alignment();
   r.priority = priority;
   r.context = t;
   auto ticket = in_place ? scheduler_->write_in_place(r) : scheduler_->enqueue(r, timeout);

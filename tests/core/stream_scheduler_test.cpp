@@ -130,9 +130,8 @@ TEST_F(StreamTest, ManySmallUploadsShareABatch) {
 TEST_F(StreamTest, ImagesFourTimesTheRingStreamByLevelsAndRows) {
   // RGBA8 256 x 256 (256 KiB level 0), 9 levels, 2 layers; and BC7 512 x 512 with its mips:
   // each several times the 64 KiB ring.
-  const ImageShape rgba{
-      .block = {4, 1, 1, 1}, .width = 256, .height = 256, .levels = 9, .layers = 2};
-  const ImageShape bc7{.block = {16, 4, 4, 1}, .width = 512, .height = 512, .levels = 10};
+  const ImageShape rgba{.block = {4, 1, 1, 1}, .extent = {256, 256, 1}, .levels = 9, .layers = 2};
+  const ImageShape bc7{.block = {16, 4, 4, 1}, .extent = {512, 512, 1}, .levels = 10};
   make({.ring_bytes = 64 * K, .max_queued_bytes = 4096 * K});  // both queued at once
   auto a = scheduler->enqueue(image(rgba)).value();
   auto b = scheduler->enqueue(image(bc7)).value();
@@ -153,6 +152,26 @@ TEST_F(StreamTest, ImagesFourTimesTheRingStreamByLevelsAndRows) {
     for (const auto& p : s.pieces) {
       const auto* t = static_cast<FakeStreamTarget*>(p.context);
       EXPECT_EQ(p.staging_offset % t->image->shape().block.bytes, 0u);
+    }
+  }
+}
+
+TEST_F(StreamTest, PaddedRowsAreRepackedIntoStaging) {
+  // Under a 256-byte row pitch (an API that wants one), a 37-texel-wide RGBA8 image's rows take
+  // 256 staging bytes each: the pump repacks them; the image arrives whole.
+  CopyLimits limits;
+  limits.texture_row_pitch_alignment = 256;
+  const ImageShape s{.block = {4, 1, 1, 1}, .extent = {37, 300, 1}, .levels = 6, .layers = 2};
+  StreamRequest r = image(s);
+  r.pieces = PieceCursor::image(s, limits).value();
+  auto t = scheduler->enqueue(r).value();
+  pump_all();
+  EXPECT_EQ(scheduler->status(t), StreamStatus::Complete);
+  EXPECT_TRUE(arrived(0));
+  for (const auto& sub : backend.submissions()) {
+    for (const auto& p : sub.pieces) {
+      EXPECT_EQ(p.piece.image.layout.row_pitch % 256, 0u);
+      EXPECT_EQ(p.staging_offset % 512, 0u);  // the texture copy alignment
     }
   }
 }
@@ -253,7 +272,7 @@ TEST_F(StreamTest, AnUploadLargerThanTheQueueCapIsTakenAlone) {
 
 TEST_F(StreamTest, AnUploadWhoseSmallestPieceExceedsTheRingIsRefused) {
   // One row of RGBA8 32768 texels wide is 128 KiB: more than the 64 KiB ring.
-  const ImageShape wide{.block = {4, 1, 1, 1}, .width = 32768, .height = 2};
+  const ImageShape wide{.block = {4, 1, 1, 1}, .extent = {32768, 2, 1}};
   EXPECT_EQ(scheduler->enqueue(image(wide)).error(), EnqueueError::TooLarge);
   StreamRequest empty;
   empty.source = sources.back().data();
@@ -286,7 +305,7 @@ TEST_F(StreamTest, AStalledQueueBoundsEveryWaitAndRecovers) {
 }
 
 TEST_F(StreamTest, APieceWrittenInPlaceArrives) {
-  const ImageShape bc1{.block = {8, 4, 4, 1}, .width = 512, .height = 512, .levels = 10};
+  const ImageShape bc1{.block = {8, 4, 4, 1}, .extent = {512, 512, 1}, .levels = 10};
   StreamRequest r = image(bc1);  // the source is what the "decoder" writes
   const std::vector<std::byte>& decoded = sources.back();
   auto ticket = scheduler->write_in_place(r).value();
@@ -367,7 +386,7 @@ TEST_F(StreamTest, AFillPoolFillsSeveralBatchesAtOnceAndTheyAreSubmittedInOrder)
   // the pool fills the first, and submits each as it is filled, oldest first.
   auto pool = FillPool::create({.threads = 2, .pinning = ThreadPinning::None}).value();
   make({.ring_bytes = 64 * K, .max_queued_bytes = 8192 * K, .pool_min_bytes = 16 * K}, pool.get());
-  const ImageShape rgba{.block = {4, 1, 1, 1}, .width = 300, .height = 200, .levels = 9};
+  const ImageShape rgba{.block = {4, 1, 1, 1}, .extent = {300, 200, 1}, .levels = 9};
   std::vector<StreamTicket> tickets;
   tickets.push_back(scheduler->enqueue(buffer(1024 * K + 5)).value());
   tickets.push_back(scheduler->enqueue(image(rgba)).value());
@@ -443,10 +462,10 @@ TEST(StreamSchedulerThreads, ProducersOnManyThreadsLoseNothing) {
         u.target = std::make_unique<FakeStreamTarget>();
         StreamRequest r;
         if (rng() % 3 == 0) {
-          const BlockShape blocks[] = {{4, 1, 1, 1}, {16, 4, 4, 1}, {8, 4, 4, 1}};
+          const TexelBlock blocks[] = {{4, 1, 1, 1}, {16, 4, 4, 1}, {8, 4, 4, 1}};
           ImageShape s{.block = blocks[rng() % 3],
-                       .width = 1 + static_cast<uint32_t>(rng() % 400),
-                       .height = 1 + static_cast<uint32_t>(rng() % 400),
+                       .extent = {1 + static_cast<uint32_t>(rng() % 400),
+                                  1 + static_cast<uint32_t>(rng() % 400), 1},
                        .levels = 1 + static_cast<uint32_t>(rng() % 6),
                        .layers = 1 + static_cast<uint32_t>(rng() % 3)};
           r.pieces = PieceCursor::image(s).value();

@@ -132,7 +132,7 @@ class StreamerTest : public GpuTest {
                              .layers = layers,
                              .final_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL};
     const TexelBlock b = texel_block(format).value();
-    out.shape = ImageShape{{b.bytes, b.width, b.height, 1}, width, height, 1, 0, mips, 0, layers};
+    out.shape = ImageShape{b, {width, height, 1}, 0, mips, 0, layers};
     return out;
   }
 
@@ -190,7 +190,7 @@ TEST_F(StreamerTest, ATextureFourTimesTheRingStreamsByRowsAndLevels) {
   const auto back = read_image(ticket, *img.image, img.shape);
   for (uint32_t level = 0; level < 11; ++level) {
     const LevelLayout l = level_layout(img.shape, level).value();
-    EXPECT_TRUE(std::equal(back.begin() + l.offset, back.begin() + l.offset + l.bytes,
+    EXPECT_TRUE(std::equal(back.begin() + l.offset, back.begin() + l.offset + l.layout.packed_bytes,
                            texels.begin() + l.offset))
         << "level " << level;
   }

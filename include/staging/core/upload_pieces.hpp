@@ -9,15 +9,18 @@
 //   image:   a whole level (all its layers)                    when the budget holds it
 //            else whole layers of one level
 //            else whole depth slices of one layer              (3D images)
-//            else rows of texel blocks of one slice            (block-compressed: block rows)
+//            else a band of rows of texel blocks of one slice  (block-compressed: block rows)
 //
 //   level 0 of a 2-layer image, budget of 3 rows:   layer 0 [r0 r1 r2][r3 r4 r5][r6]
 //                                                   layer 1 [r0 r1 r2][r3 r4 r5][r6]
 //   level 1 (fits whole):                           [layer 0 + layer 1]
 //
-// The piece is copied to the staging memory as it is (rows stay tightly packed: a copy's row
-// length is the region's width), so one memcpy fills it. PieceCursor walks an upload from its
-// first piece to its last; next() cuts the largest piece the budget holds.
+// In staging memory an image piece is laid out by the texture copy layout engine
+// (copy_layout.hpp) under the API's CopyLimits: its rows `row_pitch` apart (padded where the API
+// wants a row pitch alignment; tight otherwise, so one memcpy fills the piece). The budget a
+// piece must fit is in staging bytes; a padded piece takes more staging bytes than source bytes.
+// PieceCursor walks an upload from its first piece to its last; next() cuts the largest piece
+// the budget holds.
 //
 // Pure: no allocation, no shared state; safe from any thread on distinct cursors.
 #pragma once
@@ -25,69 +28,39 @@
 #include <cstdint>
 #include <optional>
 
-#include "staging/core/enum_names.hpp"
+#include "staging/core/copy_layout.hpp"
 #include "staging/core/expected.hpp"
+#include "staging/core/limits.hpp"
 
 namespace staging {
 
-/// A texel block as laid out in a buffer: `bytes` per block of width × height × depth texels
-/// (1 × 1 × 1 for uncompressed formats, 4 × 4 × 1 for BC and ETC2).
-struct BlockShape {
-  uint32_t bytes = 0;   ///< bytes per block (> 0)
-  uint32_t width = 1;   ///< texels (>= 1)
-  uint32_t height = 1;  ///< texels (>= 1)
-  uint32_t depth = 1;   ///< texels (>= 1)
-};
-
 /// The subresources of an image an upload writes: levels [base_level, base_level + levels) of an
-/// image whose level 0 is width × height × depth texels, layers [base_layer, base_layer +
-/// layers). Level L is max(1, width >> L) × max(1, height >> L) × max(1, depth >> L) texels.
+/// image whose level 0 is `extent`, layers [base_layer, base_layer + layers). Level L's extent is
+/// mip_extent(extent, L).
 struct ImageShape {
-  BlockShape block;         ///< the format's texel block (of the aspect uploaded)
-  uint32_t width = 0;       ///< level 0's width in texels (> 0)
-  uint32_t height = 1;      ///< level 0's height in texels (> 0)
-  uint32_t depth = 1;       ///< level 0's depth in texels (> 0; 1 for 2D images)
+  TexelBlock block;         ///< the format's texel block (of the aspect uploaded)
+  TexelExtent extent;       ///< level 0's extent in texels (every dimension > 0)
   uint32_t base_level = 0;  ///< the first level written
   uint32_t levels = 1;      ///< levels written (>= 1; base_level + levels <= 32)
   uint32_t base_layer = 0;  ///< the first array layer written
   uint32_t layers = 1;      ///< array layers written (>= 1)
 };
 
-/// The size of one level of an image in blocks, and of its packed source.
+/// One level of an image upload: its layout in staging memory (every layer of it) and where it
+/// starts in the packed source.
 struct LevelLayout {
-  uint32_t width = 0;        ///< texels
-  uint32_t height = 0;       ///< texels
-  uint32_t depth = 0;        ///< texels
-  uint64_t row_bytes = 0;    ///< bytes of one row of blocks
-  uint32_t rows = 0;         ///< rows of blocks per depth slice
-  uint32_t slices = 0;       ///< depth slices of blocks per layer
-  uint64_t slice_bytes = 0;  ///< row_bytes × rows
-  uint64_t layer_bytes = 0;  ///< slice_bytes × slices
-  uint64_t bytes = 0;        ///< layer_bytes × the shape's layers
-  uint64_t offset = 0;       ///< where the level starts in the packed source
+  TextureLayout layout;  ///< the whole level, all of the shape's layers
+  uint64_t offset = 0;   ///< where the level starts in the packed source
 };
 
-/// Why an upload's shape is unusable.
-enum class ShapeError : uint8_t {
-  /// A zero size, extent, block dimension, level or layer count.
-  Empty,
-  /// A level index of 32 or more (base_level + levels > 32), or a size that overflows 64 bits.
-  OutOfRange,
-};
+/// Level `level` (absolute, base_level <= level < base_level + levels) of `shape` under
+/// `limits`. Errors: Empty (a zero extent, block, level or layer count), Overflow, OutOfRange (a
+/// level outside the shape, or base_level + levels > 32).
+[[nodiscard]] Expected<LevelLayout, LayoutError> level_layout(
+    const ImageShape& shape, uint32_t level, const CopyLimits& limits = {}) noexcept;
 
-/// Names of ShapeError's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<ShapeError>) noexcept {
-  return std::to_array<std::string_view>({"Empty", "OutOfRange"});
-}
-static_assert(enum_names_complete<ShapeError>(), "ShapeError: a value has no name");
-
-/// Level `level` (absolute, base_level <= level < base_level + levels) of `shape`: its extent,
-/// block counts, bytes and offset in the packed source. Errors: Empty, OutOfRange.
-[[nodiscard]] Expected<LevelLayout, ShapeError> level_layout(const ImageShape& shape,
-                                                             uint32_t level) noexcept;
-
-/// The packed source size of every level of `shape`. Errors: Empty, OutOfRange.
-[[nodiscard]] Expected<uint64_t, ShapeError> image_bytes(const ImageShape& shape) noexcept;
+/// The packed source size of every level of `shape`. Errors: as level_layout().
+[[nodiscard]] Expected<uint64_t, LayoutError> image_bytes(const ImageShape& shape) noexcept;
 
 /// Where an image piece goes: a region of one level (in texels), all of it in one copy.
 struct ImagePiece {
@@ -100,17 +73,24 @@ struct ImagePiece {
   uint32_t width = 0;       ///< texels (the level's width)
   uint32_t height = 0;      ///< texels (rows × block height, cut at the level's edge)
   uint32_t depth = 0;       ///< texels (slices × block depth, cut at the level's edge)
+  /// The piece's layout in staging memory (row_pitch, row_length for the copy's row length in
+  /// texels, slice_pitch, copy_bytes) and in the source (packed_bytes).
+  TextureLayout layout;
 };
 
-/// One piece of an upload: `bytes` bytes of the packed source from `source_offset`, copied to
-/// `dst_offset` of a buffer (buffer uploads) or to `image` (image uploads).
+/// One piece of an upload: `bytes` bytes of the packed source from `source_offset`, taking
+/// `staging_bytes` of staging memory, copied to `dst_offset` of a buffer (buffer uploads) or to
+/// `image` (image uploads).
 struct UploadPiece {
   uint64_t source_offset = 0;  ///< in the packed source (and in the upload's byte count)
-  uint64_t bytes = 0;          ///< > 0
-  uint64_t dst_offset = 0;     ///< buffer uploads: the destination offset (the buffer's)
-  ImagePiece image;            ///< image uploads: the region
-  bool first = false;          ///< the upload's first piece
-  bool last = false;           ///< the upload's last piece
+  uint64_t bytes = 0;          ///< > 0: source bytes
+  /// Staging bytes the piece takes (== bytes for buffers and tight rows; the image layout's
+  /// copy_bytes otherwise).
+  uint64_t staging_bytes = 0;
+  uint64_t dst_offset = 0;  ///< buffer uploads: the destination offset (the buffer's)
+  ImagePiece image;         ///< image uploads: the region and its staging layout
+  bool first = false;       ///< the upload's first piece
+  bool last = false;        ///< the upload's last piece
 };
 
 /// Walks one upload piece by piece. A plain value; copy it to look ahead.
@@ -119,22 +99,28 @@ class PieceCursor {
   /// An empty cursor (done()).
   PieceCursor() noexcept = default;
   /// A buffer upload of `bytes` (> 0) to `dst_offset`, cut in multiples of `granule` (>= 1;
-  /// 0 is treated as 1) except its last piece. Errors: Empty (bytes 0), OutOfRange (dst_offset +
+  /// 0 is treated as 1) except its last piece. Errors: Empty (bytes 0), Overflow (dst_offset +
   /// bytes overflows).
-  static Expected<PieceCursor, ShapeError> buffer(uint64_t bytes, uint64_t dst_offset = 0,
-                                                  uint64_t granule = 1) noexcept;
-  /// An image upload of `shape`. Errors: as level_layout() for any of its levels.
-  static Expected<PieceCursor, ShapeError> image(const ImageShape& shape) noexcept;
+  static Expected<PieceCursor, LayoutError> buffer(uint64_t bytes, uint64_t dst_offset = 0,
+                                                   uint64_t granule = 1) noexcept;
+  /// An image upload of `shape`, its pieces laid out under `limits` (copy_layout.hpp). Errors:
+  /// as level_layout() for any of its levels.
+  static Expected<PieceCursor, LayoutError> image(const ImageShape& shape,
+                                                  const CopyLimits& limits = {}) noexcept;
 
-  /// The largest piece that starts where the last one ended and has at most `budget` bytes, or
-  /// none when not even the smallest piece fits (a buffer granule — or what is left when less;
-  /// one row of blocks) or the upload is done. Advances past it.
+  /// The largest piece that starts where the last one ended and takes at most `budget` bytes of
+  /// staging memory, or none when not even the smallest piece fits (a buffer granule — or what
+  /// is left when less; one row of blocks) or the upload is done. Advances past it.
   std::optional<UploadPiece> next(uint64_t budget) noexcept;
-  /// The size of the smallest piece next() could cut now (0 when done): what a budget must hold.
+  /// The staging bytes of the smallest piece next() could cut now (0 when done): what a budget
+  /// must hold.
   [[nodiscard]] uint64_t smallest_next() const noexcept;
+  /// The alignment every piece's staging offset needs (1 for buffers; the image layout's
+  /// offset_alignment).
+  [[nodiscard]] uint64_t alignment() const noexcept { return alignment_; }
   /// True once every byte has been cut.
   [[nodiscard]] bool done() const noexcept { return cut_ == total_; }
-  /// Bytes cut so far.
+  /// Source bytes cut so far.
   [[nodiscard]] uint64_t cut_bytes() const noexcept { return cut_; }
   /// The upload's packed source size.
   [[nodiscard]] uint64_t total_bytes() const noexcept { return total_; }
@@ -146,12 +132,14 @@ class PieceCursor {
   std::optional<UploadPiece> next_image(uint64_t budget) noexcept;
 
   ImageShape shape_{};
+  CopyLimits limits_{};
   uint64_t total_ = 0;
   uint64_t cut_ = 0;
   uint64_t dst_offset_ = 0;
   uint64_t granule_ = 1;
+  uint64_t alignment_ = 1;
   bool image_ = false;
-  // Image position: the next block row to cut.
+  // Image position: the next row of blocks to cut.
   uint32_t level_ = 0;  // absolute
   uint32_t layer_ = 0;  // relative to base_layer
   uint32_t slice_ = 0;  // in blocks

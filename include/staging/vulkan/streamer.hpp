@@ -259,6 +259,7 @@ class Streamer {
 
  private:
   Streamer() = default;
+  Expected<ImageShape, StreamUploadError> shape_of(const ImageTarget& target) const;
   Expected<StreamTicket, StreamUploadError> queue_image(const ImageTarget& target,
                                                         const std::byte* texels, uint64_t size,
                                                         StreamPriority priority, Duration timeout,
