@@ -267,7 +267,9 @@ class SharedFrame {
    public:
     /// A writer of no frame (every place() answers Inactive; leave() does nothing).
     Writer() noexcept = default;
+    /// Takes `other`'s membership; `other` is left a writer of no frame.
     Writer(Writer&& other) noexcept { *this = std::move(other); }
+    /// Leaves this writer's frame (see leave()), then takes `other`'s membership.
     Writer& operator=(Writer&& other) noexcept {
       if (this != &other) {
         (void)leave();
