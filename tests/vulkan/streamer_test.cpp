@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -83,10 +84,13 @@ class StreamerTest : public GpuTest {
   }
 
   // Reads `size` bytes at `offset` of `buffer` back, after `ticket`'s value.
+  // `before` records into the readback's command buffer first (an ownership acquire).
   std::vector<std::byte> read_buffer(const StreamTicket& ticket, VkBuffer buffer, uint64_t offset,
-                                     uint64_t size) {
+                                     uint64_t size,
+                                     const std::function<void(VkCommandBuffer)>& before = {}) {
     TestBuffer back = gpu->make_buffer(size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, true);
     VkCommandBuffer cmd = gpu->begin_commands();
+    if (before) before(cmd);
     gpu->record_readback(cmd, buffer, offset, size, back.buffer, 0);
     const auto wait = streamer->wait_info(ticket, VK_PIPELINE_STAGE_2_COPY_BIT);
     EXPECT_TRUE(wait.has_value());
@@ -98,13 +102,15 @@ class StreamerTest : public GpuTest {
 
   // Reads every level of `image` (left in TRANSFER_SRC_OPTIMAL) back in the packed layout.
   std::vector<std::byte> read_image(const StreamTicket& ticket, const TestImage& image,
-                                    const ImageShape& shape) {
+                                    const ImageShape& shape,
+                                    const std::function<void(VkCommandBuffer)>& before = {}) {
     const uint64_t total = staging::image_bytes(shape).value();
     TestBuffer back = gpu->make_buffer(total, VK_BUFFER_USAGE_TRANSFER_DST_BIT, true);
     std::vector<uint64_t> offsets;
     for (uint32_t m = 0; m < shape.levels; ++m)
       offsets.push_back(level_layout(shape, m).value().offset);
     VkCommandBuffer cmd = gpu->begin_commands();
+    if (before) before(cmd);
     gpu->record_image_readback(cmd, image, default_aspect(image.format), back.buffer, offsets);
     const auto wait = streamer->wait_info(ticket, VK_PIPELINE_STAGE_2_COPY_BIT);
     EXPECT_TRUE(wait.has_value());
@@ -555,6 +561,61 @@ TEST_F(StreamerTest, OwnershipMovesByAReleaseAfterTheLastPieceAndAMatchingAcquir
 }
 
 // --- the barriers, without submitting --------------------------------------------------------
+
+TEST_F(StreamerTest, OnATransferOnlyFamilyOwnershipMovesToTheConsumersFamily) {
+  // The real split: the streamer on the device's transfer-only queue, the readbacks (the
+  // consumer) on the graphics queue, images and buffers in exclusive sharing. Each upload's
+  // last piece releases it on the transfer queue; the consumer acquires it before reading.
+  const support::Queue* transfer = gpu->context->transfer();
+  if (transfer == nullptr) GTEST_SKIP() << "the device has no transfer-only queue family";
+  StreamerConfig config;
+  config.queue = transfer->queue;
+  config.families = {transfer->family, gpu->queue_family};
+  config.ring_bytes = 256 * KiB;
+  streamer = std::move(Streamer::create(gpu->ring_device(), config).value());
+
+  // 4 x the ring each: a texture by rows and levels, a BC7 mip chain with layers, a buffer.
+  Img rgba = image(VK_FORMAT_R8G8B8A8_UNORM, 512, 512, 10, 1);
+  const auto texels = random_bytes(streamer->image_bytes(rgba.target).value(), 31);
+  std::optional<Img> bc;
+  std::vector<std::byte> blocks;
+  if (gpu->bc_formats) {
+    bc = image(VK_FORMAT_BC7_UNORM_BLOCK, 512, 256, 10, 4);
+    blocks = random_bytes(streamer->image_bytes(bc->target).value(), 32);
+  }
+  const auto bytes = random_bytes(MiB + 3, 33);
+  TestBuffer& dst = device_buffer(bytes.size() + 256);
+  const BufferTarget buffer{.buffer = dst.buffer, .offset = 256};
+
+  auto ti = streamer->upload(rgba.target, texels, StreamPriority::Now, 60s).value();
+  auto tb = streamer->upload(buffer, bytes, StreamPriority::Prefetch, 60s).value();
+  StreamTicket tc;
+  if (bc) tc = streamer->upload(bc->target, blocks, StreamPriority::Prefetch, 60s).value();
+  ASSERT_EQ(streamer->wait(ti, 60s), StreamStatus::Complete);
+  ASSERT_EQ(streamer->wait(tb, 60s), StreamStatus::Complete);
+  if (bc) {
+    ASSERT_EQ(streamer->wait(tc, 60s), StreamStatus::Complete);
+  }
+
+  const auto acquire_image = [&](const Img& img) {
+    return [&](VkCommandBuffer cmd) {
+      streamer->record_acquire(cmd, img.target, VK_PIPELINE_STAGE_2_COPY_BIT,
+                               VK_ACCESS_2_TRANSFER_READ_BIT);
+    };
+  };
+  EXPECT_EQ(read_image(ti, *rgba.image, rgba.shape, acquire_image(rgba)), texels);
+  EXPECT_EQ(read_buffer(tb, dst.buffer, 256, bytes.size(),
+                        [&](VkCommandBuffer cmd) {
+                          streamer->record_acquire(cmd, buffer, bytes.size(),
+                                                   VK_PIPELINE_STAGE_2_COPY_BIT,
+                                                   VK_ACCESS_2_TRANSFER_READ_BIT);
+                        }),
+            bytes);
+  if (bc) {
+    EXPECT_EQ(read_image(tc, *bc->image, bc->shape, acquire_image(*bc)), blocks);
+  }
+  EXPECT_LE(streamer->stats().ring.peak_held_bytes, 256 * KiB);
+}
 
 TEST(StreamBarriers, ReleaseAndAcquireMatchForAFamilyPair) {
   const QueueFamilies families{.stream = 1, .consumer = 0};
