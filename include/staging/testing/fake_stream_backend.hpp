@@ -160,6 +160,16 @@ class FakeStreamBackend final : public StreamBackend, public RegionAllocator {
     std::lock_guard lock(mutex_);
     return queue_.submitted();
   }
+  /// The virtual clock the queue runs on (for a caller that moves time itself, as a simulation
+  /// does). Advance it from one thread while nothing else calls the backend.
+  [[nodiscard]] FakeClock& clock() noexcept { return clock_; }
+  /// When the oldest batch whose copies have not happened completes; none when there is none
+  /// or the queue is stalled (call completed() first: a batch already due is not reported).
+  [[nodiscard]] std::optional<Duration> next_completion() const {
+    std::lock_guard lock(mutex_);
+    if (pending_.empty()) return std::nullopt;
+    return queue_.completion_time(pending_.front().submission.value);
+  }
   /// True when no staging region was written past its end.
   [[nodiscard]] bool guards_intact() const {
     std::lock_guard lock(mutex_);
