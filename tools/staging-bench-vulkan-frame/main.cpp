@@ -6,7 +6,8 @@
 //                   recording of the batched copies and the barrier. Submission and GPU time are
 //                   excluded (paused). "fallbacks" should stay 0.
 //   Memcpy/mapped   the floor Ring/upload is measured against: the same bytes memcpy'd into the
-//                   same kind of mapped staging memory at advancing offsets, nothing else. The
+//                   same kind of mapped staging memory at advancing offsets, over the same
+//                   footprint (a frame's bytes per slot), nothing else. The
 //                   ring's own cost per upload is Ring/upload minus Memcpy/mapped at each size.
 //   OneOffBuffer    what the ring avoids: a staging buffer made, mapped, written and freed per
 //                   upload (DefaultMemory: vkCreateBuffer + vkAllocateMemory + vkMapMemory + free).
@@ -118,7 +119,9 @@ void memcpy_mapped(benchmark::State& state) {
     return;
   }
   const auto size = static_cast<uint64_t>(state.range(0));
-  const uint64_t span = static_cast<uint64_t>(uploads_per_frame(size)) * size;
+  // The footprint Ring/upload cycles through: a frame's bytes in each of the ring's slots.
+  const uint64_t span =
+      staging::STAGING_SLOTS * static_cast<uint64_t>(uploads_per_frame(size)) * size;
   const staging::vulkan::Device d = vk.staging_device();
   DefaultMemory memory(d.physical_device, d.device, d.dispatch);
   const StagingMemory m = memory.allocate(span).value();
