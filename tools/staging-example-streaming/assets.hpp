@@ -3,7 +3,7 @@
 // and decompressing a file — and the device resources the streamer fills.
 #pragma once
 
-#include <vulkan/vulkan.h>
+#include <volk.h>  // Vulkan, loaded at run time
 
 #include <cstddef>
 #include <cstdint>

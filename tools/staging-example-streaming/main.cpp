@@ -24,10 +24,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "assets.hpp"
+#include "cli.hpp"
 #include "frame_times.hpp"
 #include "png.hpp"
 #include "scene.hpp"
@@ -389,7 +391,8 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{"staging-example-streaming: render while a Streamer loads the scene's assets"};
+  CLI::App app{"staging-example-streaming: render while a Streamer loads the scene's assets",
+               "staging-example-streaming"};
   app.add_option("--objects", o.objects, "objects in the scene")->check(CLI::Range(1u, 4096u));
   app.add_option("--texture-size", o.texture_size, "texture edge in texels")
       ->check(CLI::Range(2u, 16384u));
@@ -411,7 +414,7 @@ int main(int argc, char** argv) {
   app.add_flag("--big", o.big,
                "the large scene: 48 objects, 2048^2 textures, 256^2 grids (about 1.1 GiB a "
                "round), 4 rounds, 64 MiB of staging, 8 producers, 1920x1080");
-  CLI11_PARSE(app, argc, argv);
+  if (const std::optional<int> exit = staging::tools::parse(app, argc, argv)) return *exit;
   if (o.big) {
     const auto set = [&](const char* name, uint32_t& field, uint32_t value) {
       if (app.count(name) == 0) field = value;

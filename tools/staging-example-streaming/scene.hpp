@@ -4,7 +4,7 @@
 // completes uploads, adding the waits and acquires those uploads need to the frame.
 #pragma once
 
-#include <vulkan/vulkan.h>
+#include <volk.h>  // Vulkan, loaded at run time
 
 #include <cstdint>
 #include <functional>

@@ -57,6 +57,11 @@ int rank(VkPhysicalDeviceType type) {
 }  // namespace
 
 StreamingDevice::StreamingDevice(const std::string& device_filter) {
+  // The loader (libvulkan.so.1) is opened here, at run time: the program starts without it.
+  if (volkInitialize() != VK_SUCCESS) {
+    why_ = "no Vulkan loader (libvulkan.so.1)";
+    return;
+  }
   const char* mode = std::getenv("STAGING_VULKAN_VALIDATION");
   validation = has_layer(kLayer) && !(mode && std::string_view(mode) == "off");
   const VkValidationFeatureEnableEXT sync =
@@ -88,6 +93,7 @@ StreamingDevice::StreamingDevice(const std::string& device_filter) {
     why_ = "no Vulkan driver (vkCreateInstance failed)";
     return;
   }
+  volkLoadInstance(instance);
   if (validation) {
     auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
         vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
@@ -178,6 +184,7 @@ StreamingDevice::StreamingDevice(const std::string& device_filter) {
     device = VK_NULL_HANDLE;
     return;
   }
+  volkLoadDevice(device);
   vkGetDeviceQueue(device, graphics_family, 0, &graphics);
   vkGetDeviceQueue(device, transfer_family, 0, &transfer);
 }

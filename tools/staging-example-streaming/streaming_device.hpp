@@ -5,7 +5,7 @@
 // Without one the streamer shares the graphics queue, under `graphics_mutex`.
 #pragma once
 
-#include <vulkan/vulkan.h>
+#include <volk.h>  // Vulkan, loaded at run time
 
 #include <cstdint>
 #include <functional>
