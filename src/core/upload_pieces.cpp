@@ -150,7 +150,7 @@ std::optional<UploadPiece> PieceCursor::next_image(uint64_t budget) noexcept {
     extent.depth = clip(slice_, n, b.depth, e.depth);  // whole depth slices of this layer
     slice_ += n;
   } else {
-    n = fitting(l.row_bytes, l.row_pitch, l.rows - row_);  // a band of rows of this slice
+    n = std::min(rows_that_fit(l, budget), l.rows - row_);  // a band of rows of this slice
     if (n == 0) return std::nullopt;
     extent.height = clip(row_, n, b.height, e.height);
     extent.depth = clip(slice_, 1, b.depth, e.depth);
