@@ -4,12 +4,14 @@
   demo_report.py --out out/report.html --command "..." --summary out/summary.txt \
       --json out/sim.json --plot out/plot.svg --trace out/trace.json \
       [--compare out/compare.json] [--vulkan out/vulkan.txt --vulkan-status N] \
-      [--webgpu out/webgpu-demo.png] [--api api/index.html]
+      [--streaming out/streaming --streaming-status N] [--webgpu out/webgpu-demo.png] \
+      [--api api/index.html]
 
 The page: what ran (and the command that reproduces it), the simulator's summary, the SVG plot
 inline, every stat and cause count from the JSON, the policy table for the workload, the real
-Vulkan upload session's output when there was one, the WebGPU page's screenshot, and a link to the
-API reference. Files named by --webgpu and --api are linked relative to the report. Needs only
+Vulkan upload session's output when there was one, the streaming example's last frame and
+frame-time plot, the WebGPU page's screenshot, and a link to the API reference. Files named by
+--streaming, --webgpu and --api are linked relative to the report. Needs only
 the Python standard library.
 """
 import argparse
@@ -52,6 +54,8 @@ def main():
     p.add_argument("--compare-command")
     p.add_argument("--vulkan")
     p.add_argument("--vulkan-status", type=int)
+    p.add_argument("--streaming")
+    p.add_argument("--streaming-status", type=int)
     p.add_argument("--webgpu")
     p.add_argument("--api")
     a = p.parse_args()
@@ -145,6 +149,32 @@ def main():
     else:
         parts.append("<p>Not run: <code>build/bin/staging-example-vulkan</code> was not built "
                      "(the Vulkan backend's example is not in this tree).</p>")
+
+    parts.append("<h2>Streaming while rendering (Vulkan)</h2>")
+    shown = a.streaming and os.path.exists(os.path.join(a.streaming, "summary.txt"))
+    if shown:
+        status = ("<span class=ok>exit status 0</span>" if a.streaming_status == 0 else
+                  "<span class=bad>exit status %s</span>" % a.streaming_status)
+        parts.append("<p><code>build/bin/staging-example-streaming --check</code>: producer "
+                     "threads stream the scene's textures and meshes through a Streamer on the "
+                     "transfer queue while it renders; every streamed byte is read back and "
+                     "checked. %s</p>" % status)
+        parts.append("<pre class=wrap>%s</pre>" % html.escape(
+            open(os.path.join(a.streaming, "summary.txt"), errors="replace").read()))
+        svg_path = os.path.join(a.streaming, "frame_times.svg")
+        if os.path.exists(svg_path):
+            parts.append("<p>Frame times with and without streaming "
+                         "(<a href=\"%s\">CSV</a>):</p>" %
+                         link(os.path.join(a.streaming, "frame_times.csv")))
+            parts.append("<div class=plot>%s</div>" % open(svg_path).read())
+        png = os.path.join(a.streaming, "last_frame.png")
+        if os.path.exists(png):
+            parts.append("<p>The last frame rendered:</p>")
+            parts.append('<p><a href="%s"><img class=shot src="%s" alt="the last frame rendered">'
+                         "</a></p>" % (link(png), link(png)))
+    else:
+        parts.append("<p>Not run: <code>build/bin/staging-example-streaming</code> was not built "
+                     "(it needs the Vulkan backend, glslangValidator and zlib).</p>")
 
     parts.append("<h2>The slot ring in a browser (WebGPU)</h2>")
     if a.webgpu and os.path.exists(a.webgpu):

@@ -31,6 +31,7 @@ Dispatch Dispatch::load(PFN_vkGetInstanceProcAddr get_instance_proc_addr, VkInst
 #define STAGING_VULKAN_LOAD(name) \
   d.name = reinterpret_cast<PFN_##name>(lookup(get_device_proc_addr, device, #name));
   STAGING_VULKAN_DEVICE_FUNCTIONS(STAGING_VULKAN_LOAD)
+  STAGING_VULKAN_STREAM_FUNCTIONS(STAGING_VULKAN_LOAD)
 #undef STAGING_VULKAN_LOAD
   return d;
 }
@@ -40,6 +41,15 @@ std::string_view Dispatch::missing() const noexcept {
   if (name == nullptr) return #name;
   STAGING_VULKAN_INSTANCE_FUNCTIONS(STAGING_VULKAN_CHECK)
   STAGING_VULKAN_DEVICE_FUNCTIONS(STAGING_VULKAN_CHECK)
+#undef STAGING_VULKAN_CHECK
+  return {};
+}
+
+std::string_view Dispatch::missing_for_streamer() const noexcept {
+  if (const std::string_view m = missing(); !m.empty()) return m;
+#define STAGING_VULKAN_CHECK(name) \
+  if (name == nullptr) return #name;
+  STAGING_VULKAN_STREAM_FUNCTIONS(STAGING_VULKAN_CHECK)
 #undef STAGING_VULKAN_CHECK
   return {};
 }

@@ -71,7 +71,7 @@ bool Gpu::init(std::string& reason) {
                                          .validation = *mode,
                                          .device_name = name ? name : "",
                                          .api_version = VK_API_VERSION_1_2,
-                                         .transfer_queue = false,
+                                         .transfer_queue = true,
                                          .on_finding = on_finding},
                                         failure);
   if (!context) {

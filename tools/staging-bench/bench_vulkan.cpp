@@ -5,6 +5,8 @@
 //   stream-large  vulkan_stream_large.cpp  1 GiB through a <= 64 MiB ring: GPU copy throughput
 //                                          and end to end, against one large copy (the ceiling)
 //   textures      vulkan_textures.cpp      mip chains (RGBA8, BC7, BC1) through the frame API
+//   streamer      vulkan_streamer.cpp      1 GiB and mip chains from a pointer through a Streamer
+//                                          (its queue and fill pool) against the copy ceiling
 // The device set-up (queues, timestamps, the counting dispatch) is vulkan_context.cpp.
 #include <algorithm>
 #include <cstdio>
@@ -73,6 +75,7 @@ int run_vulkan(const CommonOptions& common, Report& report) {
   if (wanted("frame-small")) failures += vk::run_frame_small(*vk, common, o, report);
   if (wanted("stream-large")) failures += vk::run_stream_large(*vk, common, o, report);
   if (wanted("textures")) failures += vk::run_textures(*vk, common, o, report);
+  if (wanted("streamer")) failures += vk::run_streamer(*vk, common, o, report);
   if (vk->validation()) {
     const int messages = vk->validation_messages();
     report.target("validation: no message", messages == 0,
@@ -98,9 +101,10 @@ Backend make_vulkan_backend() {
           return std::regex_match(s, re) ? std::string() : "expected COUNTxBYTES, not " + s;
         },
         "COUNTxBYTES");
-    g->add_option("--scenario", o.scenarios, "frame-small, stream-large, textures (default all)")
+    g->add_option("--scenario", o.scenarios,
+                  "frame-small, stream-large, textures, streamer (default all)")
         ->delimiter(',')
-        ->check(one_of({"frame-small", "stream-large", "textures"}));
+        ->check(one_of({"frame-small", "stream-large", "textures", "streamer"}));
     g->add_option("--vk-device", o.device, "part of the Vulkan device name to use");
     g->add_flag("--validate", o.validate,
                 "enable VK_LAYER_KHRONOS_validation with synchronization validation; any "

@@ -1,5 +1,6 @@
 // staging-bench --backend vulkan: the scenarios (vulkan_frame_small.cpp, vulkan_stream_large.cpp,
-// vulkan_textures.cpp), their options, and the helpers they share (vulkan_common.cpp).
+// vulkan_textures.cpp, vulkan_streamer.cpp), their options, and the helpers they share
+// (vulkan_common.cpp).
 #pragma once
 
 #include <chrono>
@@ -16,7 +17,7 @@ namespace staging::bench::vk {
 
 /// Options of --backend vulkan (defaults: the H200 run).
 struct VulkanOptions {
-  std::vector<std::string> scenarios{"frame-small", "stream-large", "textures"};
+  std::vector<std::string> scenarios{"frame-small", "stream-large", "textures", "streamer"};
   std::string device;
   bool validate = false;
 
@@ -113,6 +114,8 @@ int run_frame_small(Context& vk, const CommonOptions& common, const VulkanOption
 int run_stream_large(Context& vk, const CommonOptions& common, const VulkanOptions& options,
                      Report& report);
 int run_textures(Context& vk, const CommonOptions& common, const VulkanOptions& options,
+                 Report& report);
+int run_streamer(Context& vk, const CommonOptions& common, const VulkanOptions& options,
                  Report& report);
 
 }  // namespace staging::bench::vk

@@ -6,6 +6,7 @@
 
 #include "reports.hpp"
 #include "simulator.hpp"
+#include "streamer_model.hpp"
 #include "units.hpp"
 
 namespace staging::sim {
@@ -43,6 +44,43 @@ ordered_json row_of(const std::string& workload, const RunResult& r) {
   return row;
 }
 
+// The streamer row: the graphics half's row with the streaming half added — its queue refusals
+// as would-blocks, its ring in the peak held, its longest arrival-to-submitted delay, its bytes in
+// the throughput (both queues' bytes over the longer of their busy times), its byte mismatches and
+// lost uploads as violations — and its own figures under "streamer".
+ordered_json streamer_row(const std::string& workload, const StreamerRun& run) {
+  ordered_json row = row_of(workload, run.graphics);
+  const StreamerFigures& f = run.streaming;
+  row["strategy"] = "streamer";
+  row["would_blocks"] = add_sat(row["would_blocks"].get<uint64_t>(), f.queue_refusals);
+  row["peak_held_bytes"] = row["peak_held_bytes"].get<uint64_t>() + f.peak_held_bytes;
+  row["upload_delay_max_ns"] =
+      std::max<int64_t>(row["upload_delay_max_ns"].get<int64_t>(), f.submitted_max.count());
+  // Both queues work at once: their bytes over the longer of their busy times.
+  const double seconds = static_cast<double>(std::max(run.graphics.busy, f.busy).count()) / 1e9;
+  row["throughput_mib_s"] =
+      seconds > 0 ? static_cast<double>(run.graphics.upload_bytes + f.bytes) / 1048576.0 / seconds
+                  : 0.0;
+  row["invariant_violations"] =
+      row["invariant_violations"].get<uint64_t>() + f.byte_mismatches + f.failed;
+  row["streamer"] = {{"uploads", f.uploads},
+                     {"bytes", f.bytes},
+                     {"larger_than_ring", f.larger_than_ring},
+                     {"pieces", f.pieces},
+                     {"batches", f.batches},
+                     {"queue_refusals", f.queue_refusals},
+                     {"ring_full", f.ring_full},
+                     {"peak_held_bytes", f.peak_held_bytes},
+                     {"busy_ns", f.busy.count()},
+                     {"producer_wait_total_ns", f.producer_wait_total.count()},
+                     {"submitted_max_ns", f.submitted_max.count()},
+                     {"complete_max_ns", f.complete_max.count()},
+                     {"complete_p99_ns", f.complete_p99.count()},
+                     {"byte_mismatches", f.byte_mismatches},
+                     {"failed", f.failed}};
+  return row;
+}
+
 // Adds `row`'s figures into `total` (sums, saturating; maxima for kMaxima; no throughput).
 void accumulate(ordered_json& total, const ordered_json& row) {
   for (auto it = row.begin(); it != row.end(); ++it) {
@@ -62,13 +100,17 @@ void accumulate(ordered_json& total, const ordered_json& row) {
   }
 }
 
-// Totals per (strategy, policy) over every workload, in table order.
+// Totals per (strategy, policy) over every workload, in table order (the streamer's last).
 std::vector<ordered_json> totals(const std::vector<ordered_json>& rows) {
+  std::vector<std::pair<std::string, std::string>> labels;
+  for (const auto& [strategy, policy] : compared_policies())
+    labels.emplace_back(to_string(strategy), policy_name(policy));
+  labels.emplace_back("streamer", policy_name(kStreamerGraphicsPolicy));
   std::vector<ordered_json> out;
-  for (const auto& [strategy, policy] : compared_policies()) {
+  for (const auto& [strategy, policy] : labels) {
     std::optional<ordered_json> total;
     for (const ordered_json& r : rows) {
-      if (r["strategy"] != to_string(strategy) || r["policy"] != policy_name(policy)) continue;
+      if (r["strategy"] != strategy || r["policy"] != policy) continue;
       if (total) {
         accumulate(*total, r);
       } else {
@@ -159,7 +201,7 @@ Expected<std::vector<ordered_json>, std::string> run_compare(
     const SimConfig& base, const std::vector<Workload>& workloads,
     const std::function<void(std::size_t, std::size_t, const std::string&)>& progress) {
   std::vector<ordered_json> rows;
-  const std::size_t runs = workloads.size() * compared_policies().size();
+  const std::size_t runs = workloads.size() * (compared_policies().size() + 1);
   for (const Workload& w : workloads) {
     for (const auto& [strategy, policy] : compared_policies()) {
       SimConfig c = base;
@@ -171,6 +213,14 @@ Expected<std::vector<ordered_json>, std::string> run_compare(
       if (!result) return unexpected(w.name + ": " + result.error());
       rows.push_back(row_of(w.name, *result));
     }
+    SimConfig c = base;
+    c.strategy = Strategy::Byte;
+    c.policy = kStreamerGraphicsPolicy;
+    c.record_timeline = false;
+    if (progress) progress(rows.size(), runs, w.name + " streamer");
+    auto streamer = simulate_streamer(c, w);
+    if (!streamer) return unexpected(w.name + ": " + streamer.error());
+    rows.push_back(streamer_row(w.name, *streamer));
   }
   if (progress) progress(runs, runs, "done");
   return rows;

@@ -45,8 +45,21 @@ namespace staging::vulkan {
   X(vkCmdUpdateBuffer)                     \
   X(vkCmdPipelineBarrier2)
 
-/// The Vulkan functions the backend calls. Plain data: copy it freely. Every member must be
-/// non-null before a Ring is created (Ring::create reports the first missing one).
+/// The device-level functions a Streamer calls beyond the Ring's (its own command buffers and
+/// queue submissions): X(name) for each. Loaded by load() like the others; only Streamer::create
+/// requires them.
+#define STAGING_VULKAN_STREAM_FUNCTIONS(X) \
+  X(vkCreateCommandPool)                   \
+  X(vkDestroyCommandPool)                  \
+  X(vkAllocateCommandBuffers)              \
+  X(vkResetCommandBuffer)                  \
+  X(vkBeginCommandBuffer)                  \
+  X(vkEndCommandBuffer)                    \
+  X(vkQueueSubmit2)
+
+/// The Vulkan functions the backend calls. Plain data: copy it freely. Every instance- and
+/// device-level member must be non-null before a Ring is created (Ring::create reports the first
+/// missing one); a Streamer needs the stream functions too.
 ///
 /// Requirements on the device these come from: Vulkan 1.2 or later with the timelineSemaphore
 /// feature enabled, and synchronization2 (core 1.3, or VK_KHR_synchronization2 enabled).
@@ -60,6 +73,10 @@ struct Dispatch {
   ///@{
   /// `PFN_vkX vkX` for each device-level function; null until loaded or set.
   STAGING_VULKAN_DEVICE_FUNCTIONS(STAGING_VULKAN_MEMBER)
+  ///@}
+  ///@{
+  /// `PFN_vkX vkX` for each stream function; null until loaded or set.
+  STAGING_VULKAN_STREAM_FUNCTIONS(STAGING_VULKAN_MEMBER)
   ///@}
 #undef STAGING_VULKAN_MEMBER
 
@@ -82,8 +99,12 @@ struct Dispatch {
   /// Vulkan themselves use load() or fill the table by hand.
   [[nodiscard]] static Dispatch from_loader(VkInstance instance, VkDevice device) noexcept;
 
-  /// The name of the first null member ("vkCmdPipelineBarrier2"), or empty when all are set.
+  /// The name of the first null member a Ring needs ("vkCmdPipelineBarrier2"), or empty when
+  /// all are set.
   [[nodiscard]] std::string_view missing() const noexcept;
+  /// The name of the first null member a Streamer needs (the Ring's and the stream functions),
+  /// or empty when all are set.
+  [[nodiscard]] std::string_view missing_for_streamer() const noexcept;
 };
 
 }  // namespace staging::vulkan

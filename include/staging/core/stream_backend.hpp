@@ -1,0 +1,96 @@
+// What a StreamScheduler hands a backend, and what it needs from it: the batches of pieces to
+// copy, and a queue with a completion timeline.
+//
+// A batch is one reservation of the scheduler's byte ring holding pieces of one or more uploads,
+// already filled; the backend records one copy per piece (buffer-to-buffer or buffer-to-image,
+// from the ring's staging memory) into its own command buffer, the layout transitions and
+// ownership transfers the pieces' first/last flags call for, and submits it on its queue,
+// signalling the next value of its timeline. The scheduler reclaims the batch's bytes once that
+// value is reached. A backend is thin: which bytes a piece gets, when, in what order and what
+// happens when staging is full is the scheduler's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "staging/core/byte_ring.hpp"
+#include "staging/core/enum_names.hpp"
+#include "staging/core/expected.hpp"
+#include "staging/core/timeline.hpp"
+#include "staging/core/upload_pieces.hpp"
+
+namespace staging {
+
+/// One piece of a batch: where its bytes are in staging memory and where they go.
+struct BatchPiece {
+  /// The region and source range of the upload, and its destination (dst_offset or image).
+  UploadPiece piece;
+  /// Where the piece's bytes are: this offset of the batch's region (a multiple of the upload's
+  /// alignment).
+  uint64_t staging_offset = 0;
+  /// The upload's id (StreamTicket::id()).
+  uint64_t upload = 0;
+  /// The backend's record of the upload (StreamRequest::context), as given.
+  void* context = nullptr;
+};
+
+/// A batch of pieces to record and submit together.
+struct StreamBatch {
+  /// The batch's number (1, 2, ... per scheduler): its ring token.
+  uint64_t token = 0;
+  /// The ring reservation holding it: `bytes` bytes at `offset` of region `region`.
+  uint32_t region = 0;
+  uint64_t offset = 0;  ///< first byte of the reservation
+  uint64_t bytes = 0;   ///< bytes of the reservation (padding between pieces included)
+  /// The pieces, in staging order (which is the order they were cut: an upload's pieces are in
+  /// order, in this batch and across batches).
+  std::span<const BatchPiece> pieces;
+};
+
+/// Why a backend could not submit a batch.
+enum class SubmitError : uint8_t {
+  /// The device was lost: nothing more will complete.
+  DeviceLost,
+  /// Recording or submitting failed for another reason (out of memory, ...); the batch was not
+  /// submitted.
+  Failed,
+};
+
+/// Names of SubmitError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<SubmitError>) noexcept {
+  return std::to_array<std::string_view>({"DeviceLost", "Failed"});
+}
+static_assert(enum_names_complete<SubmitError>(), "SubmitError: a value has no name");
+
+/// The backend's side of a StreamScheduler. Implemented by a backend (the Vulkan streamer) or a
+/// fake (testing/fake_stream_backend.hpp).
+///
+/// Threading: submit() is called by one thread at a time (the scheduler serialises it), from the
+/// pump or from a thread committing a piece written in place. completed(), wait(), mapped() and
+/// released() may be called from any thread, concurrently with everything, and must not call the
+/// scheduler.
+class StreamBackend {
+ public:
+  virtual ~StreamBackend() = default;
+  /// The mapped memory of the ring's region `region` (as created through the scheduler's
+  /// RegionAllocator). Stays valid while the region lives.
+  [[nodiscard]] virtual std::byte* mapped(uint32_t region) = 0;
+  /// Makes the batch's bytes visible to the device (flushes non-coherent memory), records its
+  /// copies and submits them, signalling a new value of the timeline, which it returns: greater
+  /// than every value returned before. The batch's span is valid during the call only.
+  /// Errors: DeviceLost, Failed (nothing was submitted; the scheduler fails the batch's uploads
+  /// and reclaims its bytes).
+  virtual Expected<TimelineValue, SubmitError> submit(const StreamBatch& batch) = 0;
+  /// The highest timeline value completed, without waiting. Never decreases.
+  [[nodiscard]] virtual TimelineValue completed() = 0;
+  /// Waits until completed() >= value or `timeout` passes (must return within about
+  /// `timeout`; 0 polls) and returns completed().
+  virtual TimelineValue wait(TimelineValue value, Duration timeout) = 0;
+  /// The upload whose record is `context` will have no more pieces submitted (its last piece
+  /// was submitted, or it was cancelled or failed): the backend may drop what it kept for
+  /// recording its pieces. Called once per upload that had a non-null context.
+  virtual void released(void* /*context*/) noexcept {}
+};
+
+}  // namespace staging

@@ -1,0 +1,274 @@
+// Streamer: uploads of any size from any thread, on a queue of its own (a transfer queue), while
+// the application renders — the Vulkan side of the core's StreamScheduler.
+//
+//   auto streamer = Streamer::create(device, {.queue = transfer_queue,
+//                                             .families = {transfer_family, graphics_family}})
+//                       .value();
+//   StreamTicket t = streamer->upload(ImageTarget{...}, texels, StreamPriority::Now).value();
+//   ...
+//   if (auto wait = streamer->wait_info(t, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT))
+//     add *wait to the frame's VkSubmitInfo2 waits, and
+//     streamer->record_acquire(cmd, target, FRAGMENT_SHADER, SHADER_SAMPLED_READ) before use;
+//   or, host-side: streamer->status(t) == StreamStatus::Complete (swap the texture in).
+//
+// It owns: its staging memory (one persistently mapped buffer of ring_bytes, the cap: uploads
+// larger than it stream through it in pieces), a command pool on the queue's family and its
+// command buffers (reused as their submissions complete), a timeline semaphore (each submission
+// signals its next value; an upload's ticket gets the value of the submission with its last
+// piece), and a pump thread that cuts pieces (Now before Prefetch), fills them from the callers'
+// pointers, records their copies with the layout transitions and ownership transfers their
+// targets ask for, and submits them. What is cut when, backpressure and cancellation are the
+// core scheduler's (staging/core/stream_scheduler.hpp); this layer records and submits.
+//
+// Threading: every member function is safe from any thread. The queue is used by the pump
+// thread (and by threads committing in-place pieces) for vkQueueSubmit2 only, under
+// StreamerConfig::queue_mutex when given — give one when anything else submits to that queue.
+#pragma once
+
+#include <vulkan/vulkan_core.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <thread>
+
+#include "staging/core/counters.hpp"
+#include "staging/core/enum_names.hpp"
+#include "staging/core/expected.hpp"
+#include "staging/core/stream_scheduler.hpp"
+#include "staging/vulkan/memory.hpp"
+#include "staging/vulkan/ring.hpp"
+#include "staging/vulkan/stream_target.hpp"
+
+namespace staging::vulkan {
+
+/// How a Streamer is made.
+struct StreamerConfig {
+  /// The queue copies are submitted to (not null): a queue of the device's transfer-only family
+  /// where it has one (transfer_only_family()), else any queue with TRANSFER support.
+  VkQueue queue = VK_NULL_HANDLE;
+  /// The queue's family, and the family of the queues that use the uploaded resources.
+  QueueFamilies families;
+  /// Held around every vkQueueSubmit2 of the streamer when not null: the lock everyone who
+  /// submits to `queue` takes (a queue shared with rendering). Must outlive the streamer.
+  std::mutex* queue_mutex = nullptr;
+  /// Bytes of staging memory (> 0): the cap on what the streamer holds, whatever the uploads'
+  /// sizes.
+  uint64_t ring_bytes = uint64_t{64} << 20;
+  /// Batches, queue cap, granule and waits (its ring_bytes is replaced by the one above).
+  StreamSchedulerConfig schedule;
+  /// Start a pump thread of its own (else the caller runs pump_once()/run() on its thread).
+  bool pump_thread = true;
+  /// The threads that copy uploads from the callers' pointers into staging memory, shared with
+  /// other users (an Uploader, another Streamer); null: the streamer makes its own pool of
+  /// fill_threads threads.
+  std::shared_ptr<FillPool> fill_pool;
+  /// Threads of the streamer's own pool: 0 is one per CPU less two, at most 12; pinned as
+  /// fill_pinning says (on the whole host).
+  unsigned fill_threads = 0;
+  /// Where the own pool's threads run (FillPoolConfig::pinning).
+  ThreadPinning fill_pinning = ThreadPinning::None;
+  /// Staging memory source; null: a built-in DefaultMemory. Must outlive the streamer.
+  MemoryHook* memory = nullptr;
+  /// The byte ring's and the uploads' timelines (staging-sim, a Perfetto trace); may be null.
+  /// Must outlive the streamer. Called from the streamer's threads (see StreamObserver).
+  RingObserver* ring_observer = nullptr;
+  StreamObserver* observer = nullptr;  ///< the uploads' timeline; may be null
+};
+
+/// Why a Streamer could not be made.
+enum class StreamerCreateError : uint8_t {
+  /// A function a Streamer needs is missing from the dispatch (Dispatch::missing_for_streamer()).
+  MissingFunction,
+  /// The queue is null or ring_bytes is 0, or the scheduler's configuration is invalid.
+  InvalidConfig,
+  /// Staging memory could not be allocated.
+  AllocationFailed,
+  /// The command pool or the timeline semaphore could not be created.
+  CreateFailed,
+  /// The pump thread or the fill pool's threads could not be started.
+  ThreadFailed,
+};
+
+/// Why an upload was not taken. Nothing was queued for it.
+enum class StreamUploadError : uint8_t {
+  /// The target's buffer or image is VK_NULL_HANDLE.
+  NullTarget,
+  /// The data is empty, or an image target's extent, levels or layers are 0.
+  Empty,
+  /// The image format is not one texel_block() knows, or the aspect is not one of it.
+  UnsupportedFormat,
+  /// The data's size differs from the image's tightly packed size (every level and layer).
+  SizeMismatch,
+  /// The smallest piece (one row of texel blocks) does not fit the staging memory.
+  TooLarge,
+  /// The queue is at its cap (the caller asked not to wait).
+  QueueFull,
+  /// The queue stayed at its cap for the whole timeout.
+  Timeout,
+  /// The streamer is being destroyed.
+  Stopped,
+};
+
+/// Names of StreamerCreateError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<StreamerCreateError>) noexcept {
+  return std::to_array<std::string_view>(
+      {"MissingFunction", "InvalidConfig", "AllocationFailed", "CreateFailed", "ThreadFailed"});
+}
+static_assert(enum_names_complete<StreamerCreateError>(),
+              "StreamerCreateError: a value has no name");
+
+/// Names of StreamUploadError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<StreamUploadError>) noexcept {
+  return std::to_array<std::string_view>({"NullTarget", "Empty", "UnsupportedFormat",
+                                          "SizeMismatch", "TooLarge", "QueueFull", "Timeout",
+                                          "Stopped"});
+}
+static_assert(enum_names_complete<StreamUploadError>(), "StreamUploadError: a value has no name");
+
+/// What a Streamer has done: the scheduler's counters and the Vulkan side's.
+struct StreamerStats {
+  StreamStats stream;            ///< uploads, pieces, batches, refusals, waits
+  ByteRingStats ring;            ///< the staging ring's placements and retirements
+  uint64_t submissions = 0;      ///< vkQueueSubmit2 calls
+  uint64_t copy_commands = 0;    ///< vkCmdCopyBuffer and vkCmdCopyBufferToImage recorded
+  uint64_t copy_regions = 0;     ///< regions of those copies
+  uint64_t barriers = 0;         ///< vkCmdPipelineBarrier2 recorded
+  uint64_t command_buffers = 0;  ///< command buffers allocated (reused afterwards)
+  uint64_t flushes = 0;          ///< flushes of non-coherent staging memory
+  uint64_t device_lost = 0;      ///< submissions or semaphore reads that found the device lost
+};
+
+/// StreamerStats' counters, in declaration order (counters.hpp): the scheduler's and the ring's
+/// as groups, then the Vulkan side's.
+constexpr auto counters_of(std::type_identity<StreamerStats>) noexcept {
+  using S = StreamerStats;
+  return std::tuple{counter_group("stream", "stream", &S::stream),
+                    counter_group("ring", "staging ring", &S::ring),
+                    counter("submissions", "submissions", &S::submissions),
+                    counter("copy_commands", "copy commands", &S::copy_commands),
+                    counter("copy_regions", "copy regions", &S::copy_regions),
+                    counter("barriers", "barriers", &S::barriers),
+                    counter("command_buffers", "command buffers", &S::command_buffers),
+                    counter("flushes", "flushes", &S::flushes),
+                    counter("device_lost", "device lost", &S::device_lost)};
+}
+static_assert(counters_complete<StreamerStats>(),
+              "StreamerStats: a member is missing from counters_of");
+
+namespace detail {
+class StreamerBackend;
+}
+
+/// See the file comment.
+///
+/// Ownership: owns its staging memory, command pool, semaphore and pump thread, and shares its
+/// fill pool. Destroying it
+/// stops the pump, cancels what is queued, waits (without a time limit) for its last submission
+/// to complete, then frees everything. References the device and hook, which must outlive it.
+class Streamer {
+ public:
+  /// Makes a streamer on `device` (Vulkan 1.2+ with timelineSemaphore and synchronization2).
+  /// Errors: StreamerCreateError.
+  static Expected<std::unique_ptr<Streamer>, StreamerCreateError> create(
+      const Device& device, const StreamerConfig& config);
+  /// Stops the pump, cancels what is queued, waits for the last submission, frees everything
+  /// (see Ownership).
+  ~Streamer();
+  Streamer(const Streamer&) = delete;
+  Streamer& operator=(const Streamer&) = delete;
+
+  /// Queues `data` for bytes [target.offset, target.offset + data.size()) of the target buffer.
+  /// `data` must stay valid and unchanged until the ticket's status is past Streaming. When the
+  /// queue is at its cap, waits up to `timeout` (0: refuses at once). Errors: NullTarget, Empty,
+  /// QueueFull, Timeout, Stopped.
+  Expected<StreamTicket, StreamUploadError> upload(const BufferTarget& target,
+                                                   std::span<const std::byte> data,
+                                                   StreamPriority priority,
+                                                   Duration timeout = Duration{0});
+  /// Queues `texels` — every level and layer of the target, tightly packed (levels in order,
+  /// then layers, slices, rows of texel blocks; see upload_pieces.hpp) — for the target image.
+  /// Errors: NullTarget, Empty, UnsupportedFormat, SizeMismatch, TooLarge, QueueFull, Timeout,
+  /// Stopped.
+  Expected<StreamTicket, StreamUploadError> upload(const ImageTarget& target,
+                                                   std::span<const std::byte> texels,
+                                                   StreamPriority priority,
+                                                   Duration timeout = Duration{0});
+  /// The packed size upload() expects for an image target. Errors: NullTarget, Empty,
+  /// UnsupportedFormat.
+  [[nodiscard]] Expected<uint64_t, StreamUploadError> image_bytes(const ImageTarget& target) const;
+
+  /// Starts an upload of `size` bytes written in place (a decoder writes straight into staging):
+  /// take its pieces with next_piece(), write them, commit(). Errors: NullTarget, Empty,
+  /// Stopped.
+  Expected<StreamTicket, StreamUploadError> write_in_place(const BufferTarget& target,
+                                                           uint64_t size, StreamPriority priority);
+  /// The same for every level and layer of an image target.
+  Expected<StreamTicket, StreamUploadError> write_in_place(const ImageTarget& target,
+                                                           StreamPriority priority);
+  /// The next piece of an in-place upload (waits up to `timeout` for staging room).
+  Expected<InPlacePiece, InPlaceError> next_piece(const StreamTicket& ticket,
+                                                  Duration timeout = Duration{0});
+  /// Submits a written piece; returns its timeline value.
+  Expected<TimelineValue, SubmitError> commit(const StreamTicket& ticket,
+                                              const InPlacePiece& piece);
+  /// Gives a piece back unwritten (the upload is cancelled).
+  void abandon(const StreamTicket& ticket, const InPlacePiece& piece);
+
+  /// Cancels an upload (see CancelResult).
+  CancelResult cancel(const StreamTicket& ticket);
+  /// The upload's status (Complete once the timeline has reached its value).
+  [[nodiscard]] StreamStatus status(const StreamTicket& ticket);
+  /// Waits up to `timeout` for the upload to complete (or end otherwise); returns its status.
+  StreamStatus wait(const StreamTicket& ticket, Duration timeout);
+  /// Waits up to `timeout` until nothing is queued and every submission has completed (the
+  /// pump thread keeps going meanwhile; without one, pumps on the calling thread). True when
+  /// idle.
+  bool drain(Duration timeout);
+
+  /// The wait the consumer's submission adds for the upload, at `stages`: this streamer's
+  /// semaphore at the ticket's value. None until the ticket has a value (its last piece is not
+  /// submitted yet), or when it never will (cancelled before starting).
+  [[nodiscard]] std::optional<VkSemaphoreSubmitInfo> wait_info(const StreamTicket& ticket,
+                                                               VkPipelineStageFlags2 stages) const;
+  /// Records into the consumer's `cmd` the acquire of `target` (the upload's, as given to
+  /// upload()) for `stages`/`access` — only when ownership moves between two families
+  /// (Sharing::Exclusive); otherwise nothing. Record it after the wait on the ticket's value
+  /// (in a submission that waits on wait_info()), before the first use.
+  void record_acquire(VkCommandBuffer cmd, const ImageTarget& target, VkPipelineStageFlags2 stages,
+                      VkAccessFlags2 access) const;
+  /// The same for a buffer upload of `size` bytes.
+  void record_acquire(VkCommandBuffer cmd, const BufferTarget& target, uint64_t size,
+                      VkPipelineStageFlags2 stages, VkAccessFlags2 access) const;
+
+  /// One round of the pump (when made without a pump thread): see StreamScheduler::pump_once().
+  PumpResult pump_once(Duration max_wait = Duration{0});
+
+  /// The streamer's timeline semaphore.
+  [[nodiscard]] VkSemaphore semaphore() const noexcept;
+  /// The timeline's completed value (read now).
+  [[nodiscard]] TimelineValue completed() const;
+  /// The queue families it was made with.
+  [[nodiscard]] const QueueFamilies& families() const noexcept;
+  /// A snapshot of every counter.
+  [[nodiscard]] StreamerStats stats() const;
+
+ private:
+  Streamer() = default;
+  Expected<ImageShape, StreamUploadError> shape_of(const ImageTarget& target) const;
+  Expected<StreamTicket, StreamUploadError> queue_image(const ImageTarget& target,
+                                                        const std::byte* texels, uint64_t size,
+                                                        StreamPriority priority, Duration timeout,
+                                                        bool in_place);
+  QueueFamilies families_;
+  std::shared_ptr<FillPool> pool_;
+  std::unique_ptr<detail::StreamerBackend> backend_;
+  std::unique_ptr<StreamScheduler> scheduler_;
+  std::thread pump_;
+};
+
+}  // namespace staging::vulkan

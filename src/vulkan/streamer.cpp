@@ -1,0 +1,617 @@
+// Streamer: see include/staging/vulkan/streamer.hpp.
+//
+// The Vulkan side is StreamerBackend: the core scheduler's RegionAllocator (one staging buffer
+// of ring_bytes, from the MemoryHook) and StreamBackend (records a batch's barriers and copies
+// into a command buffer of its own pool and submits it, signalling the next value of its
+// timeline semaphore). Each upload's target travels as the request's context (an UploadTarget,
+// deleted when the scheduler releases it).
+#include "staging/vulkan/streamer.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include "staging/core/align.hpp"
+#include "staging/vulkan/format.hpp"
+
+namespace staging::vulkan {
+
+namespace detail {
+
+namespace {
+
+// What a batch's pieces are copied to.
+struct UploadTarget {
+  bool image = false;
+  BufferTarget buffer;
+  uint64_t size = 0;  // buffer uploads
+  ImageTarget image_target;
+  VkImageAspectFlags copy_aspect = 0;
+};
+
+uint64_t to_ns(Duration d) {
+  return d <= Duration{0} ? 0 : static_cast<uint64_t>(d.count());
+}
+
+}  // namespace
+
+class StreamerBackend final : public StreamBackend, public RegionAllocator {
+ public:
+  StreamerBackend(const Device& device, const StreamerConfig& config)
+      : device_(device.device), d_(device.dispatch), config_(config) {
+    if (config.memory == nullptr) {
+      own_memory_ =
+          std::make_unique<DefaultMemory>(device.physical_device, device.device, device.dispatch);
+      hook_ = own_memory_.get();
+    } else {
+      hook_ = config.memory;
+    }
+    d_.vkGetPhysicalDeviceProperties(device.physical_device, &properties_);
+  }
+  ~StreamerBackend() override {
+    if (semaphore_ != VK_NULL_HANDLE) d_.vkDestroySemaphore(device_, semaphore_, nullptr);
+    if (pool_ != VK_NULL_HANDLE) d_.vkDestroyCommandPool(device_, pool_, nullptr);
+  }
+  StreamerBackend(const StreamerBackend&) = delete;
+  StreamerBackend& operator=(const StreamerBackend&) = delete;
+
+  // Creates the command pool and the timeline semaphore.
+  bool init() {
+    const VkCommandPoolCreateInfo pool_info{
+        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+        .flags =
+            VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT | VK_COMMAND_POOL_CREATE_TRANSIENT_BIT,
+        .queueFamilyIndex = config_.families.stream,
+    };
+    if (d_.vkCreateCommandPool(device_, &pool_info, nullptr, &pool_) != VK_SUCCESS) return false;
+    const VkSemaphoreTypeCreateInfo type{
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+        .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
+        .initialValue = 0,
+    };
+    const VkSemaphoreCreateInfo sem_info{.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO,
+                                         .pNext = &type};
+    return d_.vkCreateSemaphore(device_, &sem_info, nullptr, &semaphore_) == VK_SUCCESS;
+  }
+
+  // --- RegionAllocator: region 0 only (the scheduler's ring never grows) ---------------------
+
+  Expected<void, AllocError> create_region(uint32_t region, uint64_t bytes) override {
+    if (region != 0 || staging_.buffer != VK_NULL_HANDLE) return unexpected(AllocError::Other);
+    auto made = hook_->allocate(bytes);
+    if (!made) return unexpected(made.error());
+    staging_ = *made;
+    return {};
+  }
+  void destroy_region(uint32_t /*region*/) noexcept override {
+    if (staging_.buffer != VK_NULL_HANDLE) hook_->release(staging_);
+    staging_ = StagingMemory{};
+  }
+
+  // --- StreamBackend -------------------------------------------------------------------------
+
+  std::byte* mapped(uint32_t /*region*/) override { return staging_.mapped; }
+
+  Expected<TimelineValue, SubmitError> submit(const StreamBatch& batch) override {
+    if (lost_.load(std::memory_order_relaxed)) return unexpected(SubmitError::DeviceLost);
+    Slot* slot = free_command_buffer();
+    if (slot == nullptr) return unexpected(SubmitError::Failed);
+    const VkCommandBufferBeginInfo begin{
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+    };
+    if (d_.vkBeginCommandBuffer(slot->cmd, &begin) != VK_SUCCESS) {
+      return unexpected(SubmitError::Failed);
+    }
+    record(slot->cmd, batch);
+    if (d_.vkEndCommandBuffer(slot->cmd) != VK_SUCCESS) return unexpected(SubmitError::Failed);
+    if (!staging_.coherent) {
+      hook_->flush(staging_, batch.offset, batch.bytes);
+      flushes_.fetch_add(1, std::memory_order_relaxed);
+    }
+    const TimelineValue value = next_value_ + 1;
+    const VkCommandBufferSubmitInfo cmd_info{
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+        .commandBuffer = slot->cmd,
+    };
+    const VkSemaphoreSubmitInfo signal{
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+        .semaphore = semaphore_,
+        .value = value,
+        .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+    };
+    const VkSubmitInfo2 submit{
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+        .commandBufferInfoCount = 1,
+        .pCommandBufferInfos = &cmd_info,
+        .signalSemaphoreInfoCount = 1,
+        .pSignalSemaphoreInfos = &signal,
+    };
+    VkResult result = VK_SUCCESS;
+    if (config_.queue_mutex != nullptr) {
+      std::lock_guard lock(*config_.queue_mutex);
+      result = d_.vkQueueSubmit2(config_.queue, 1, &submit, VK_NULL_HANDLE);
+    } else {
+      result = d_.vkQueueSubmit2(config_.queue, 1, &submit, VK_NULL_HANDLE);
+    }
+    if (result != VK_SUCCESS) {
+      if (result == VK_ERROR_DEVICE_LOST) {
+        mark_lost();
+        return unexpected(SubmitError::DeviceLost);
+      }
+      return unexpected(SubmitError::Failed);
+    }
+    next_value_ = value;
+    slot->value = value;
+    submissions_.fetch_add(1, std::memory_order_relaxed);
+    last_submitted_.store(value, std::memory_order_release);
+    return value;
+  }
+
+  TimelineValue completed() override {
+    uint64_t value = 0;
+    const VkResult r = d_.vkGetSemaphoreCounterValue(device_, semaphore_, &value);
+    if (r == VK_ERROR_DEVICE_LOST) mark_lost();
+    if (r != VK_SUCCESS) return completed_.load(std::memory_order_acquire);
+    // Never decreases (a racing reader may have stored a higher one).
+    uint64_t seen = completed_.load(std::memory_order_relaxed);
+    while (seen < value &&
+           !completed_.compare_exchange_weak(seen, value, std::memory_order_acq_rel)) {
+    }
+    return std::max(seen, value);
+  }
+
+  TimelineValue wait(TimelineValue value, Duration timeout) override {
+    if (completed() >= value) return completed_.load(std::memory_order_acquire);
+    if (value > last_submitted_.load(std::memory_order_acquire)) return completed();  // unreachable
+    const VkSemaphoreWaitInfo info{
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+        .semaphoreCount = 1,
+        .pSemaphores = &semaphore_,
+        .pValues = &value,
+    };
+    if (d_.vkWaitSemaphores(device_, &info, to_ns(timeout)) == VK_ERROR_DEVICE_LOST) mark_lost();
+    return completed();
+  }
+
+  void released(void* context) noexcept override { delete static_cast<UploadTarget*>(context); }
+
+  // --- queries ---------------------------------------------------------------------------------
+
+  VkSemaphore semaphore() const noexcept { return semaphore_; }
+  TimelineValue last_submitted() const noexcept {
+    return last_submitted_.load(std::memory_order_acquire);
+  }
+  const VkPhysicalDeviceProperties& properties() const noexcept { return properties_; }
+  const Dispatch& dispatch() const noexcept { return d_; }
+  void add_stats(StreamerStats& s) const {
+    s.submissions = submissions_.load(std::memory_order_relaxed);
+    s.copy_commands = copy_commands_.load(std::memory_order_relaxed);
+    s.copy_regions = copy_regions_.load(std::memory_order_relaxed);
+    s.barriers = barriers_.load(std::memory_order_relaxed);
+    s.command_buffers = command_buffers_.load(std::memory_order_relaxed);
+    s.flushes = flushes_.load(std::memory_order_relaxed);
+    s.device_lost = device_lost_.load(std::memory_order_relaxed);
+  }
+  // Waits (without a limit) for every submission to complete, unless the device is lost.
+  void wait_all() {
+    const TimelineValue last = last_submitted();
+    while (!lost_.load() && completed() < last)
+      (void)wait(last, std::chrono::seconds(1));
+  }
+
+ private:
+  struct Slot {
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    TimelineValue value = 0;  // the submission that last used it (0: never)
+  };
+
+  void mark_lost() {
+    if (!lost_.exchange(true)) device_lost_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // A command buffer whose last submission completed, or a new one.
+  Slot* free_command_buffer() {
+    const TimelineValue done = completed();
+    for (Slot& s : slots_) {
+      if (s.value <= done) return &s;
+    }
+    const VkCommandBufferAllocateInfo info{
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = pool_,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    Slot s;
+    if (d_.vkAllocateCommandBuffers(device_, &info, &s.cmd) != VK_SUCCESS) return nullptr;
+    command_buffers_.fetch_add(1, std::memory_order_relaxed);
+    slots_.push_back(s);
+    return &slots_.back();
+  }
+
+  // The batch's barriers before, its copies (one command per run of pieces to one target), and
+  // its barriers after.
+  void record(VkCommandBuffer cmd, const StreamBatch& batch) {
+    images_.clear();
+    buffers_.clear();
+    for (const BatchPiece& p : batch.pieces) {
+      const auto* t = static_cast<const UploadTarget*>(p.context);
+      if (t->image && p.piece.first) images_.push_back(image_begin_barrier(t->image_target));
+    }
+    record_barrier(cmd);
+    for (std::size_t i = 0; i < batch.pieces.size();) {
+      const auto* t = static_cast<const UploadTarget*>(batch.pieces[i].context);
+      std::size_t j = i;
+      if (t->image) {
+        image_regions_.clear();
+        for (; j < batch.pieces.size() && batch.pieces[j].context == t; ++j) {
+          const BatchPiece& p = batch.pieces[j];
+          const ImagePiece& r = p.piece.image;
+          image_regions_.push_back(VkBufferImageCopy{
+              .bufferOffset = p.staging_offset,
+              // 0: rows as tightly packed as the region (the streamer's own layout)
+              .bufferRowLength = r.layout.tight() ? 0 : static_cast<uint32_t>(r.layout.row_length),
+              .bufferImageHeight = r.layout.tight() ? 0 : r.layout.rows * r.layout.block.height,
+              .imageSubresource = {t->copy_aspect, r.level, r.base_layer, r.layers},
+              .imageOffset = {static_cast<int32_t>(r.x), static_cast<int32_t>(r.y),
+                              static_cast<int32_t>(r.z)},
+              .imageExtent = {r.width, r.height, r.depth},
+          });
+        }
+        d_.vkCmdCopyBufferToImage(
+            cmd, staging_.buffer, t->image_target.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+            static_cast<uint32_t>(image_regions_.size()), image_regions_.data());
+        copy_regions_.fetch_add(image_regions_.size(), std::memory_order_relaxed);
+      } else {
+        buffer_regions_.clear();
+        for (; j < batch.pieces.size() && batch.pieces[j].context == t; ++j) {
+          const BatchPiece& p = batch.pieces[j];
+          buffer_regions_.push_back(
+              VkBufferCopy{p.staging_offset, p.piece.dst_offset, p.piece.bytes});
+        }
+        d_.vkCmdCopyBuffer(cmd, staging_.buffer, t->buffer.buffer,
+                           static_cast<uint32_t>(buffer_regions_.size()), buffer_regions_.data());
+        copy_regions_.fetch_add(buffer_regions_.size(), std::memory_order_relaxed);
+      }
+      copy_commands_.fetch_add(1, std::memory_order_relaxed);
+      i = j;
+    }
+    for (const BatchPiece& p : batch.pieces) {
+      if (!p.piece.last) continue;
+      const auto* t = static_cast<const UploadTarget*>(p.context);
+      if (t->image) {
+        images_.push_back(image_end_barrier(t->image_target, config_.families));
+      } else if (auto b = buffer_end_barrier(t->buffer, t->size, config_.families)) {
+        buffers_.push_back(*b);
+      }
+    }
+    record_barrier(cmd);
+  }
+
+  void record_barrier(VkCommandBuffer cmd) {
+    if (images_.empty() && buffers_.empty()) return;
+    const VkDependencyInfo dep{
+        .sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+        .bufferMemoryBarrierCount = static_cast<uint32_t>(buffers_.size()),
+        .pBufferMemoryBarriers = buffers_.data(),
+        .imageMemoryBarrierCount = static_cast<uint32_t>(images_.size()),
+        .pImageMemoryBarriers = images_.data(),
+    };
+    d_.vkCmdPipelineBarrier2(cmd, &dep);
+    barriers_.fetch_add(1, std::memory_order_relaxed);
+    images_.clear();
+    buffers_.clear();
+  }
+
+  VkDevice device_;
+  Dispatch d_;
+  StreamerConfig config_;
+  VkPhysicalDeviceProperties properties_{};
+  std::unique_ptr<DefaultMemory> own_memory_;
+  MemoryHook* hook_ = nullptr;
+  StagingMemory staging_;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkSemaphore semaphore_ = VK_NULL_HANDLE;
+  // Used by submit() only (one at a time).
+  std::vector<Slot> slots_;
+  std::vector<VkImageMemoryBarrier2> images_;
+  std::vector<VkBufferMemoryBarrier2> buffers_;
+  std::vector<VkBufferImageCopy> image_regions_;
+  std::vector<VkBufferCopy> buffer_regions_;
+  TimelineValue next_value_ = 0;
+  // Read from any thread.
+  std::atomic<TimelineValue> last_submitted_{0};
+  std::atomic<TimelineValue> completed_{0};
+  std::atomic<bool> lost_{false};
+  std::atomic<uint64_t> submissions_{0}, copy_commands_{0}, copy_regions_{0}, barriers_{0},
+      command_buffers_{0}, flushes_{0}, device_lost_{0};
+};
+
+}  // namespace detail
+
+namespace {
+
+StreamUploadError from(EnqueueError e) noexcept {
+  switch (e) {
+    case EnqueueError::Empty:
+      return StreamUploadError::Empty;
+    case EnqueueError::QueueFull:
+      return StreamUploadError::QueueFull;
+    case EnqueueError::Timeout:
+      return StreamUploadError::Timeout;
+    case EnqueueError::TooLarge:
+      return StreamUploadError::TooLarge;
+    case EnqueueError::Stopped:
+      return StreamUploadError::Stopped;
+  }
+  return StreamUploadError::Empty;
+}
+
+// Staging-offset alignment of image pieces: the texel block's rule and the device's optimal copy
+// offset alignment; of buffer pieces: 16 bytes and the optimal alignment.
+uint64_t optimal_alignment(const VkPhysicalDeviceProperties& p) noexcept {
+  return std::max<uint64_t>(1, p.limits.optimalBufferCopyOffsetAlignment);
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Streamer>, StreamerCreateError> Streamer::create(
+    const Device& device, const StreamerConfig& config) {
+  if (!device.dispatch.missing_for_streamer().empty()) {
+    return unexpected(StreamerCreateError::MissingFunction);
+  }
+  if (config.queue == VK_NULL_HANDLE || config.ring_bytes == 0 || device.device == VK_NULL_HANDLE) {
+    return unexpected(StreamerCreateError::InvalidConfig);
+  }
+  std::unique_ptr<Streamer> s(new Streamer());
+  s->families_ = config.families;
+  s->backend_ = std::make_unique<detail::StreamerBackend>(device, config);
+  if (!s->backend_->init()) return unexpected(StreamerCreateError::CreateFailed);
+  if (config.fill_pool) {
+    s->pool_ = config.fill_pool;
+  } else {
+    FillPoolConfig pc;
+    pc.threads = config.fill_threads;
+    if (pc.threads == 0) {
+      const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+      pc.threads = std::clamp(cpus > 2 ? cpus - 2 : 1u, 1u, 12u);
+    }
+    pc.pinning = config.fill_pinning;
+    auto pool = FillPool::create(pc);
+    if (!pool) return unexpected(StreamerCreateError::ThreadFailed);
+    s->pool_ = std::move(*pool);
+  }
+  StreamSchedulerConfig sc = config.schedule;
+  sc.ring_bytes = config.ring_bytes;
+  StreamScheduler::Deps deps;
+  deps.fill_pool = s->pool_.get();
+  deps.backend = s->backend_.get();
+  deps.allocator = s->backend_.get();
+  deps.ring_observer = config.ring_observer;
+  deps.observer = config.observer;
+  auto scheduler = StreamScheduler::create(sc, deps);
+  if (!scheduler) {
+    return unexpected(scheduler.error() == StreamScheduler::CreateError::AllocationFailed
+                          ? StreamerCreateError::AllocationFailed
+                          : StreamerCreateError::InvalidConfig);
+  }
+  s->scheduler_ = std::move(*scheduler);
+  if (config.pump_thread) {
+    try {
+      StreamScheduler* sched = s->scheduler_.get();
+      s->pump_ = std::thread([sched] { sched->run(); });
+    } catch (...) {
+      return unexpected(StreamerCreateError::ThreadFailed);
+    }
+  }
+  return s;
+}
+
+Streamer::~Streamer() {
+  if (scheduler_) scheduler_->stop();
+  if (pump_.joinable()) pump_.join();
+  if (backend_) backend_->wait_all();  // the GPU no longer reads staging memory
+  scheduler_.reset();                  // releases queued uploads, destroys the staging buffer
+  backend_.reset();
+  pool_.reset();
+}
+
+Expected<StreamTicket, StreamUploadError> Streamer::upload(const BufferTarget& target,
+                                                           std::span<const std::byte> data,
+                                                           StreamPriority priority,
+                                                           Duration timeout) {
+  if (target.buffer == VK_NULL_HANDLE) return unexpected(StreamUploadError::NullTarget);
+  if (data.empty()) return unexpected(StreamUploadError::Empty);
+  auto cursor =
+      PieceCursor::buffer(data.size(), target.offset, scheduler_->config().buffer_granule);
+  if (!cursor) return unexpected(StreamUploadError::Empty);
+  auto* t = new detail::UploadTarget{false, target, data.size(), {}, 0};
+  StreamRequest r;
+  r.pieces = *cursor;
+  r.source = data.data();
+  r.alignment = std::max<uint64_t>(16, optimal_alignment(backend_->properties()));
+  r.priority = priority;
+  r.context = t;
+  auto ticket = scheduler_->enqueue(r, timeout);
+  if (!ticket) {
+    delete t;
+    return unexpected(from(ticket.error()));
+  }
+  return *ticket;
+}
+
+Expected<ImageShape, StreamUploadError> Streamer::shape_of(const ImageTarget& target) const {
+  if (target.image == VK_NULL_HANDLE) return unexpected(StreamUploadError::NullTarget);
+  const auto block = texel_block(target.format, target.aspect);
+  if (!block) return unexpected(StreamUploadError::UnsupportedFormat);
+  return ImageShape{*block,
+                    {target.extent.width, target.extent.height, target.extent.depth},
+                    target.base_level,
+                    target.levels,
+                    target.base_layer,
+                    target.layers};
+}
+
+Expected<uint64_t, StreamUploadError> Streamer::image_bytes(const ImageTarget& target) const {
+  const auto shape = shape_of(target);
+  if (!shape) return unexpected(shape.error());
+  const auto bytes = staging::image_bytes(*shape);
+  if (!bytes) return unexpected(StreamUploadError::Empty);
+  return *bytes;
+}
+
+Expected<StreamTicket, StreamUploadError> Streamer::queue_image(const ImageTarget& target,
+                                                                const std::byte* texels,
+                                                                uint64_t size,
+                                                                StreamPriority priority,
+                                                                Duration timeout, bool in_place) {
+  const auto shape = shape_of(target);
+  if (!shape) return unexpected(shape.error());
+  const auto bytes = staging::image_bytes(*shape);
+  if (!bytes) return unexpected(StreamUploadError::Empty);
+  if (!in_place && size != *bytes) return unexpected(StreamUploadError::SizeMismatch);
+  // Rows tightly packed (one memcpy a piece); offsets at the device's optimal copy alignment and
+  // the format's block rule (the copy layout engine's offset_alignment).
+  CopyLimits limits;
+  limits.texture_copy_alignment = optimal_alignment(backend_->properties());
+  auto cursor = PieceCursor::image(*shape, limits);
+  if (!cursor) return unexpected(StreamUploadError::Empty);
+  auto* t = new detail::UploadTarget{
+      true, {}, 0, target, target.aspect != 0 ? target.aspect : default_aspect(target.format)};
+  StreamRequest r;
+  r.pieces = *cursor;
+  r.source = texels;
+  r.alignment = cursor->alignment();
+  r.priority = priority;
+  r.context = t;
+  auto ticket = in_place ? scheduler_->write_in_place(r) : scheduler_->enqueue(r, timeout);
+  if (!ticket) {
+    delete t;
+    return unexpected(from(ticket.error()));
+  }
+  return *ticket;
+}
+
+Expected<StreamTicket, StreamUploadError> Streamer::upload(const ImageTarget& target,
+                                                           std::span<const std::byte> texels,
+                                                           StreamPriority priority,
+                                                           Duration timeout) {
+  if (texels.empty()) return unexpected(StreamUploadError::Empty);
+  return queue_image(target, texels.data(), texels.size(), priority, timeout, false);
+}
+
+Expected<StreamTicket, StreamUploadError> Streamer::write_in_place(const BufferTarget& target,
+                                                                   uint64_t size,
+                                                                   StreamPriority priority) {
+  if (target.buffer == VK_NULL_HANDLE) return unexpected(StreamUploadError::NullTarget);
+  auto cursor = PieceCursor::buffer(size, target.offset, scheduler_->config().buffer_granule);
+  if (!cursor) return unexpected(StreamUploadError::Empty);
+  auto* t = new detail::UploadTarget{false, target, size, {}, 0};
+  StreamRequest r;
+  r.pieces = *cursor;
+  r.alignment = std::max<uint64_t>(16, optimal_alignment(backend_->properties()));
+  r.priority = priority;
+  r.context = t;
+  auto ticket = scheduler_->write_in_place(r);
+  if (!ticket) {
+    delete t;
+    return unexpected(from(ticket.error()));
+  }
+  return *ticket;
+}
+
+Expected<StreamTicket, StreamUploadError> Streamer::write_in_place(const ImageTarget& target,
+                                                                   StreamPriority priority) {
+  return queue_image(target, nullptr, 0, priority, Duration{0}, true);
+}
+
+Expected<InPlacePiece, InPlaceError> Streamer::next_piece(const StreamTicket& ticket,
+                                                          Duration timeout) {
+  return scheduler_->next_piece(ticket, timeout);
+}
+
+Expected<TimelineValue, SubmitError> Streamer::commit(const StreamTicket& ticket,
+                                                      const InPlacePiece& piece) {
+  return scheduler_->commit(ticket, piece);
+}
+
+void Streamer::abandon(const StreamTicket& ticket, const InPlacePiece& piece) {
+  scheduler_->abandon(ticket, piece);
+}
+
+CancelResult Streamer::cancel(const StreamTicket& ticket) {
+  return scheduler_->cancel(ticket);
+}
+
+StreamStatus Streamer::status(const StreamTicket& ticket) {
+  return scheduler_->status(ticket);
+}
+
+StreamStatus Streamer::wait(const StreamTicket& ticket, Duration timeout) {
+  return scheduler_->wait(ticket, timeout);
+}
+
+bool Streamer::drain(Duration timeout) {
+  if (pump_.joinable()) return scheduler_->wait_idle(timeout);
+  return scheduler_->drain(timeout);
+}
+
+std::optional<VkSemaphoreSubmitInfo> Streamer::wait_info(const StreamTicket& ticket,
+                                                         VkPipelineStageFlags2 stages) const {
+  const auto value = ticket.value();
+  if (!value) return std::nullopt;
+  return VkSemaphoreSubmitInfo{
+      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+      .semaphore = backend_->semaphore(),
+      .value = *value,
+      .stageMask = stages,
+  };
+}
+
+void Streamer::record_acquire(VkCommandBuffer cmd, const ImageTarget& target,
+                              VkPipelineStageFlags2 stages, VkAccessFlags2 access) const {
+  const auto barrier = image_acquire_barrier(target, families(), stages, access);
+  if (!barrier) return;
+  VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+  dep.imageMemoryBarrierCount = 1;
+  dep.pImageMemoryBarriers = &*barrier;
+  backend_->dispatch().vkCmdPipelineBarrier2(cmd, &dep);
+}
+
+void Streamer::record_acquire(VkCommandBuffer cmd, const BufferTarget& target, uint64_t size,
+                              VkPipelineStageFlags2 stages, VkAccessFlags2 access) const {
+  const auto barrier = buffer_acquire_barrier(target, size, families(), stages, access);
+  if (!barrier) return;
+  VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+  dep.bufferMemoryBarrierCount = 1;
+  dep.pBufferMemoryBarriers = &*barrier;
+  backend_->dispatch().vkCmdPipelineBarrier2(cmd, &dep);
+}
+
+PumpResult Streamer::pump_once(Duration max_wait) {
+  return scheduler_->pump_once(max_wait);
+}
+
+VkSemaphore Streamer::semaphore() const noexcept {
+  return backend_->semaphore();
+}
+
+TimelineValue Streamer::completed() const {
+  return backend_->completed();
+}
+
+const QueueFamilies& Streamer::families() const noexcept {
+  return families_;
+}
+
+StreamerStats Streamer::stats() const {
+  StreamerStats s;
+  s.stream = scheduler_->stats();
+  s.ring = scheduler_->ring_stats();
+  backend_->add_stats(s);
+  return s;
+}
+
+}  // namespace staging::vulkan

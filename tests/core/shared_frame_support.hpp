@@ -1,0 +1,85 @@
+// Helpers of the SharedFrame property and stress tests: the payload the writers record, the bytes
+// they write (a pattern of their own, never zeros) and the checks of a collected frame.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "staging/core/shared_frame.hpp"
+
+namespace staging::test {
+
+/// Who placed an upload: the writer (thread) and its sequence number.
+struct Origin {
+  uint32_t writer = 0;
+  uint32_t seq = 0;
+  friend bool operator==(const Origin&, const Origin&) = default;
+};
+
+/// A writer's own record of a placement it made.
+struct Made {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  Origin origin;
+  bool discarded = false;
+};
+
+/// The byte `i` of the upload `origin` writes: random-looking, different per writer and upload.
+inline std::byte pattern_byte(Origin origin, uint64_t i) noexcept {
+  uint64_t z = (uint64_t{origin.writer} << 32 | origin.seq) + 0x9E3779B97F4A7C15ull * (i / 8 + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<std::byte>((z >> ((i % 8) * 8)) & 0xFF);
+}
+
+/// Writes `origin`'s pattern into `bytes`.
+inline void write_pattern(std::span<std::byte> bytes, Origin origin) noexcept {
+  for (uint64_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = pattern_byte(origin, i);
+}
+
+/// Checks a collected frame against what the writers say they placed: sorted by offset, no
+/// overlap, inside [base, base + memory.size()), aligned as asked (`alignment_of`), every
+/// placement not discarded present exactly once with its payload, no other, and its bytes equal
+/// to its writer's pattern. Returns "" or the first failure.
+template <class AlignmentOf>
+std::string check_collected(std::span<const FramePlacement<Origin>> collected,
+                            std::vector<Made> made, std::span<const std::byte> memory,
+                            uint64_t base, AlignmentOf alignment_of) {
+  std::erase_if(made, [](const Made& m) { return m.discarded; });
+  std::sort(made.begin(), made.end(),
+            [](const Made& a, const Made& b) { return a.offset < b.offset; });
+  if (collected.size() != made.size()) {
+    return "collected " + std::to_string(collected.size()) + " placements, writers made " +
+           std::to_string(made.size());
+  }
+  uint64_t previous_end = base;
+  for (std::size_t i = 0; i < collected.size(); ++i) {
+    const FramePlacement<Origin>& p = collected[i];
+    const Made& m = made[i];
+    const std::string at = "placement " + std::to_string(i) + " (writer " +
+                           std::to_string(p.payload.writer) + " #" + std::to_string(p.payload.seq) +
+                           " at " + std::to_string(p.offset) + ")";
+    if (p.offset != m.offset || p.size != m.size || !(p.payload == m.origin)) {
+      return at + ": differs from what its writer placed (lost, duplicated or moved)";
+    }
+    if (p.offset < previous_end) return at + ": overlaps the one before it";
+    if (p.offset + p.size > base + memory.size()) return at + ": past the frame's end";
+    const uint64_t alignment = alignment_of(p.payload);
+    if (alignment > 1 && p.offset % alignment != 0) return at + ": misaligned";
+    for (uint64_t b = 0; b < p.size; ++b) {
+      if (memory[p.offset - base + b] != pattern_byte(p.payload, b)) {
+        return at + ": byte " + std::to_string(b) + " is not what its writer wrote";
+      }
+    }
+    previous_end = p.offset + p.size;
+  }
+  return "";
+}
+
+}  // namespace staging::test

@@ -1,0 +1,407 @@
+// SharedFrame, WriterGate and PlacementLog: the multi-writer frame protocol, one behaviour per
+// test, mostly on one thread (the concurrent properties are in shared_frame_property_test.cpp
+// and shared_frame_stress_test.cpp).
+//
+// Sketch notation: the frame's memory, one character per 16 bytes; letters are placements.
+//   [ A A B - - - ]   A at 0 (32 bytes), B at 32, cursor 48
+#include "staging/core/shared_frame.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace staging {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Dst {
+  uint32_t buffer = 0;
+  uint64_t offset = 0;
+};
+using Frame = SharedFrame<Dst>;
+
+// --- WriterGate ----------------------------------------------------------------------------
+
+TEST(WriterGate, StartsClosedAndOpensForWriters) {
+  WriterGate gate;
+  EXPECT_TRUE(gate.sealed());
+  EXPECT_TRUE(gate.drained());
+  EXPECT_FALSE(gate.enter());
+  gate.open();
+  EXPECT_FALSE(gate.sealed());
+  EXPECT_TRUE(gate.enter());
+  EXPECT_TRUE(gate.enter());
+  EXPECT_EQ(gate.writers(), 2u);
+}
+
+TEST(WriterGate, SealWithNoWriterDrainsAtOnce) {
+  WriterGate gate;
+  gate.open();
+  EXPECT_EQ(gate.seal(), 0u);
+  EXPECT_TRUE(gate.drained());
+  EXPECT_FALSE(gate.enter());
+}
+
+TEST(WriterGate, TheLastWriterAfterTheSealIsTheOneTold) {
+  WriterGate gate;
+  gate.open();
+  ASSERT_TRUE(gate.enter());
+  ASSERT_TRUE(gate.enter());
+  EXPECT_FALSE(gate.leave());  // not sealed yet: nobody is told
+  ASSERT_TRUE(gate.enter());
+  EXPECT_EQ(gate.seal(), 2u);
+  EXPECT_FALSE(gate.enter());  // sealed: refused, and the count is unchanged
+  EXPECT_EQ(gate.writers(), 2u);
+  EXPECT_FALSE(gate.leave());
+  EXPECT_FALSE(gate.drained());
+  EXPECT_TRUE(gate.leave());  // the last one
+  EXPECT_TRUE(gate.drained());
+}
+
+TEST(WriterGate, WaitDrainedIsBoundedAndWokenByTheLastWriter) {
+  WriterGate gate;
+  gate.open();
+  ASSERT_TRUE(gate.enter());
+  ASSERT_EQ(gate.seal(), 1u);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(gate.wait_drained(20ms));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 20ms);
+  std::thread writer([&] {
+    std::this_thread::sleep_for(5ms);
+    EXPECT_TRUE(gate.leave());
+  });
+  EXPECT_TRUE(gate.wait_drained(10s));
+  writer.join();
+}
+
+TEST(WriterGate, WaitOnAnOpenGateAnswersAtOnce) {
+  WriterGate gate;
+  gate.open();
+  EXPECT_FALSE(gate.wait_drained(1h));
+}
+
+TEST(WriterGateDeath, OpeningWithWritersInsideAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // also under ThreadSanitizer's thread
+  WriterGate gate;
+  gate.open();
+  ASSERT_TRUE(gate.enter());
+  (void)gate.seal();
+  EXPECT_DEATH(gate.open(), "writers inside");
+}
+
+// --- PlacementLog --------------------------------------------------------------------------
+
+TEST(PlacementLog, IndicesNeverMoveAcrossSegments) {
+  PlacementLog<uint64_t> log(16);
+  // Segments of 16, 32, 64, ... entries: 1000 entries span 6 segments.
+  for (uint64_t i = 0; i < 1000; ++i) {
+    const auto index = log.claim();
+    ASSERT_EQ(index, i);
+    *log.at(i) = i * 7 + 1;
+  }
+  for (uint64_t i = 0; i < 1000; ++i)
+    ASSERT_EQ(*log.find(i), i * 7 + 1) << i;
+  EXPECT_EQ(log.size(), 1000u);
+}
+
+TEST(PlacementLog, ResetKeepsTheStorage) {
+  PlacementLog<uint64_t> log(16);
+  ASSERT_TRUE(log.claim(100));
+  uint64_t* const p = log.at(99);
+  log.reset();
+  EXPECT_EQ(log.size(), 0u);
+  ASSERT_EQ(log.claim(100), 0u);
+  EXPECT_EQ(log.at(99), p);  // the same segment, not a new allocation
+}
+
+TEST(PlacementLog, RefusesBeyondItsMaximum) {
+  PlacementLog<uint64_t> log(16, 10);
+  EXPECT_EQ(log.claim(8), 0u);
+  EXPECT_FALSE(log.claim(3));  // 8 + 3 > 10
+  EXPECT_FALSE(log.claim(1));  // full until reset
+  EXPECT_EQ(log.size(), 10u);
+}
+
+TEST(PlacementLog, SegmentsNeverReachedAreNotFound) {
+  PlacementLog<uint64_t> log(16);
+  ASSERT_EQ(log.claim(1000), 0u);
+  EXPECT_EQ(log.find(999), nullptr);
+  ASSERT_NE(log.at(999), nullptr);
+  EXPECT_NE(log.find(999), nullptr);
+}
+
+// --- SharedFrame ---------------------------------------------------------------------------
+
+struct SharedFrameTest : ::testing::Test {
+  std::vector<std::byte> memory = std::vector<std::byte>(1024);
+  Frame frame;
+  void open(uint64_t base = 0) { frame.open(memory, base); }
+};
+
+TEST_F(SharedFrameTest, PlacesInOrderAtTheRequestedAlignment) {
+  // [ A A B B B B B - ... ]  A: 20 bytes at 0, B: 64 bytes at 32 (alignment 32), C at 96
+  open();
+  auto w = frame.join().value();
+  auto a = w.place(20, 4, {1, 0}).value();
+  auto b = w.place(64, 32, {2, 0}).value();
+  auto c = w.place(1, 1, {3, 0}).value();
+  EXPECT_EQ(a.offset, 0u);
+  EXPECT_EQ(b.offset, 32u);
+  EXPECT_EQ(c.offset, 96u);
+  EXPECT_EQ(a.bytes.data(), memory.data());
+  EXPECT_EQ(b.bytes.data(), memory.data() + 32);
+  EXPECT_EQ(b.bytes.size(), 64u);
+  EXPECT_FALSE(w.leave());  // the frame is open: leaving drains nothing
+}
+
+TEST_F(SharedFrameTest, OffsetsAreThoseOfTheMemoryIncludingItsBase) {
+  // The frame is bytes [1000, 2024) of a staging buffer: alignment applies to buffer offsets.
+  open(1000);
+  auto w = frame.join().value();
+  const auto p = w.place(8, 64, {}).value();
+  EXPECT_EQ(p.offset, 1024u);
+  EXPECT_EQ(p.bytes.data(), memory.data() + 24);
+  const auto q = w.place(8, 3, {}).value();  // any alignment, not only powers of two
+  EXPECT_EQ(q.offset, 1032u);
+  const auto r = w.place(1, 7, {}).value();
+  EXPECT_EQ(r.offset, 1043u);
+}
+
+TEST_F(SharedFrameTest, RefusesWhatDoesNotFitAndPlacesWhatStillDoes) {
+  open();
+  auto w = frame.join().value();
+  ASSERT_TRUE(w.place(1000, 1, {}));
+  const auto full = w.place(100, 1, {});
+  ASSERT_FALSE(full);
+  EXPECT_EQ(full.error().kind, SharedPlaceErrorKind::DoesNotFit);
+  EXPECT_EQ(full.error().needed, 100u);
+  EXPECT_EQ(full.error().free, 24u);
+  const auto padded = w.place(16, 16, {});  // 1000 -> 1008 + 16 = 1024: fits exactly
+  EXPECT_TRUE(padded);
+  const auto none = w.place(1, 1, {});
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().free, 0u);
+}
+
+TEST_F(SharedFrameTest, ZeroSizeAndOverflowAreErrors) {
+  open();
+  auto w = frame.join().value();
+  EXPECT_EQ(w.place(0, 1, {}).error().kind, SharedPlaceErrorKind::ZeroSize);
+  EXPECT_EQ(w.place(UINT64_MAX, 2, {}).error().kind, SharedPlaceErrorKind::Overflow);
+  EXPECT_EQ(w.place(UINT64_MAX - 10, 1, {}).error().kind, SharedPlaceErrorKind::DoesNotFit);
+  w.leave();
+  EXPECT_TRUE(frame.finish(DrainMode::Report).value().empty());
+}
+
+TEST_F(SharedFrameTest, AJoinAfterTheSealIsRefused) {
+  EXPECT_EQ(frame.join().error(), JoinError::Sealed);  // never opened
+  open();
+  auto early = frame.join();
+  ASSERT_TRUE(early);
+  EXPECT_EQ(frame.seal(), 1u);
+  EXPECT_EQ(frame.join().error(), JoinError::Sealed);
+  // The writer inside may still place until it leaves.
+  EXPECT_TRUE(early->place(8, 1, {}));
+  EXPECT_TRUE(early->leave());
+  EXPECT_EQ(frame.finish(DrainMode::Report).value().size(), 1u);
+}
+
+TEST_F(SharedFrameTest, ReportModeNamesTheWritersAndLeavesTheFrameSealed) {
+  open();
+  auto a = frame.join().value();
+  auto b = frame.join().value();
+  ASSERT_TRUE(a.place(16, 1, {1, 0}));
+  const auto report = frame.finish(DrainMode::Report);
+  ASSERT_FALSE(report);
+  EXPECT_EQ(report.error().writers, 2u);
+  EXPECT_FALSE(frame.join());
+  a.leave();
+  EXPECT_EQ(frame.finish(DrainMode::Report).error().writers, 1u);
+  ASSERT_TRUE(b.place(16, 1, {2, 0}));
+  EXPECT_TRUE(b.leave());  // drained the sealed frame
+  const auto placed = frame.finish(DrainMode::Report).value();
+  ASSERT_EQ(placed.size(), 2u);
+  EXPECT_EQ(placed[0].payload.buffer, 1u);
+  EXPECT_EQ(placed[1].payload.buffer, 2u);
+}
+
+TEST_F(SharedFrameTest, WaitModeWaitsForAWriterStillWriting) {
+  open();
+  auto w = frame.join().value();
+  std::thread writer([&w] {
+    auto p = w.place(256, 1, {7, 0}).value();
+    std::this_thread::sleep_for(10ms);  // still writing when the owner finishes
+    std::memset(p.bytes.data(), 0x5A, p.bytes.size());
+    w.leave();
+  });
+  // Wait until the placement is made, so the owner finishes while the writer is writing.
+  while (frame.used_bytes() == 0)
+    std::this_thread::yield();
+  const auto placed = frame.finish(DrainMode::Wait, 10s);
+  writer.join();
+  ASSERT_TRUE(placed);
+  ASSERT_EQ(placed->size(), 1u);
+  for (std::size_t i = 0; i < 256; ++i)
+    ASSERT_EQ(memory[i], std::byte{0x5A}) << i;  // the whole write, never half of it
+}
+
+TEST_F(SharedFrameTest, WaitModeGivesUpAfterItsTimeout) {
+  open();
+  auto w = frame.join().value();
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = frame.finish(DrainMode::Wait, 15ms);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().writers, 1u);
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 15ms);
+  w.leave();
+  EXPECT_TRUE(frame.finish(DrainMode::Wait, 0ms));
+}
+
+TEST_F(SharedFrameTest, WritersLeaveWhenDestroyedOrMovedOver) {
+  open();
+  {
+    auto w = frame.join().value();
+    ASSERT_TRUE(w.place(4, 1, {}));
+    EXPECT_EQ(frame.writers(), 1u);
+    Frame::Writer moved = std::move(w);
+    EXPECT_FALSE(w.joined());
+    EXPECT_EQ(frame.writers(), 1u);
+    moved = frame.join().value();  // the first membership leaves
+    EXPECT_EQ(frame.writers(), 1u);
+  }
+  EXPECT_EQ(frame.writers(), 0u);
+  EXPECT_EQ(frame.finish(DrainMode::Report).value().size(), 1u);
+}
+
+TEST_F(SharedFrameTest, DiscardedPlacementsAreNotCollected) {
+  open();
+  auto w = frame.join().value();
+  const auto a = w.place(8, 1, {1, 0}).value();
+  const auto b = w.place(8, 1, {2, 0}).value();
+  w.discard(a);
+  (void)b;
+  w.leave();
+  const auto placed = frame.finish(DrainMode::Report).value();
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].payload.buffer, 2u);
+  EXPECT_EQ(placed[0].offset, 8u);  // a's bytes stay a gap
+}
+
+TEST_F(SharedFrameTest, CollectedPlacementsAreSortedByOffsetWhateverTheEntryOrder) {
+  // Two writers interleave: entries are claimed in runs (A's run first), bytes alternate.
+  //   [ A0 B0 A1 B1 ]  -> collected A0 B0 A1 B1 (offset order), not A0 A1 B0 B1 (entry order)
+  open();
+  auto a = frame.join().value();
+  auto b = frame.join().value();
+  ASSERT_TRUE(a.place(16, 1, {0xA0, 0}));
+  ASSERT_TRUE(b.place(16, 1, {0xB0, 0}));
+  ASSERT_TRUE(a.place(16, 1, {0xA1, 0}));
+  ASSERT_TRUE(b.place(16, 1, {0xB1, 0}));
+  a.leave();
+  b.leave();
+  const auto placed = frame.finish(DrainMode::Report).value();
+  ASSERT_EQ(placed.size(), 4u);
+  const uint32_t expected[] = {0xA0, 0xB0, 0xA1, 0xB1};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(placed[i].payload.buffer, expected[i]);
+    EXPECT_EQ(placed[i].offset, 16 * i);
+  }
+}
+
+TEST_F(SharedFrameTest, RunsPlacePrivatelyAndGiveBackWhatIsLeft) {
+  // A takes a run of 256 for its first placement; B's placement goes after the run; A's later
+  // placements stay inside its run.
+  //   [ A0 A1 . . . . . . . . . . . . . . | B0 ... ]
+  open();
+  auto a = frame.join({.run_bytes = 256}).value();
+  auto b = frame.join().value();
+  EXPECT_EQ(a.place(16, 1, {}).value().offset, 0u);
+  EXPECT_EQ(b.place(16, 1, {}).value().offset, 256u);
+  EXPECT_EQ(a.place(16, 1, {}).value().offset, 16u);
+  EXPECT_EQ(frame.used_bytes(), 272u);
+  b.leave();
+  a.leave();  // not at the cursor: its rest stays a gap
+  EXPECT_EQ(frame.used_bytes(), 272u);
+
+  frame.finish(DrainMode::Report).value();
+  open();
+  auto c = frame.join({.run_bytes = 256}).value();
+  EXPECT_EQ(c.place(16, 1, {}).value().offset, 0u);
+  c.leave();  // at the cursor: given back
+  EXPECT_EQ(frame.used_bytes(), 16u);
+}
+
+TEST_F(SharedFrameTest, ARunIsCutAtTheFramesEnd) {
+  open();
+  auto a = frame.join({.run_bytes = 4096}).value();  // larger than the frame
+  EXPECT_EQ(a.place(100, 1, {}).value().offset, 0u);
+  EXPECT_EQ(frame.used_bytes(), 1024u);
+  EXPECT_EQ(a.place(924, 1, {}).value().offset, 100u);
+  EXPECT_EQ(a.place(1, 1, {}).error().kind, SharedPlaceErrorKind::DoesNotFit);
+}
+
+TEST_F(SharedFrameTest, TooManyPlacementsIsAnError) {
+  SharedFrame<Dst> small({.first_log_segment = 16, .max_placements = 4});
+  small.open(memory);
+  auto w = small.join({.run_entries = 1}).value();
+  for (int i = 0; i < 4; ++i)
+    ASSERT_TRUE(w.place(1, 1, {}));
+  EXPECT_EQ(w.place(1, 1, {}).error().kind, SharedPlaceErrorKind::TooManyPlacements);
+  w.leave();
+  EXPECT_EQ(small.finish(DrainMode::Report).value().size(), 4u);
+}
+
+TEST_F(SharedFrameTest, ReopeningForgetsThePreviousFrame) {
+  open();
+  {
+    auto w = frame.join().value();
+    ASSERT_TRUE(w.place(100, 1, {}));
+  }
+  ASSERT_EQ(frame.finish(DrainMode::Report).value().size(), 1u);
+  open();
+  EXPECT_EQ(frame.used_bytes(), 0u);
+  {
+    auto w = frame.join().value();
+    EXPECT_EQ(w.place(8, 1, {}).value().offset, 0u);
+  }
+  EXPECT_EQ(frame.finish(DrainMode::Report).value().size(), 1u);
+}
+
+TEST_F(SharedFrameTest, UnusedEntriesOfARunAreNotCollected) {
+  // Writer A claims a run of 16 entries and uses one; the 15 others are cleared when it leaves
+  // (they may hold the previous frame's records).
+  open();
+  {
+    auto w = frame.join().value();
+    for (int i = 0; i < 16; ++i)
+      ASSERT_TRUE(w.place(8, 1, {}));
+  }
+  ASSERT_EQ(frame.finish(DrainMode::Report).value().size(), 16u);
+  open();
+  {
+    auto w = frame.join().value();
+    ASSERT_TRUE(w.place(8, 1, {9, 0}));
+  }
+  const auto placed = frame.finish(DrainMode::Report).value();
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].payload.buffer, 9u);
+}
+
+TEST(SharedFrameDeath, ReopeningWithAWriterInsideAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  std::vector<std::byte> memory(64);
+  Frame frame;
+  frame.open(memory);
+  auto w = frame.join().value();
+  EXPECT_DEATH(frame.open(memory), "writers inside");
+  w.leave();
+}
+
+}  // namespace
+}  // namespace staging

@@ -1,0 +1,337 @@
+// streamer: uploads from a pointer through a Streamer (its own queue, its fill pool), against the
+// single-copy ceiling of the same run, per queue (--queues):
+//
+//   streamer-ceiling  one vkCmdCopyBuffer of stream_mib from a prefilled staging buffer of that
+//                     size (host wall time from submission to completion)
+//   streamer-pointer  one upload of stream_mib from pageable memory (pre-touched) through
+//                     ring_mib of staging in batches of at most chunk_mib, copied by N fill
+//                     threads (--threads): end to end, from upload() until the ticket is complete
+//   streamer-texture  8 full mip chains of texture_size² per format (--formats), tightly packed
+//                     in pageable memory, uploaded back to back through the same streamer (the
+//                     most fill threads of --threads), until every ticket is complete; against
+//                     the buffer ceiling and against the same copies from one prefilled staging
+//                     buffer in one submission (the texture ceiling)
+//
+// Every configuration's destination is read back after its last repetition and compared byte
+// for byte. Target lines: pointer >= 0.9 x the ceiling; textures >= 0.7 x the ceiling.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "vulkan_scenarios.hpp"
+
+namespace staging::bench::vk {
+namespace {
+
+using namespace staging::vulkan;
+
+struct TextureFormat {
+  std::string name;
+  VkFormat format;
+};
+
+class StreamerBench {
+ public:
+  StreamerBench(Context& vk, const CommonOptions& common, const VulkanOptions& options,
+                Report& report)
+      : vk_(vk), common_(common), o_(options), report_(report) {}
+  ~StreamerBench() {
+    vkDeviceWaitIdle(vk_.device());
+    vk_.destroy(dst_);
+    vk_.destroy(readback_);
+    std::free(source_);
+  }
+  StreamerBench(const StreamerBench&) = delete;
+  StreamerBench& operator=(const StreamerBench&) = delete;
+
+  int run() {
+    total_ = o_.stream_mib * MiB;
+    source_ = static_cast<std::byte*>(std::aligned_alloc(4096, total_));
+    if (source_ == nullptr) return fail("cannot allocate the pageable source");
+    fill_random_parallel(source_, total_, 21, std::max(4u, std::thread::hardware_concurrency()));
+    dst_ =
+        vk_.make_buffer(total_, VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                        Memory::DeviceLocal);
+    readback_ = vk_.make_buffer(total_, VK_BUFFER_USAGE_TRANSFER_DST_BIT, Memory::Readback);
+    if (dst_.buffer == VK_NULL_HANDLE || readback_.mapped == nullptr) {
+      return fail("cannot make the destination or readback buffer");
+    }
+    report_.context("streamer", "ring " + std::to_string(o_.ring_mib) +
+                                    " MiB, batches <= " + std::to_string(o_.chunk_mib) +
+                                    " MiB, source pageable and pre-touched");
+    for (const std::string& qname : o_.queues) {
+      Queue* queue = qname == "graphics"   ? &vk_.graphics()
+                     : qname == "transfer" ? vk_.transfer()
+                                           : nullptr;
+      if (queue == nullptr) {
+        report_.note("streamer: no " + qname + " queue on this device; skipped");
+        continue;
+      }
+      const double ceiling = ceiling_row(*queue);
+      if (ceiling <= 0) return failures_ + 1;
+      for (unsigned threads : common_.threads)
+        pointer_row(*queue, std::max(1u, threads), ceiling);
+      for (const std::string& f : o_.formats)
+        texture_row(*queue, f, ceiling);
+    }
+    return failures_;
+  }
+
+ private:
+  int fail(const char* what) {
+    std::fprintf(stderr, "staging-bench: streamer: %s\n", what);
+    return 1;
+  }
+
+  std::unique_ptr<Streamer> make_streamer(const Queue& queue, unsigned threads) {
+    StreamerConfig c;
+    c.queue = queue.queue;
+    c.families = {queue.family, queue.family};
+    c.ring_bytes = o_.ring_mib * MiB;
+    c.schedule.max_batch_bytes = o_.chunk_mib * MiB;
+    c.schedule.max_queued_bytes = UINT64_MAX / 2;
+    c.fill_threads = threads;
+    auto s = Streamer::create(vk_.staging_device(), c);
+    if (!s) {
+      std::fprintf(stderr, "staging-bench: Streamer::create: %s\n",
+                   std::string(to_string(s.error())).c_str());
+      return nullptr;
+    }
+    return std::move(*s);
+  }
+
+  // Reads `bytes` of dst back (on `queue`, after everything submitted there) and compares them
+  // with `expected`.
+  bool check_buffer(const Queue& queue, const std::byte* expected, uint64_t bytes) {
+    std::memset(readback_.mapped, 0, bytes);
+    const bool ran = vk_.run_once(queue, [&](VkCommandBuffer cmd) {
+      const VkBufferCopy region{0, 0, bytes};
+      vkCmdCopyBuffer(cmd, dst_.buffer, readback_.buffer, 1, &region);
+    });
+    const auto diff = first_difference(readback_.mapped, expected, bytes,
+                                       std::max(4u, std::thread::hardware_concurrency()));
+    if (diff) std::fprintf(stderr, "streamer: first difference at byte %" PRIu64 "\n", *diff);
+    return ran && !diff;
+  }
+
+  double ceiling_row(const Queue& queue) {
+    Buffer staging = vk_.make_buffer(total_, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, Memory::Staging);
+    if (staging.mapped == nullptr) {
+      fail("cannot make a staging buffer of the whole size");
+      return 0;
+    }
+    std::memcpy(staging.mapped, source_, total_);
+    bool ok = true;
+    Row row = measure(common_, "streamer-ceiling", total_, [&] {
+      const auto t0 = Clock::now();
+      ok = vk_.run_once(queue, [&](VkCommandBuffer cmd) {
+        const VkBufferCopy region{0, 0, total_};
+        vkCmdCopyBuffer(cmd, staging.buffer, dst_.buffer, 1, &region);
+      }) && ok;
+      return seconds_since(t0);
+    });
+    vk_.destroy(staging);
+    const bool same = ok && check_buffer(queue, source_, total_);
+    row.fields["queue"] = queue.name;
+    row.fields["what"] = "one vkCmdCopyBuffer from a prefilled staging buffer of the whole size";
+    row.fields["check"] = same ? "ok" : "MISMATCH";
+    if (!same) ++failures_;
+    const double gbps = row.gbps;
+    report_.add(std::move(row));
+    return gbps;
+  }
+
+  void pointer_row(const Queue& queue, unsigned threads, double ceiling) {
+    auto streamer = make_streamer(queue, threads);
+    if (!streamer) {
+      ++failures_;
+      return;
+    }
+    bool ok = true;
+    Row row = measure(common_, "streamer-pointer", total_, [&] {
+      const auto t0 = Clock::now();
+      auto ticket = streamer->upload(BufferTarget{.buffer = dst_.buffer},
+                                     std::span(source_, total_), StreamPriority::Now);
+      ok = ticket && streamer->wait(*ticket, std::chrono::seconds(120)) == StreamStatus::Complete &&
+           ok;
+      return seconds_since(t0);
+    });
+    const StreamerStats s = streamer->stats();
+    streamer.reset();
+    const bool same = ok && check_buffer(queue, source_, total_);
+    row.fields["queue"] = queue.name;
+    row.fields["threads"] = threads;
+    row.fields["ratio"] = ceiling > 0 ? row.gbps / ceiling : 0.0;
+    row.fields["submissions"] = s.submissions;
+    row.fields["ring_full_rounds"] = s.stream.ring_full;
+    row.fields["check"] = same ? "ok" : "MISMATCH";
+    if (!same) ++failures_;
+    if (threads == common_.threads.back()) {
+      report_.target(
+          "streamer: 1 GiB from a pointer >= 0.9 x the single-copy ceiling (" + queue.name + ")",
+          row.gbps >= 0.9 * ceiling,
+          std::to_string(row.gbps) + " GB/s vs " + std::to_string(ceiling) + " GB/s with " +
+              std::to_string(threads) + " fill threads");
+    }
+    report_.add(std::move(row));
+  }
+
+  void texture_row(const Queue& queue, const std::string& name, double ceiling) {
+    const VkFormat format = name == "rgba8" ? VK_FORMAT_R8G8B8A8_UNORM
+                            : name == "bc7" ? VK_FORMAT_BC7_UNORM_BLOCK
+                            : name == "bc1" ? VK_FORMAT_BC1_RGBA_UNORM_BLOCK
+                                            : VK_FORMAT_UNDEFINED;
+    if (format == VK_FORMAT_UNDEFINED || !vk_.image_format_ok(format)) {
+      report_.note("streamer: format " + name + " not usable here; skipped");
+      return;
+    }
+    constexpr uint32_t kTextures = 8;
+    const uint32_t size = o_.texture_size;
+    uint32_t mips = 1;
+    while ((size >> mips) > 0)
+      ++mips;
+    std::vector<Image> images;
+    for (uint32_t i = 0; i < kTextures; ++i)
+      images.push_back(vk_.make_image(format, size, size, mips));
+    auto streamer = make_streamer(queue, common_.threads.back());
+    if (!streamer) {
+      ++failures_;
+      return;
+    }
+    ImageTarget target{.format = format,
+                       .extent = {size, size, 1},
+                       .levels = mips,
+                       .final_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL};
+    target.image = images[0].image;
+    const uint64_t chain = streamer->image_bytes(target).value();
+    if (chain > total_) {
+      report_.note("streamer: a " + name + " chain is larger than --stream-mib; skipped");
+      return;
+    }
+    bool ok = true;
+    Row row = measure(common_, "streamer-texture", chain * kTextures, [&] {
+      const auto t0 = Clock::now();
+      std::vector<StreamTicket> tickets;
+      for (const Image& img : images) {
+        target.image = img.image;
+        auto t = streamer->upload(target, std::span(source_, chain), StreamPriority::Now);
+        ok = ok && t.has_value();
+        if (t) tickets.push_back(*t);
+      }
+      for (const StreamTicket& t : tickets)
+        ok = streamer->wait(t, std::chrono::seconds(120)) == StreamStatus::Complete && ok;
+      return seconds_since(t0);
+    });
+    streamer.reset();
+    // The last texture's levels, read back tightly packed, equal the source.
+    bool same = ok && vk_.run_once(queue, [&](VkCommandBuffer cmd) {
+      std::vector<VkBufferImageCopy> regions;
+      uint64_t offset = 0;
+      const TexelBlock b = texel_block(format).value();
+      for (uint32_t m = 0; m < mips; ++m) {
+        const uint32_t e = std::max(1u, size >> m);
+        regions.push_back({.bufferOffset = offset,
+                           .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, m, 0, 1},
+                           .imageExtent = {e, e, 1}});
+        const uint64_t blocks = (e + b.width - 1) / b.width;
+        offset += blocks * ((e + b.height - 1) / b.height) * b.bytes;
+      }
+      vkCmdCopyImageToBuffer(cmd, images.back().image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                             readback_.buffer, static_cast<uint32_t>(regions.size()),
+                             regions.data());
+    });
+    same = same && !first_difference(readback_.mapped, source_, chain, 4);
+    const double texture_ceiling = texture_ceiling_gbps(queue, images, format, mips, chain);
+    for (Image& img : images)
+      vk_.destroy(img);
+    row.fields["queue"] = queue.name;
+    row.fields["format"] = name;
+    row.fields["textures"] = kTextures;
+    row.fields["texture_size"] = size;
+    row.fields["ratio"] = ceiling > 0 ? row.gbps / ceiling : 0.0;
+    row.fields["texture_ceiling_gbps"] = texture_ceiling;
+    row.fields["check"] = same ? "ok" : "MISMATCH";
+    if (!same) ++failures_;
+    report_.target("streamer: " + std::to_string(size) + "^2 " + name +
+                       " mip chains from a pointer >= 0.7 x the ceiling (" + queue.name + ")",
+                   row.gbps >= 0.7 * ceiling,
+                   std::to_string(row.gbps) + " GB/s vs " + std::to_string(ceiling) + " GB/s");
+    report_.add(std::move(row));
+  }
+
+  // The same textures' copies from one prefilled staging buffer, in one submission.
+  double texture_ceiling_gbps(const Queue& queue, const std::vector<Image>& images, VkFormat format,
+                              uint32_t mips, uint64_t chain) {
+    Buffer staging = vk_.make_buffer(chain, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, Memory::Staging);
+    if (staging.mapped == nullptr) return 0;
+    std::memcpy(staging.mapped, source_, chain);
+    const TexelBlock b = texel_block(format).value();
+    const uint32_t size = o_.texture_size;
+    Row row = measure(common_, "texture-ceiling", chain * images.size(), [&] {
+      const auto t0 = Clock::now();
+      vk_.run_once(queue, [&](VkCommandBuffer cmd) {
+        std::vector<VkImageMemoryBarrier2> to_dst;
+        for (const Image& img : images) {
+          to_dst.push_back({.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
+                            .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                            .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
+                            .dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                            .oldLayout = VK_IMAGE_LAYOUT_UNDEFINED,
+                            .newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                            .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                            .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                            .image = img.image,
+                            .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, mips, 0, 1}});
+        }
+        const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+                                   .imageMemoryBarrierCount = static_cast<uint32_t>(to_dst.size()),
+                                   .pImageMemoryBarriers = to_dst.data()};
+        vkCmdPipelineBarrier2(cmd, &dep);
+        std::vector<VkBufferImageCopy> regions;
+        uint64_t offset = 0;
+        for (uint32_t m = 0; m < mips; ++m) {
+          const uint32_t e = std::max(1u, size >> m);
+          regions.push_back({.bufferOffset = offset,
+                             .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, m, 0, 1},
+                             .imageExtent = {e, e, 1}});
+          offset +=
+              uint64_t{(e + b.width - 1) / b.width} * ((e + b.height - 1) / b.height) * b.bytes;
+        }
+        for (const Image& img : images) {
+          vkCmdCopyBufferToImage(cmd, staging.buffer, img.image,
+                                 VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                 static_cast<uint32_t>(regions.size()), regions.data());
+        }
+      });
+      return seconds_since(t0);
+    });
+    vk_.destroy(staging);
+    const double gbps = row.gbps;
+    row.fields["queue"] = queue.name;
+    row.fields["what"] = "the same copies from one prefilled staging buffer, one submission";
+    report_.add(std::move(row));
+    return gbps;
+  }
+
+  Context& vk_;
+  const CommonOptions& common_;
+  const VulkanOptions& o_;
+  Report& report_;
+  uint64_t total_ = 0;
+  std::byte* source_ = nullptr;
+  Buffer dst_;
+  Buffer readback_;
+  int failures_ = 0;
+};
+
+}  // namespace
+
+int run_streamer(Context& vk, const CommonOptions& common, const VulkanOptions& options,
+                 Report& report) {
+  StreamerBench bench(vk, common, options, report);
+  return bench.run();
+}
+
+}  // namespace staging::bench::vk

@@ -1,0 +1,432 @@
+// staging-example-streaming: what a renderer developer does with a Streamer.
+//
+// A scene of textured meshes is rendered offscreen, frame after frame, on the graphics queue.
+// Meanwhile producer threads hand the scene's assets — generated RGBA8 mip chains and vertex/index
+// buffers, several rounds of them (a new version of every object per round, as a level's LODs
+// would stream in) — to a Streamer, which copies them on a transfer queue of its own (the
+// graphics queue, under a lock, where the device has no transfer-only family). The render loop
+// swaps each object's texture and mesh in on the frame after the streamer's timeline reaches
+// their values: that frame waits on the value (already reached: no stall) and records the
+// ownership acquire. After the last round the scene renders on without streaming, and the two
+// phases' frame times are compared.
+//
+// Output (--out, default out/streaming): last_frame.png, frame_times.csv, frame_times.svg,
+// summary.json; a summary on stdout. --check verifies every streamed texture and mesh byte for
+// byte against its source and fails on any validation message (the CTest run). --big is the
+// H200 scene: 48 objects with 2048² textures and 256² vertex grids, about 1.1 GiB per round.
+//
+// Exit status: 0 done; 1 a check failed; 2 bad options; 77 no suitable Vulkan device.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "assets.hpp"
+#include "cli.hpp"
+#include "frame_times.hpp"
+#include "png.hpp"
+#include "scene.hpp"
+#include "staging/vulkan.hpp"
+#include "streaming_device.hpp"
+
+namespace {
+
+using namespace staging;
+using namespace staging::vulkan;
+using Clock = std::chrono::steady_clock;
+using example::AssetResources;
+using example::AssetSource;
+
+struct Options {
+  uint32_t objects = 12;
+  uint32_t texture_size = 256;
+  uint32_t mesh_grid = 64;
+  uint32_t rounds = 2;
+  uint32_t width = 640;
+  uint32_t height = 360;
+  uint32_t ring_mib = 8;
+  uint32_t producers = 4;
+  uint32_t baseline_frames = 0;  // 0: as many as the streaming phase had (at least 100)
+  std::string out = "out/streaming";
+  std::string device;
+  bool check = false;
+  bool big = false;
+};
+
+// One object's version in one round: its device resources and the streamer's tickets. (The
+// resources of replaced versions are kept until the end, to keep the example short.)
+struct Version {
+  AssetResources resources;
+  StreamTicket texture, mesh;
+  bool arrived = false;
+};
+
+double seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+// Reads every level of a streamed texture (in SHADER_READ_ONLY_OPTIMAL, owned by the graphics
+// family) and its mesh back and compares them with the source.
+bool verify(example::StreamingDevice& d, const Version& v, const AssetSource& s) {
+  example::HostBuffer back =
+      d.make_host_buffer(s.texels.size() + s.mesh.size(), VK_BUFFER_USAGE_TRANSFER_DST_BIT);
+  if (back.mapped == nullptr) return false;
+  d.run_once([&](VkCommandBuffer cmd) {
+    // After the frames that sampled it: to TRANSFER_SRC, then every level and the mesh out.
+    const VkImageMemoryBarrier2 to_src{
+        .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
+        .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+        .srcAccessMask = VK_ACCESS_2_MEMORY_READ_BIT,
+        .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
+        .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT,
+        .oldLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+        .newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+        .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+        .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+        .image = v.resources.image,
+        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, s.levels, 0, 1}};
+    const VkMemoryBarrier2 reads{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
+                                 .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                 .srcAccessMask = VK_ACCESS_2_MEMORY_READ_BIT,
+                                 .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
+                                 .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT};
+    const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+                               .memoryBarrierCount = 1,
+                               .pMemoryBarriers = &reads,
+                               .imageMemoryBarrierCount = 1,
+                               .pImageMemoryBarriers = &to_src};
+    vkCmdPipelineBarrier2(cmd, &dep);
+    std::vector<VkBufferImageCopy> regions;
+    uint64_t offset = 0;
+    for (uint32_t l = 0; l < s.levels; ++l) {
+      const uint32_t e = std::max(1u, s.texture_size >> l);
+      regions.push_back({.bufferOffset = offset,
+                         .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, l, 0, 1},
+                         .imageExtent = {e, e, 1}});
+      offset += uint64_t{e} * e * 4;
+    }
+    vkCmdCopyImageToBuffer(cmd, v.resources.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                           back.buffer, static_cast<uint32_t>(regions.size()), regions.data());
+    const VkBufferCopy mesh_region{0, s.texels.size(), s.mesh.size()};
+    vkCmdCopyBuffer(cmd, v.resources.buffer, back.buffer, 1, &mesh_region);
+  });
+  const bool same = std::memcmp(back.mapped, s.texels.data(), s.texels.size()) == 0 &&
+                    std::memcmp(back.mapped + s.texels.size(), s.mesh.data(), s.mesh.size()) == 0;
+  d.destroy(back);
+  return same;
+}
+
+int run(const Options& o) {
+  example::StreamingDevice device(o.device);
+  if (!device.ok()) {
+    std::printf("no suitable Vulkan device: %s\n", device.why().c_str());
+    return 77;
+  }
+  std::printf("device: %s\n", device.describe().c_str());
+  std::filesystem::create_directories(o.out);
+
+  // The assets' sources, generated on the producer threads before the clock starts (a loader
+  // would have read and decompressed them by now).
+  std::vector<AssetSource> sources(o.objects);
+  {
+    std::atomic<uint32_t> next{0};
+    std::vector<std::thread> threads;
+    for (uint32_t t = 0; t < o.producers; ++t) {
+      threads.emplace_back([&] {
+        for (uint32_t i = next++; i < o.objects; i = next++)
+          sources[i].generate(i, o.texture_size, o.mesh_grid);
+      });
+    }
+    for (auto& t : threads)
+      t.join();
+  }
+  uint64_t round_bytes = 0;
+  for (const auto& s : sources)
+    round_bytes += s.bytes();
+
+  StreamerConfig config;
+  config.queue = device.transfer;
+  config.families = {device.transfer_family, device.graphics_family};
+  config.queue_mutex = device.dedicated_transfer() ? nullptr : &device.graphics_mutex;
+  config.ring_bytes = uint64_t{o.ring_mib} << 20;
+  auto made = Streamer::create(device.staging_device(), config);
+  if (!made) {
+    std::printf("Streamer::create failed: %s\n", std::string(to_string(made.error())).c_str());
+    return 1;
+  }
+  std::unique_ptr<Streamer> streamer = std::move(*made);
+  example::Scene scene(device, o.width, o.height, o.objects);
+  if (!scene.ok()) {
+    std::printf("scene: %s\n", scene.why().c_str());
+    return 1;
+  }
+
+  // Every object's versions, one per round; created before the clock starts.
+  std::vector<std::vector<Version>> versions(o.rounds, std::vector<Version>(o.objects));
+  for (auto& round : versions) {
+    for (uint32_t i = 0; i < o.objects; ++i) {
+      if (!round[i].resources.create(device, sources[i])) {
+        std::printf("could not create the resources of object %u\n", i);
+        return 1;
+      }
+    }
+  }
+  // Placeholders until an object's first version arrives: a tiny grey texture and a quad.
+  AssetSource placeholder_source;
+  placeholder_source.generate(0, 2, 2);
+  std::fill(placeholder_source.texels.begin(), placeholder_source.texels.end(), std::byte{110});
+  Version placeholder;
+  placeholder.resources.create(device, placeholder_source);
+  placeholder.texture = streamer
+                            ->upload(placeholder.resources.texture_target,
+                                     placeholder_source.texels, StreamPriority::Now)
+                            .value();
+  placeholder.mesh =
+      streamer
+          ->upload(placeholder.resources.mesh_target, placeholder_source.mesh, StreamPriority::Now)
+          .value();
+  streamer->wait(placeholder.texture, std::chrono::seconds(60));
+  streamer->wait(placeholder.mesh, std::chrono::seconds(60));
+
+  std::vector<VkSemaphoreSubmitInfo> waits;
+  std::vector<const Version*> acquires;
+  const auto swap_in = [&](uint32_t i, Version& v, float tint) {
+    scene.set(i, {v.resources.view,
+                  v.resources.buffer,
+                  v.resources.vertex_bytes,
+                  v.resources.index_count,
+                  {tint, tint, tint, 1.0f}});
+    waits.push_back(*streamer->wait_info(v.texture, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT));
+    waits.push_back(*streamer->wait_info(v.mesh, VK_PIPELINE_STAGE_2_VERTEX_INPUT_BIT));
+    acquires.push_back(&v);
+  };
+  const auto record_acquires = [&](VkCommandBuffer cmd) {
+    for (const Version* v : acquires) {
+      streamer->record_acquire(cmd, v->resources.texture_target,
+                               VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
+                               VK_ACCESS_2_SHADER_SAMPLED_READ_BIT);
+      streamer->record_acquire(cmd, v->resources.mesh_target,
+                               v->resources.vertex_bytes + uint64_t{v->resources.index_count} * 4,
+                               VK_PIPELINE_STAGE_2_VERTEX_INPUT_BIT,
+                               VK_ACCESS_2_VERTEX_ATTRIBUTE_READ_BIT | VK_ACCESS_2_INDEX_READ_BIT);
+    }
+  };
+  // The placeholder is acquired once; every object shows it (dimmed) until its first version.
+  swap_in(0, placeholder, 0.5f);
+  for (uint32_t i = 1; i < o.objects; ++i) {
+    scene.set(i, {placeholder.resources.view,
+                  placeholder.resources.buffer,
+                  placeholder.resources.vertex_bytes,
+                  placeholder.resources.index_count,
+                  {0.5f, 0.5f, 0.5f, 1.0f}});
+  }
+  // Frame times: from one frame's start to the next's, flagged with whether uploads were in
+  // flight when it started.
+  std::vector<std::pair<Clock::time_point, bool>> starts;
+  const auto frame = [&](bool streaming) {
+    starts.emplace_back(Clock::now(), streaming);
+    scene.render(waits, record_acquires);
+    waits.clear();
+    acquires.clear();
+  };
+  for (int i = 0; i < 10; ++i)  // warm-up (not measured)
+    frame(false);
+  starts.clear();
+
+  // Streaming: producers hand every version to the streamer, round by round (round 0 is needed
+  // now, later rounds are prefetches); the render loop swaps versions in as they complete.
+  const uint64_t streamed_bytes = round_bytes * o.rounds;
+  std::atomic<uint32_t> next{0};
+  std::atomic<int> refused{0};
+  const auto t_stream = Clock::now();
+  std::vector<std::thread> producers;
+  for (uint32_t t = 0; t < o.producers; ++t) {
+    producers.emplace_back([&] {
+      for (uint32_t k = next++; k < o.rounds * o.objects; k = next++) {
+        const uint32_t r = k / o.objects, i = k % o.objects;
+        Version& v = versions[r][i];
+        const StreamPriority p = r == 0 ? StreamPriority::Now : StreamPriority::Prefetch;
+        for (;;) {  // backpressure: wait for room in the queue, a second at a time
+          auto t1 = streamer->upload(v.resources.texture_target, sources[i].texels, p,
+                                     std::chrono::seconds(1));
+          if (t1) {
+            v.texture = *t1;
+            break;
+          }
+          ++refused;
+        }
+        for (;;) {
+          auto t2 = streamer->upload(v.resources.mesh_target, sources[i].mesh, p,
+                                     std::chrono::seconds(1));
+          if (t2) {
+            v.mesh = *t2;
+            break;
+          }
+          ++refused;
+        }
+      }
+    });
+  }
+  std::vector<uint32_t> shown(o.objects, UINT32_MAX);  // the round each object shows
+  uint32_t pending = o.rounds * o.objects;
+  Clock::time_point t_done = t_stream;
+  while (pending > 0) {
+    for (uint32_t r = 0; r < o.rounds; ++r) {
+      for (uint32_t i = 0; i < o.objects; ++i) {
+        Version& v = versions[r][i];
+        if (v.arrived || !v.texture || !v.mesh) continue;
+        if (streamer->status(v.texture) != StreamStatus::Complete ||
+            streamer->status(v.mesh) != StreamStatus::Complete) {
+          continue;
+        }
+        v.arrived = true;
+        --pending;
+        if (shown[i] != UINT32_MAX && shown[i] > r) continue;  // a later version is shown
+        swap_in(i, v, 1.0f);
+        shown[i] = r;
+      }
+    }
+    if (pending == 0) t_done = Clock::now();
+    frame(true);
+  }
+  for (auto& p : producers)
+    p.join();
+  const double stream_s = seconds(t_done - t_stream);
+  const std::size_t streaming_frames = starts.size();
+  // Without streaming: the same scene, every object at its last version.
+  const uint32_t baseline =
+      o.baseline_frames != 0 ? o.baseline_frames
+                             : static_cast<uint32_t>(std::max<std::size_t>(100, streaming_frames));
+  for (uint32_t f = 0; f <= baseline; ++f)
+    frame(false);
+  std::vector<example::FrameTime> frames;
+  for (std::size_t f = 0; f + 1 < starts.size(); ++f) {
+    frames.push_back(
+        {std::chrono::duration<double, std::milli>(starts[f + 1].first - starts[f].first).count(),
+         starts[f].second});
+  }
+
+  const auto image = scene.read_back();
+  const bool png = example::write_png(o.out + "/last_frame.png", o.width, o.height, image);
+  const example::Percentiles with = example::percentiles(frames, true);
+  const example::Percentiles without = example::percentiles(frames, false);
+  example::write_csv(o.out + "/frame_times.csv", frames);
+  example::write_svg(o.out + "/frame_times.svg", frames, with, without);
+
+  bool ok = png;
+  uint32_t verified = 0;
+  if (o.check) {
+    for (uint32_t i = 0; i < o.objects; ++i) {
+      if (!verify(device, versions[shown[i]][i], sources[i])) {
+        std::printf("check: object %u's texture or mesh differs from its source\n", i);
+        ok = false;
+      } else {
+        ++verified;
+      }
+    }
+    if (device.validation_messages() > 0) {
+      std::printf("check: %d validation messages\n", device.validation_messages());
+      ok = false;
+    }
+  }
+  const StreamerStats s = streamer->stats();
+  const double gbps = static_cast<double>(streamed_bytes) / stream_s / 1e9;
+  std::printf(
+      "streamed %.1f MiB (%u objects x %u rounds) through %u MiB of staging from %u threads in "
+      "%.3f s: %.2f GB/s while rendering\n",
+      static_cast<double>(streamed_bytes) / (1 << 20), o.objects, o.rounds, o.ring_mib, o.producers,
+      stream_s, gbps);
+  std::printf(
+      "  %llu submissions, %llu pieces, %llu batches waited for staging room, %d "
+      "producer waits timed out\n",
+      static_cast<unsigned long long>(s.submissions),
+      static_cast<unsigned long long>(s.stream.pieces),
+      static_cast<unsigned long long>(s.stream.ring_full), refused.load());
+  std::printf("frame times (ms)    frames     p50     p90     p99     max\n");
+  std::printf("  streaming       %8zu %7.3f %7.3f %7.3f %7.3f\n", with.frames, with.p50, with.p90,
+              with.p99, with.max);
+  std::printf("  not streaming   %8zu %7.3f %7.3f %7.3f %7.3f\n", without.frames, without.p50,
+              without.p90, without.p99, without.max);
+  std::printf("  p99 streaming / not streaming: %.2f\n",
+              without.p99 > 0 ? with.p99 / without.p99 : 0.0);
+  if (o.check) std::printf("check: %u of %u objects verified byte for byte\n", verified, o.objects);
+  std::printf("wrote %s/last_frame.png, frame_times.csv, frame_times.svg, summary.json\n",
+              o.out.c_str());
+  std::ofstream json(o.out + "/summary.json");
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "{\"device\": \"%s\", \"dedicated_transfer_queue\": %s, \"objects\": %u, "
+                "\"rounds\": %u, \"streamed_bytes\": %llu, \"stream_seconds\": %.6f, "
+                "\"stream_gbps\": %.3f, \"ring_mib\": %u, \"producers\": %u,\n"
+                " \"streaming\": {\"frames\": %zu, \"p50_ms\": %.4f, \"p90_ms\": %.4f, "
+                "\"p99_ms\": %.4f, \"max_ms\": %.4f},\n"
+                " \"not_streaming\": {\"frames\": %zu, \"p50_ms\": %.4f, \"p90_ms\": %.4f, "
+                "\"p99_ms\": %.4f, \"max_ms\": %.4f},\n"
+                " \"p99_ratio\": %.4f, \"validation_messages\": %d}\n",
+                device.properties.deviceName, device.dedicated_transfer() ? "true" : "false",
+                o.objects, o.rounds, static_cast<unsigned long long>(streamed_bytes), stream_s,
+                gbps, o.ring_mib, o.producers, with.frames, with.p50, with.p90, with.p99, with.max,
+                without.frames, without.p50, without.p90, without.p99, without.max,
+                without.p99 > 0 ? with.p99 / without.p99 : 0.0, device.validation_messages());
+  json << buf;
+
+  streamer.reset();  // waits for its last submission
+  vkDeviceWaitIdle(device.device);
+  for (auto& round : versions) {
+    for (auto& v : round)
+      v.resources.destroy(device.device);
+  }
+  placeholder.resources.destroy(device.device);
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"staging-example-streaming: render while a Streamer loads the scene's assets",
+               "staging-example-streaming"};
+  app.add_option("--objects", o.objects, "objects in the scene")->check(CLI::Range(1u, 4096u));
+  app.add_option("--texture-size", o.texture_size, "texture edge in texels")
+      ->check(CLI::Range(2u, 16384u));
+  app.add_option("--mesh-grid", o.mesh_grid, "mesh vertices per side")
+      ->check(CLI::Range(2u, 4096u));
+  app.add_option("--rounds", o.rounds, "versions of every object streamed, one after another")
+      ->check(CLI::Range(1u, 64u));
+  app.add_option("--width", o.width, "frame width")->check(CLI::Range(16u, 8192u));
+  app.add_option("--height", o.height, "frame height")->check(CLI::Range(16u, 8192u));
+  app.add_option("--ring-mib", o.ring_mib, "the streamer's staging memory, MiB")
+      ->check(CLI::Range(1u, 4096u));
+  app.add_option("--producers", o.producers, "producer threads")->check(CLI::Range(1u, 256u));
+  app.add_option("--baseline-frames", o.baseline_frames,
+                 "frames rendered without streaming (0: as many as with, at least 100)");
+  app.add_option("--out", o.out, "output folder");
+  app.add_option("--device", o.device, "a substring of the device name to use");
+  app.add_flag("--check", o.check,
+               "verify every streamed byte and fail on validation messages (the CTest run)");
+  app.add_flag("--big", o.big,
+               "the large scene: 48 objects, 2048^2 textures, 256^2 grids (about 1.1 GiB a "
+               "round), 4 rounds, 64 MiB of staging, 8 producers, 1920x1080");
+  if (const std::optional<int> exit = staging::tools::parse(app, argc, argv)) return *exit;
+  if (o.big) {
+    const auto set = [&](const char* name, uint32_t& field, uint32_t value) {
+      if (app.count(name) == 0) field = value;
+    };
+    set("--objects", o.objects, 48);
+    set("--texture-size", o.texture_size, 2048);
+    set("--mesh-grid", o.mesh_grid, 256);
+    set("--rounds", o.rounds, 4);
+    set("--ring-mib", o.ring_mib, 64);
+    set("--producers", o.producers, 8);
+    set("--width", o.width, 1920);
+    set("--height", o.height, 1080);
+  }
+  return run(o);
+}
