@@ -74,6 +74,10 @@ TEST(SharedFrameStress, EightWritersManyFramesNothingLostNothingTorn) {
         }
         me.made.clear();
         me.joined_generation = current.load(std::memory_order_relaxed);
+        // The frame joined may be newer than the one announced when we looked (opened in
+        // between): remember the one we are in, so that we never join it twice (a second join
+        // would clear `made` while the first visit's placements are still in the frame).
+        seen = me.joined_generation;
         // Writers 6 and 7 place until the frame is full; the others a random count.
         const uint32_t count = t >= 6 ? 1u << 20 : static_cast<uint32_t>(rng() % 64);
         for (uint32_t seq = 0; seq < count; ++seq) {
@@ -87,11 +91,23 @@ TEST(SharedFrameStress, EightWritersManyFramesNothingLostNothingTorn) {
           me.made.push_back({p->offset, size, origin, discard});
           me.placed.fetch_add(1, std::memory_order_relaxed);
         }
-        seen = g;
         w->leave();
       }
     });
   }
+
+  // The writers stop and are joined however the test ends (a failed ASSERT returns early; a
+  // joinable thread destroyed would abort the whole run).
+  struct JoinAll {
+    std::atomic<bool>& stop;
+    std::vector<std::thread>& pool;
+    ~JoinAll() {
+      stop.store(true, std::memory_order_release);
+      for (auto& th : pool) {
+        if (th.joinable()) th.join();
+      }
+    }
+  } join_all{stop, pool};
 
   std::mt19937_64 rng(12345);
   uint64_t frames = 0, report_retries = 0, checked = 0;
