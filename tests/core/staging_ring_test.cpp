@@ -60,6 +60,26 @@ TEST(StagingRingConfig, InvalidConfigurationsAreRejected) {
   EXPECT_TRUE(StagingRing<FakeBuffer>::create(allocator, {.slots = 8, .max_slot_bytes = 5000000}));
 }
 
+// What create() accepts is bounded: no exception, no bookkeeping of gigabytes, no slot size whose
+// totals could wrap. The bounds themselves are accepted.
+TEST(StagingRingConfig, SlotCountsAndSlotSizesAreBounded) {
+  FakeSlotAllocator allocator;
+  const auto create = [&](StagingRingConfig c) { return StagingRing<FakeBuffer>::create(allocator, c); };
+  EXPECT_EQ(create({.slots = SIZE_MAX}).error(), ConfigError::TooManySlots);
+  EXPECT_EQ(create({.slots = std::size_t{1} << 30}).error(), ConfigError::TooManySlots);
+  EXPECT_EQ(create({.slots = STAGING_SLOTS_LIMIT + 1}).error(), ConfigError::TooManySlots);
+  EXPECT_TRUE(create({.slots = STAGING_SLOTS_LIMIT}));
+  constexpr uint64_t two63 = uint64_t{1} << 63;
+  EXPECT_EQ(create({.min_slot_bytes = two63, .max_slot_bytes = two63}).error(),
+            ConfigError::SlotTooLarge);
+  EXPECT_EQ(create({.min_slot_bytes = two63}).error(), ConfigError::MaxBelowMin);
+  EXPECT_EQ(create({.max_slot_bytes = SLOT_BYTES_LIMIT + 1}).error(), ConfigError::SlotTooLarge);
+  EXPECT_EQ(create({.max_slot_bytes = UINT64_MAX}).error(), ConfigError::SlotTooLarge);
+  EXPECT_TRUE(create({.min_slot_bytes = SLOT_BYTES_LIMIT, .max_slot_bytes = SLOT_BYTES_LIMIT}));
+  EXPECT_EQ(validate({.slots = 0, .min_slot_bytes = 3}).error(), ConfigError::NoSlots);
+  EXPECT_EQ(validate({.slots = 300, .min_slot_bytes = 3}).error(), ConfigError::TooManySlots);
+}
+
 //   before: [Empty] [Empty] [Empty]
 //   begin(10): [Recording 64K #1] [Empty] [Empty]     -- created on first use at MIN_SLOT_BYTES
 TEST_F(RingTest, ANewRingCreatesNothingUntilTheFirstFrame) {
@@ -334,6 +354,23 @@ TEST_F(RingTest, ThePolicyHoldsForAnyNumberOfSlots) {
   EXPECT_EQ(ring.begin(1).error(), Refusal::AllInFlight);
   in_flight[3].signal();
   EXPECT_EQ(std::move(ring.begin(1)).value().slot(), 3u);
+}
+
+// A moved-from ring: begin() aborts with a message, finish() answers ForeignLease (the lease
+// belongs to the ring it moved to), per-slot queries abort; the moved-to ring works on.
+TEST_F(RingTest, AMovedFromRingIsACheckedPrecondition) {
+  SlotLease lease = std::move(ring.begin(1)).value();
+  StagingRing<FakeBuffer> moved = std::move(ring);
+  StagingRing<FakeBuffer>& old = ring;  // NOLINT(bugprone-use-after-move): the misuse under test
+  EXPECT_EQ(old.slot_count(), 0u);
+  EXPECT_EQ(old.finish(std::move(lease)).error(), FinishError::ForeignLease);
+  EXPECT_DEATH((void)old.begin(1), "StagingRing::begin\\(\\) on a ring that was moved from");
+  EXPECT_DEATH((void)old.state(0), "slot index out of range");
+  EXPECT_TRUE(moved.finish(std::move(lease)));
+  StagingRing<FakeBuffer> assigned = make(StagingRingConfig{});
+  assigned = std::move(moved);
+  EXPECT_DEATH((void)moved.begin(1), "moved from");  // NOLINT(bugprone-use-after-move)
+  EXPECT_TRUE(assigned.begin(1));
 }
 
 }  // namespace
