@@ -1,5 +1,5 @@
 // ByteRing: placement, wraparound, full vs empty, FIFO retirement, cancel, queries, request
-// errors, and seed 000's stress cases. Policies and their bounds: byte_ring_policy_test.cpp.
+// errors, and stress cases around the wrap. Policies and their bounds: byte_ring_policy_test.cpp.
 // Sketch notation: byte_ring_fixture.hpp.
 #include "staging/core/byte_ring.hpp"
 
@@ -345,7 +345,7 @@ TEST_F(ByteRingTest, MisalignedRequestsAreHonouredOrRefusedClearly) {
   EXPECT_EQ(only_zero.error().cause, BlockCause::Fragmentation);
 }
 
-// --- seed 000's stress cases -------------------------------------------------------------------
+// --- stress cases around the wrap --------------------------------------------------------------
 //
 // After wraparound and under queue delay (each submission completes 10 us after it was made),
 // payloads smaller than, equal to, and larger than the contiguous free region, under each policy.
@@ -361,9 +361,10 @@ struct StressCase {
   int delta;  // payload = contiguous free + delta
 };
 
-class SeedStress : public ByteRingFixture, public ::testing::WithParamInterface<StressCase> {};
+class WraparoundStress : public ByteRingFixture,
+                         public ::testing::WithParamInterface<StressCase> {};
 
-TEST_P(SeedStress, PayloadsAroundTheContiguousFreeRegionAfterWraparoundUnderDelay) {
+TEST_P(WraparoundStress, PayloadsAroundTheContiguousFreeRegionAfterWraparoundUnderDelay) {
   const StressCase sc = GetParam();
   queue.set_model(DelayModel::fixed(10us));
   make({.capacity = 64,
@@ -474,7 +475,7 @@ std::string stress_name(const ::testing::TestParamInfo<StressCase>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    EveryPolicy, SeedStress,
+    EveryPolicy, WraparoundStress,
     ::testing::Values(
         StressCase{ExhaustionPolicy::Defer, -1}, StressCase{ExhaustionPolicy::Defer, 0},
         StressCase{ExhaustionPolicy::Defer, 1}, StressCase{ExhaustionPolicy::Wait, -1},

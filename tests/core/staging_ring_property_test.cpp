@@ -1,4 +1,4 @@
-// Property test of seed 004's slot policy: random sequences of begin / place / finish / signal /
+// Property test of the slot policy: random sequences of begin / place / finish / signal /
 // abandon / fail / drop, checked after every step against a small reference model of the slots.
 //
 // What must hold after every step:

@@ -1,4 +1,4 @@
-// StagingRing: seed 004's slot policy, driven with a fake allocator and fences fired by hand.
+// StagingRing: the slot policy, driven with a fake allocator and fences fired by hand.
 //
 // Sketch notation: one box per slot, "state capacity #buffer-id".
 //   [Ready 64K #1] [InFlight 64K #2] [Empty]

@@ -1,4 +1,4 @@
-// ByteRing: seed 000's staging ring — one region of bytes, reservations in FIFO order, wraparound
+// ByteRing: a staging ring of bytes — one region of bytes, reservations in FIFO order, wraparound
 // where no reservation straddles the end, retirement by the queue's completion signal, and an
 // explicit, bounded policy when a reservation does not fit. For uploads not tied to frames
 // (asset and chunk streaming, CUDA batches); the slot ring (staging_ring.hpp) is for frames.
@@ -77,8 +77,9 @@ constexpr auto enum_names(std::type_identity<ExhaustionPolicy>) noexcept {
 }
 static_assert(enum_names_complete<ExhaustionPolicy>(), "ExhaustionPolicy: a value has no name");
 
-/// Why bytes were not available: the seed's "distinguish real GPU backpressure from allocator
-/// bookkeeping bugs". Attributed on every WouldBlock, Timeout, wait, split and fallback.
+/// Why bytes were not available — real GPU backpressure, fragmentation, or the cap — so that a
+/// caller (and a bookkeeping bug hunt) can tell them apart. Attributed on every WouldBlock,
+/// Timeout, wait, split and fallback.
 enum class BlockCause : uint8_t {
   /// The GPU still holds the bytes: they free up once in-flight reservations retire.
   InFlight,
@@ -445,7 +446,6 @@ class ByteRing {
   /// What the ring has done so far; a reference that the ring's calls update.
   [[nodiscard]] const ByteRingStats& stats() const noexcept;
 
-  // Added with the implementation (issue 3):
   /// Releases grown regions that have been idle for trim_after (retire() does this too). Reads
   /// the clock. Returns the bytes released.
   uint64_t trim_idle();

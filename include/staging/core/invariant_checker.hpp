@@ -41,7 +41,7 @@
 
 namespace staging {
 
-/// The invariants the checker proves (DESIGN.md, docs/safety.md).
+/// The invariants the checker proves (docs/safety.md).
 enum class Invariant : uint8_t {
   /// I1: no reservation overlaps bytes the GPU may still read; no region is destroyed under one.
   I1_NoOverlap,

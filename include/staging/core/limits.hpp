@@ -1,4 +1,5 @@
-// Seed 004's constants and the copy-alignment limits a backend fills from its device.
+// The slot ring's default sizes and bounds, and the copy-alignment limits a backend fills from
+// its device.
 //
 // The constants are the defaults of a ring's configuration (StagingRingConfig, CopyLimits); a
 // backend overrides the alignments with what its API and device demand, so no alignment rule is
@@ -44,7 +45,7 @@ inline constexpr uint64_t TEXTURE_COPY_ALIGNMENT = 512;
 
 /// Copy-alignment rules of one device, filled by a backend from the API and the device's limits.
 /// Every placement the library makes for a copy is aligned by these values.
-/// Plain data; the defaults are seed 004's constants. Every field is >= 1 (a backend fills them
+/// Plain data; the defaults are the constants above. Every field is >= 1 (a backend fills them
 /// with max(1, the device's value)).
 struct CopyLimits {
   /// Source-offset alignment of buffer-to-buffer copies (>= 1).

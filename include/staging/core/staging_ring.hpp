@@ -1,4 +1,4 @@
-// StagingRing: seed 004's slot policy. A handful of persistently reused staging buffers ("slots");
+// StagingRing: the slot ring. A handful of persistently reused staging buffers ("slots");
 // one frame's uploads at a time go into one slot, which is reused only once the GPU is done with
 // it. Buffer-generic: a backend instantiates it with its own buffer type and StagingAllocator;
 // tests use a fake allocator and fire FenceTokens by hand.
@@ -47,8 +47,8 @@
 
 namespace staging {
 
-/// How a StagingRing is sized. Defaults are seed 004's constants. Plain data; validate() checks
-/// it.
+/// How a StagingRing is sized. Defaults are the constants of limits.hpp. Plain data; validate()
+/// checks it.
 struct StagingRingConfig {
   /// Number of slots (1 .. STAGING_SLOTS_LIMIT): frames in flight plus the one being recorded.
   std::size_t slots = STAGING_SLOTS;
