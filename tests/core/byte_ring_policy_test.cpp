@@ -630,5 +630,76 @@ INSTANTIATE_TEST_SUITE_P(EveryPolicy, PolicyBound,
                                            ExhaustionPolicy::Fallback),
                          [](const auto& param) { return std::string(to_string(param.param)); });
 
+// A grown region is trimmed trim_after after it went idle: measured from when its last
+// reservation retired (t = 15 s here), not from when it was made (10 s) or from time 0.
+TEST_F(PolicyTest, GrowTrimsExactlyTrimAfterAfterTheRegionWentIdle) {
+  make({.capacity = 64,
+        .cap = 128,
+        .policy = ExhaustionPolicy::Grow,
+        .grow_step = 64,
+        .trim_after = 1s});
+  clock.advance(10s);
+  take(64);
+  const Reservation grown = take(64);
+  ASSERT_EQ(grown.region, 1u);
+  queue.submit();
+  clock.advance(5s);
+  ring->poll();  // both retire at 15 s: region 1 is idle from now
+  EXPECT_EQ(ring->held_bytes(), 128u);
+  clock.advance(1s - 1ns);
+  EXPECT_EQ(ring->trim_idle(), 0u);
+  EXPECT_EQ(ring->held_bytes(), 128u);
+  clock.advance(1ns);
+  EXPECT_EQ(ring->trim_idle(), 64u);
+  EXPECT_EQ(ring->held_bytes(), 64u);
+  EXPECT_EQ(events.with("trim").size(), 1u);
+}
+
+// The fallback caps are inclusive: a request of exactly fallback_cap fits, and so does one that
+// brings the fallback bytes to exactly fallback_cap; one byte more waits.
+TEST_F(PolicyTest, FallbackCapsAreInclusive) {
+  make({.capacity = 64, .cap = 160, .policy = ExhaustionPolicy::Fallback, .fallback_cap = 48});
+  take(64);
+  const Reservation whole = take(48);  // == fallback_cap
+  EXPECT_TRUE(whole.fallback);
+  auto one = ring->reserve(req(1));
+  ASSERT_FALSE(one);
+  EXPECT_EQ(one.error().cause, BlockCause::Cap);
+  queue.submit();
+  ring->poll();
+  take(64);
+  EXPECT_TRUE(take(16).fallback);
+  EXPECT_TRUE(take(32).fallback);  // 16 + 32 == fallback_cap
+  EXPECT_FALSE(ring->reserve(req(1)));
+  EXPECT_EQ(ring->stats().fallback_held_bytes, 48u);
+  auto never = ring->reserve(req(65));  // above the fallback cap and every ring region
+  ASSERT_FALSE(never);
+  EXPECT_EQ(never.error().kind, ReserveErrorKind::CapExceeded);
+}
+
+// The held bytes may reach the cap exactly: capacity 64 + fallback regions of 96 == cap 160.
+TEST_F(PolicyTest, FallbackMayFillTheCapExactly) {
+  make({.capacity = 64, .cap = 160, .policy = ExhaustionPolicy::Fallback});
+  take(64);
+  EXPECT_TRUE(take(90).fallback);
+  EXPECT_TRUE(take(6).fallback);
+  EXPECT_EQ(ring->held_bytes(), 160u);
+  auto more = ring->reserve(req(1));
+  ASSERT_FALSE(more);
+  EXPECT_EQ(more.error().cause, BlockCause::Cap);
+}
+
+// A fallback cap equal to the cap is accepted by create() (and clamped to what the ring leaves).
+TEST_F(PolicyTest, AFallbackCapEqualToTheCapIsAccepted) {
+  auto made = ByteRing::create({.capacity = 64, .cap = 128, .fallback_cap = 128},
+                               {&allocator, &queue, &clock, nullptr});
+  ASSERT_TRUE(made);
+  EXPECT_EQ(made->fallback_cap(), 64u);
+  EXPECT_EQ(ByteRing::create({.capacity = 64, .cap = 128, .fallback_cap = 129},
+                             {&allocator, &queue, &clock, nullptr})
+                .error(),
+            ByteRing::CreateError::FallbackCapAboveCap);
+}
+
 }  // namespace
 }  // namespace staging::test

@@ -567,5 +567,52 @@ TEST_F(ByteRingTest, AMovedRingKeepsWorking) {
   EXPECT_EQ(r->offset, 8u);
 }
 
+// The FIFO of live reservations starts with room for 256 entries and grows. Here it grows while
+// its entries wrap around its own buffer (50 retired from the front first), holding 350: every
+// entry must survive the growth in order, be found by cancel(), and retire in FIFO order with its
+// bytes intact (the fixture verifies them).
+TEST_F(ByteRingTest, MoreThan256LiveReservationsStayInFifoOrder) {
+  make(4096);
+  std::vector<Reservation> taken;
+  for (int i = 0; i < 400; ++i) {
+    taken.push_back(take(3));
+    queue.submit();  // token i + 1
+    if (i == 99) ring->retire(50);
+  }
+  EXPECT_EQ(ring->live(), 350u);
+  EXPECT_EQ(ring->oldest_pending(), 51u);
+  ring->cancel(taken[299].id);  // found in the grown FIFO; reclaimed when reached
+  events.lines.clear();
+  ring->retire(400);
+  EXPECT_EQ(ring->live(), 0u);
+  const std::vector<std::string> reclaimed = events.with("#");
+  ASSERT_EQ(reclaimed.size(), 350u);
+  for (std::size_t i = 0; i < reclaimed.size(); ++i) {
+    const uint64_t id = 51 + i;
+    const std::string kind = id == taken[299].id ? "cancelled #" : "retire #";
+    EXPECT_EQ(reclaimed[i].rfind(kind + u(id) + " ", 0), 0u) << reclaimed[i];
+  }
+  EXPECT_EQ(verified, 399u);
+  EXPECT_EQ(ring->stats().cancelled, 1u);
+  EXPECT_EQ(ring->free_bytes(), 4096u);
+}
+
+// A reservation cancelled twice is cancelled once: one cancel event, one reclamation.
+TEST_F(ByteRingTest, CancellingTwiceIsCancellingOnce) {
+  make(64);
+  const Reservation a = take(8);
+  const Reservation b = take(8);
+  take(8);
+  ring->cancel(b.id);  // in the middle: reclaimed once a retires
+  ring->cancel(b.id);
+  EXPECT_EQ(events.with("cancel #").size(), 1u);
+  EXPECT_EQ(ring->live(), 3u);
+  ring->retire(a.token);
+  EXPECT_EQ(events.with("cancelled #" + u(b.id)).size(), 1u);
+  ring->cancel(b.id);  // already reclaimed: ignored
+  EXPECT_EQ(events.with("cancel #").size(), 1u);
+  EXPECT_EQ(ring->stats().cancelled, 1u);
+}
+
 }  // namespace
 }  // namespace staging::test

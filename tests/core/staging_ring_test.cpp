@@ -373,5 +373,37 @@ TEST_F(RingTest, AMovedFromRingIsACheckedPrecondition) {
   EXPECT_TRUE(assigned.begin(1));
 }
 
+// min_slot_bytes == max_slot_bytes: every slot has that one size; a frame of exactly it fits, one
+// byte more is TooLarge.
+TEST(RingConfig, OneSlotSizeWhenMinEqualsMax) {
+  FakeSlotAllocator allocator;
+  auto ring =
+      std::move(StagingRing<FakeBuffer>::create(
+                    allocator, {.slots = 2, .min_slot_bytes = 4096, .max_slot_bytes = 4096}))
+          .value();
+  SlotLease whole = std::move(ring.begin(4096)).value();
+  EXPECT_EQ(whole.capacity(), 4096u);
+  EXPECT_EQ(ring.begin(4097).error(), Refusal::TooLarge);
+  SlotLease empty = std::move(ring.begin(0)).value();
+  EXPECT_EQ(empty.capacity(), 4096u);
+}
+
+//   [Ready 64K] [Ready 128K] [Empty]   begin(64K): the 64K slot fits exactly and is the smallest
+//   that fits — taken as it is (not grown, not the larger one).
+TEST_F(RingTest, AReadySlotOfExactlyTheNeededSizeIsTakenBeforeALargerOne) {
+  SlotLease a = std::move(ring.begin(1)).value();
+  SlotLease b = std::move(ring.begin(100 * K)).value();
+  ASSERT_EQ(a.slot(), 0u);
+  ASSERT_EQ(b.slot(), 1u);
+  ASSERT_EQ(b.capacity(), 128 * K);
+  a = SlotLease{};
+  b = SlotLease{};
+  SlotLease exact = std::move(ring.begin(64 * K)).value();
+  EXPECT_EQ(exact.slot(), 0u);
+  EXPECT_EQ(exact.capacity(), 64 * K);
+  EXPECT_EQ(ring.stats().slots_grown, 0u);
+  EXPECT_EQ(ring.stats().slots_created, 2u);
+}
+
 }  // namespace
 }  // namespace staging
