@@ -181,5 +181,20 @@ TEST_F(ByteRingLimitsDeathTest, AMovedFromRingAbortsWithAMessage) {
   EXPECT_TRUE(old.reserve(req(8)));
 }
 
+// capacity 2^64 - 1, A = 2^63 + 1 bytes at 0:  [A*(2^63+1) - ...]  h = 2^63 + 1
+// Rounding the head up to an alignment of 2^63 passes 2^64: no offset at the head exists, and the
+// start is A's. The request waits; it is never placed over A.
+TEST_F(ByteRingLimits, AnAlignmentWhoseRoundingOverflowsIsNeverPlacedOverLiveBytes) {
+  make({.capacity = UINT64_MAX});
+  ASSERT_TRUE(ring->reserve(req(kTwo63 + 1)));
+  ReserveRequest aligned = req(1);
+  aligned.alignment = kTwo63;
+  const auto r = ring->reserve(aligned);
+  ASSERT_FALSE(r) << "placed at " << r->offset;
+  EXPECT_EQ(r.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(r.error().needed, UINT64_MAX - kTwo63);  // the skipped tail (2^63 - 2) plus the byte
+  expect_no_violation();
+}
+
 }  // namespace
 }  // namespace staging::test

@@ -614,5 +614,21 @@ TEST_F(ByteRingTest, CancellingTwiceIsCancellingOnce) {
   EXPECT_EQ(ring->stats().cancelled, 1u);
 }
 
+// capacity 16:  A=8 (retired), B=4:  [- *8 B*4 - *4]  t=8 h=12
+// An 8-byte request wraps: it skips the 4 tail bytes and takes [0, 8) — exactly the room before
+// the tail. The ring is then full.
+TEST_F(ByteRingTest, AWrapMayFillTheRoomBeforeTheTailExactly) {
+  make(16);
+  const Reservation a = take(8);
+  queue.submit();
+  take(4);
+  ring->retire(a.token);
+  const Reservation c = take(8);
+  EXPECT_EQ(c.offset, 0u);
+  EXPECT_EQ(c.skipped, 4u);
+  EXPECT_EQ(ring->free_bytes(), 0u);
+  EXPECT_EQ(ring->largest_free(), 0u);
+}
+
 }  // namespace
 }  // namespace staging::test

@@ -405,5 +405,35 @@ TEST_F(RingTest, AReadySlotOfExactlyTheNeededSizeIsTakenBeforeALargerOne) {
   EXPECT_EQ(ring.stats().slots_created, 2u);
 }
 
+//   [Ready 64K] [Ready 128K] [Empty]   begin(200K): no Ready slot fits; the largest Ready one
+//   (128K) is grown to 256K, the 64K one is left as it is.
+TEST_F(RingTest, TheLargestTooSmallReadySlotIsGrown) {
+  SlotLease a = std::move(ring.begin(1)).value();
+  SlotLease b = std::move(ring.begin(100 * K)).value();
+  a = SlotLease{};
+  b = SlotLease{};
+  SlotLease grown = std::move(ring.begin(200 * K)).value();
+  EXPECT_EQ(grown.slot(), 1u);
+  EXPECT_EQ(grown.capacity(), 256 * K);
+  EXPECT_EQ(ring.capacity(0), 64 * K);
+  EXPECT_EQ(ring.stats().slots_grown, 1u);
+}
+
+//   [Ready 64K] [Abandoned 64K] [Recording]   begin(100K): growing the Ready slot comes before
+//   replacing the Abandoned one (step 2 before step 3).
+TEST_F(RingTest, AReadySlotIsGrownBeforeAnAbandonedOneIsReplaced) {
+  SlotLease a = std::move(ring.begin(1)).value();
+  SlotLease b = std::move(ring.begin(1)).value();
+  SlotLease c = std::move(ring.begin(1)).value();
+  { FenceToken dropped = std::move(ring.finish(std::move(b))).value(); }  // slot 1 Abandoned
+  a = SlotLease{};                                                        // slot 0 Ready
+  ASSERT_EQ(ring.state(1), SlotState::Abandoned);
+  SlotLease big = std::move(ring.begin(100 * K)).value();
+  EXPECT_EQ(big.slot(), 0u);
+  EXPECT_EQ(ring.stats().slots_grown, 1u);
+  EXPECT_EQ(ring.stats().slots_replaced, 0u);
+  EXPECT_EQ(ring.state(1), SlotState::Abandoned);
+}
+
 }  // namespace
 }  // namespace staging
