@@ -58,7 +58,7 @@ TEST_F(PolicyTest, DeferAnswersAtOnceWithTheCauseWhatIsNeededAndWhatIsFree) {
 TEST_F(PolicyTest, ARequestOfExactlyTheRingsSizeIsNeverRefusedForGood) {
   make(64);
   const Reservation a = take(8);  // its token is not submitted: nothing retires by itself
-  auto r = ring->reserve(req(64));
+  auto r = reserve(req(64));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().kind, ReserveErrorKind::WouldBlock);
   EXPECT_EQ(r.error().cause, BlockCause::InFlight);
@@ -658,7 +658,7 @@ TEST_F(PolicyTest, GrowTrimsExactlyTrimAfterAfterTheRegionWentIdle) {
   ASSERT_EQ(grown.region, 1u);
   queue.submit();
   clock.advance(5s);
-  ring->poll();  // both retire at 15 s: region 1 is idle from now
+  poll();  // both retire at 15 s: region 1 is idle from now
   EXPECT_EQ(ring->held_bytes(), 128u);
   clock.advance(1s - 1ns);
   EXPECT_EQ(ring->trim_idle(), 0u);
@@ -676,17 +676,17 @@ TEST_F(PolicyTest, FallbackCapsAreInclusive) {
   take(64);
   const Reservation whole = take(48);  // == fallback_cap
   EXPECT_TRUE(whole.fallback);
-  auto one = ring->reserve(req(1));
+  auto one = reserve(req(1));
   ASSERT_FALSE(one);
   EXPECT_EQ(one.error().cause, BlockCause::Cap);
   queue.submit();
-  ring->poll();
+  poll();
   take(64);
   EXPECT_TRUE(take(16).fallback);
   EXPECT_TRUE(take(32).fallback);  // 16 + 32 == fallback_cap
-  EXPECT_FALSE(ring->reserve(req(1)));
+  EXPECT_FALSE(reserve(req(1)));
   EXPECT_EQ(ring->stats().fallback_held_bytes, 48u);
-  auto never = ring->reserve(req(65));  // above the fallback cap and every ring region
+  auto never = reserve(req(65));  // above the fallback cap and every ring region
   ASSERT_FALSE(never);
   EXPECT_EQ(never.error().kind, ReserveErrorKind::CapExceeded);
 }
@@ -698,7 +698,7 @@ TEST_F(PolicyTest, FallbackMayFillTheCapExactly) {
   EXPECT_TRUE(take(90).fallback);
   EXPECT_TRUE(take(6).fallback);
   EXPECT_EQ(ring->held_bytes(), 160u);
-  auto more = ring->reserve(req(1));
+  auto more = reserve(req(1));
   ASSERT_FALSE(more);
   EXPECT_EQ(more.error().cause, BlockCause::Cap);
 }
@@ -706,11 +706,11 @@ TEST_F(PolicyTest, FallbackMayFillTheCapExactly) {
 // A fallback cap equal to the cap is accepted by create() (and clamped to what the ring leaves).
 TEST_F(PolicyTest, AFallbackCapEqualToTheCapIsAccepted) {
   auto made = ByteRing::create({.capacity = 64, .cap = 128, .fallback_cap = 128},
-                               {&allocator, &queue, &clock, nullptr});
+                               {&allocator, &clock, nullptr});
   ASSERT_TRUE(made);
   EXPECT_EQ(made->fallback_cap(), 64u);
   EXPECT_EQ(ByteRing::create({.capacity = 64, .cap = 128, .fallback_cap = 129},
-                             {&allocator, &queue, &clock, nullptr})
+                             {&allocator, &clock, nullptr})
                 .error(),
             ByteRing::CreateError::FallbackCapAboveCap);
 }
@@ -726,7 +726,7 @@ TEST_F(PolicyTest, NeededCountsTheAlignmentPadding) {
   ring->retire(a.token);
   take(14);
   EXPECT_EQ(take(10).offset, 0u);
-  auto r = ring->reserve(req(20, 16));
+  auto r = reserve(req(20, 16));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().needed, 6u + 20u);
   EXPECT_EQ(r.error().cause, BlockCause::Fragmentation);
@@ -742,7 +742,7 @@ TEST_F(PolicyTest, ExactlyEnoughFreeBytesIsFragmentation) {
   take(24);
   take(12);
   ring->retire(a.token);
-  auto r = ring->reserve(req(28));
+  auto r = reserve(req(28));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().free_total, 28u);
   EXPECT_EQ(r.error().cause, BlockCause::Fragmentation);
@@ -756,7 +756,7 @@ TEST_F(PolicyTest, FreeTotalCountsEveryRingRegion) {
   EXPECT_EQ(take(40).region, 2u);
   ReserveRequest r = req(50);
   r.policy = ExhaustionPolicy::Defer;
-  auto refused = ring->reserve(r);
+  auto refused = reserve(r);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().free_total, 48u);
   EXPECT_EQ(refused.error().free_contiguous, 24u);
@@ -807,7 +807,7 @@ TEST_F(PolicyTest, SplitKeepsTheMinimumChunkInAnEmptySmallRegion) {
   ASSERT_EQ(take(grow).region, 1u);
   queue.submit();
   queue.complete_through(1);
-  ring->poll();
+  poll();
   ASSERT_EQ(ring->free_bytes(), 64u);
   queue.release(DelayModel::fixed(10us));  // B completes 10 us from now
   ReserveRequest split = req(300);
@@ -830,7 +830,7 @@ TEST_F(PolicyTest, GrowReleasesIdleRegionsWhenTheCapNeedsTheirBytes) {
   take(64);
   take(64);
   queue.submit();
-  ring->poll();
+  poll();
   ASSERT_EQ(ring->held_bytes(), 192u);
   ASSERT_EQ(ring->stats().trims, 0u);
   const Reservation big = take(128);
@@ -844,7 +844,7 @@ TEST_F(PolicyTest, GrowReleasesIdleRegionsWhenTheCapNeedsTheirBytes) {
 TEST_F(PolicyTest, FallbackAboveTheFallbackCapWaitsWhenTheRingCanHoldIt) {
   make({.capacity = 64, .cap = 160, .policy = ExhaustionPolicy::Fallback, .fallback_cap = 32});
   take(64);
-  auto r = ring->reserve(req(64));
+  auto r = reserve(req(64));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().kind, ReserveErrorKind::WouldBlock);
   EXPECT_EQ(r.error().cause, BlockCause::Cap);
