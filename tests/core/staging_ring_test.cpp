@@ -64,7 +64,9 @@ TEST(StagingRingConfig, InvalidConfigurationsAreRejected) {
 // totals could wrap. The bounds themselves are accepted.
 TEST(StagingRingConfig, SlotCountsAndSlotSizesAreBounded) {
   FakeSlotAllocator allocator;
-  const auto create = [&](StagingRingConfig c) { return StagingRing<FakeBuffer>::create(allocator, c); };
+  const auto create = [&](StagingRingConfig c) {
+    return StagingRing<FakeBuffer>::create(allocator, c);
+  };
   EXPECT_EQ(create({.slots = SIZE_MAX}).error(), ConfigError::TooManySlots);
   EXPECT_EQ(create({.slots = std::size_t{1} << 30}).error(), ConfigError::TooManySlots);
   EXPECT_EQ(create({.slots = STAGING_SLOTS_LIMIT + 1}).error(), ConfigError::TooManySlots);
@@ -375,7 +377,7 @@ TEST_F(RingTest, AMovedFromRingIsACheckedPrecondition) {
 
 // min_slot_bytes == max_slot_bytes: every slot has that one size; a frame of exactly it fits, one
 // byte more is TooLarge.
-TEST(RingConfig, OneSlotSizeWhenMinEqualsMax) {
+TEST(StagingRingConfig, OneSlotSizeWhenMinEqualsMax) {
   FakeSlotAllocator allocator;
   auto ring =
       std::move(StagingRing<FakeBuffer>::create(

@@ -139,7 +139,7 @@ void check_arithmetic(Input& in) {
     const std::optional<uint64_t> cap = slot_capacity(a, min, max);
     CHECK(want > max ? !cap : (cap && *cap == want && *cap >= a), a, min, max);
     // validate(): the documented bounds, in their documented order.
-    RingConfig config{
+    StagingRingConfig config{
         .slots = static_cast<std::size_t>(a % 1024), .min_slot_bytes = b, .max_slot_bytes = c};
     const auto valid = validate(config);
     std::optional<ConfigError> expected;
@@ -408,7 +408,7 @@ class SlotRingRun {
   }
 
   Input& in_;
-  RingConfig config_;
+  StagingRingConfig config_;
   FakeSlotAllocator allocator_;
   std::optional<StagingRing<FakeBuffer>> ring_;
   std::vector<Frame> recording_;
