@@ -2,9 +2,9 @@
 // by several "GPU" threads, a "queue" thread that completes frames finished at timeline values
 // (published as an atomic completed value, as a timeline semaphore would be, which the ring's
 // thread hands to retire()), and SlotLeases filled and dropped by several producer threads — all
-// while the ring's own thread begins and finishes frames as fast as it can. Bounded in time (about
-// a second, fewer frames under a sanitizer), and meant for ThreadSanitizer as much as for a plain
-// build (STAGING_TSAN: docs/safety.md).
+// while the ring's own thread begins and finishes frames as fast as it can. Bounded in time (two
+// seconds, then one for the ping-pong test; fewer frames under a sanitizer, which runs slower), and
+// meant for ThreadSanitizer as much as for a plain build (label `threads`: docs/safety.md).
 //
 // What must hold, whatever the interleaving:
 //   - begin() never hands out a slot another frame holds (Recording) or the GPU may read
@@ -243,7 +243,7 @@ TEST(SlotRingStress, FencesAndLeasesFromOtherThreadsWhileTheRingRuns) {
     threads.emplace_back([&] { s.produce(); });
   std::thread queue([&] { s.queue(); });
 
-  const uint64_t frames = s.drive(std::chrono::milliseconds(1000), 200000);
+  const uint64_t frames = s.drive(std::chrono::milliseconds(2000), 400000);
 
   // Drain: the producers stop; what they returned is finished but kept back (`late`); the GPU
   // threads fire everything else and stop. Then the ring is destroyed with the late tokens still
@@ -310,7 +310,7 @@ TEST(SlotRingStress, OneSlotPingPongsBetweenTheRingAndSignallingThreads) {
       }
     });
   }
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1000);
   uint64_t frames = 0;
   while (std::chrono::steady_clock::now() < end && frames < 100000) {
     auto lease = ring.begin(8);

@@ -10,10 +10,15 @@
 //           minimum chunks near 2^64, sizes, alignments and granularities of any value, through
 //           reserve() and reserve_waiting(), Split's "reserve the rest" loop run on; every
 //           answer checked (sizes, alignment, bounds, the cap) and an InvariantChecker fed every
-//           operation.
+//           operation;
+//   part 3  the texture copy layout (texture_layout, mip_extent, row_band, rows_that_fit) on any
+//           extent, block and limits against 128-bit arithmetic, and repack_rows() of stamped
+//           bytes, whole and by bands, for layouts that fit in 64 KiB: texel bytes in place,
+//           padding never written.
 // The first input byte picks the part; the rest is read as little-endian 64-bit words (zeros past
 // the end). A broken check aborts (a crash for libFuzzer); so does anything ASan or UBSan finds.
 // Built only with clang (-fsanitize=fuzzer,address,undefined): tests/core/fuzz/CMakeLists.txt.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -25,6 +30,7 @@
 
 #include "staging/core/align.hpp"
 #include "staging/core/byte_ring.hpp"
+#include "staging/core/copy_layout.hpp"
 #include "staging/core/invariant_checker.hpp"
 #include "staging/core/limits.hpp"
 #include "staging/core/staging_ring.hpp"
@@ -553,11 +559,169 @@ void check_byte_ring(Input& in) {
   }
 }
 
+// --- part 3: the texture copy layout ------------------------------------------------------------
+
+// a * b * c in 128 bits (each below 2^64, so the product of two fits; the third may not: then
+// anything above 2^64 - 1 is all a caller needs to know).
+u128 mul3(u128 a, u128 b, u128 c) {
+  const u128 ab = a * b;
+  if (ab > UINT64_MAX || c > UINT64_MAX) return u128{UINT64_MAX} + 1;
+  return ab * c;
+}
+
+uint32_t u32_value(Input& in) {
+  const uint8_t how = in.u8();
+  const uint32_t raw = static_cast<uint32_t>(in.u64());
+  switch (how % 4) {
+    case 0:
+      return raw % 64;
+    case 1:
+      return raw % 4096;
+    case 2:
+      return UINT32_MAX - raw % 64;
+    default:
+      return raw;
+  }
+}
+
+// texture_layout() on any extent, layer count, block and limits, against 128-bit arithmetic;
+// then bands of its rows (row_band, rows_that_fit), and, for layouts small enough to hold in
+// memory, repack_rows() of stamped bytes, whole and by bands: every texel byte lands at its row's
+// place, no padding byte is written.
+void check_copy_layout(Input& in) {
+  constexpr u128 kMax = UINT64_MAX;
+  for (int round = 0; round < 16 && in.more(); ++round) {
+    const TexelExtent extent{u32_value(in), u32_value(in),
+                             u32_value(in) % 3 == 0 ? 1 : u32_value(in)};
+    const uint32_t layers = u32_value(in);
+    TexelBlock block;
+    block.bytes = u32_value(in);
+    block.width = in.u8() % 2 ? 1 : u32_value(in);
+    block.height = in.u8() % 2 ? block.width : u32_value(in);
+    block.depth = in.u8() % 4 ? 1 : u32_value(in);
+    block.offset_alignment = in.u8() % 2 ? 0 : u32_value(in);
+    CopyLimits limits;
+    limits.texture_copy_alignment = in.value();
+    limits.texture_row_pitch_alignment = in.value();
+    const auto layout = texture_layout(extent, layers, block, limits);
+
+    if (extent.width == 0 || extent.height == 0 || extent.depth == 0 || layers == 0 ||
+        block.bytes == 0 || block.width == 0 || block.height == 0 || block.depth == 0) {
+      CHECK(!layout && layout.error() == LayoutError::Empty, extent.width, layers, block.bytes);
+      continue;
+    }
+    // The reference, in 128 bits.
+    const u128 row_bytes = u128{(extent.width + u128{block.width} - 1) / block.width} * block.bytes;
+    const u128 rows = (extent.height + u128{block.height} - 1) / block.height;
+    const u128 slices = (extent.depth + u128{block.depth} - 1) / block.depth;
+    const u128 rpa =
+        limits.texture_row_pitch_alignment == 0 ? 1 : limits.texture_row_pitch_alignment;
+    const u128 pitch_alignment = rpa / gcd128(rpa, block.bytes) * block.bytes;
+    const u128 row_pitch = (row_bytes + pitch_alignment - 1) / pitch_alignment * pitch_alignment;
+    const u128 tca = limits.texture_copy_alignment == 0 ? 1 : limits.texture_copy_alignment;
+    const u128 rule = block.offset_alignment != 0 ? block.offset_alignment : block.bytes;
+    const u128 offset_alignment = tca / gcd128(tca, rule) * rule;
+    const bool pitch_ok = pitch_alignment <= kMax && row_pitch <= kMax;
+    const u128 row_length = pitch_ok ? row_pitch / block.bytes * block.width : 0;
+    const u128 padded = pitch_ok ? mul3(row_pitch, rows, slices) : kMax + 1;
+    const u128 padded_all = padded <= kMax ? mul3(padded, layers, 1) : kMax + 1;
+    const u128 packed = mul3(row_bytes, rows, slices * layers);
+    const bool overflow = !pitch_ok || offset_alignment > kMax || row_length > UINT32_MAX ||
+                          padded_all > kMax || packed > kMax;
+    if (overflow) {
+      CHECK(!layout && layout.error() == LayoutError::Overflow, extent.width, block.bytes,
+            limits.texture_row_pitch_alignment);
+      continue;
+    }
+    CHECK(layout.has_value(), extent.width, block.bytes, limits.texture_row_pitch_alignment);
+    const TextureLayout& l = *layout;
+    CHECK(l.row_bytes == row_bytes && l.rows == rows && l.slices == slices, l.row_bytes, l.rows);
+    CHECK(l.images == slices * layers && l.row_pitch == row_pitch, l.images, l.row_pitch);
+    CHECK(l.row_length == row_length && l.offset_alignment == offset_alignment, l.row_length);
+    CHECK(l.slice_pitch == row_pitch * rows && l.layer_pitch == row_pitch * rows * slices,
+          l.slice_pitch, l.layer_pitch);
+    CHECK(l.padded_bytes == padded_all && l.packed_bytes == packed, l.padded_bytes, l.packed_bytes);
+    CHECK(l.copy_bytes == padded_all - (row_pitch - row_bytes), l.copy_bytes, l.padded_bytes);
+    CHECK(l.row_pitch % block.bytes == 0 && l.row_pitch % rpa == 0, l.row_pitch, block.bytes);
+    CHECK(l.tight() == (row_pitch == row_bytes), l.row_pitch, l.row_bytes);
+    // A mip level of the extent: halved, never below 1.
+    const uint32_t level = in.u8() % 40;
+    const TexelExtent mip = mip_extent(extent, level);
+    const auto halve = [&](uint32_t v) -> uint32_t {
+      return level >= 32 ? 1 : std::max<uint32_t>(1, v >> level);
+    };
+    CHECK(mip.width == halve(extent.width) && mip.height == halve(extent.height) &&
+              mip.depth == halve(extent.depth),
+          level, mip.width);
+
+    // A band: OutOfRange exactly when it is not inside the region; otherwise its bytes.
+    const uint64_t image = in.u8() % 2 ? in.u64() % (l.images + 1) : in.u64();
+    const uint32_t first_row = static_cast<uint32_t>(in.u64() % (u128{l.rows} + 1));
+    const uint32_t band_rows =
+        in.u8() % 2 ? static_cast<uint32_t>(in.u64() % (u128{l.rows} + 1)) : u32_value(in);
+    const auto band = row_band(l, image, first_row, band_rows);
+    const bool inside = image < l.images && band_rows != 0 && u128{first_row} + band_rows <= l.rows;
+    CHECK(inside ? band.has_value() : (!band && band.error() == LayoutError::OutOfRange), image,
+          first_row, band_rows);
+    if (band) {
+      const RowBand& b = *band;
+      CHECK(b.layer == image / l.slices && b.slice == image % l.slices, b.layer, b.slice);
+      CHECK(b.source_offset == (u128{image} * l.rows + first_row) * l.row_bytes &&
+                b.source_offset + b.source_bytes <= l.packed_bytes,
+            b.source_offset, b.source_bytes);
+      CHECK(b.copy_bytes == u128{band_rows - 1} * l.row_pitch + l.row_bytes, b.copy_bytes);
+      CHECK(u128{b.y} == u128{first_row} * block.height && b.y < extent.height && b.height >= 1 &&
+                u128{b.y} + b.height <= extent.height,
+            b.y, b.height);
+      CHECK(b.z < extent.depth && b.depth >= 1 && u128{b.z} + b.depth <= extent.depth, b.z,
+            b.depth);
+    }
+    // rows_that_fit: the most rows whose copy fits, never more than the region has.
+    const uint64_t bytes = in.value();
+    const uint32_t fit = rows_that_fit(l, bytes);
+    CHECK(fit <= l.rows, fit, l.rows);
+    if (fit > 0) CHECK(u128{fit - 1} * l.row_pitch + l.row_bytes <= bytes, fit, bytes);
+    if (fit < l.rows) CHECK(u128{fit} * l.row_pitch + l.row_bytes > bytes, fit, bytes);
+
+    // Repack into real memory when small: stamped source bytes, a sentinel in the padding.
+    if (l.padded_bytes > 64 * 1024 || l.packed_bytes > 64 * 1024) continue;
+    std::vector<std::byte> src(l.packed_bytes), dst(l.padded_bytes, std::byte{0xA5});
+    const uint64_t seed = in.u64();
+    for (uint64_t i = 0; i < src.size(); ++i)
+      src[i] = std::byte{stamp_byte(seed, i)};
+    repack_rows(dst.data(), src.data(), l);
+    const uint64_t all_rows = l.rows * l.images;
+    for (uint64_t r = 0; r < all_rows; ++r) {
+      for (uint64_t x = 0; x < l.row_pitch; ++x) {
+        const std::byte got = dst[r * l.row_pitch + x];
+        if (x < l.row_bytes) {
+          CHECK(got == src[r * l.row_bytes + x], r, x);
+        } else {
+          CHECK(got == std::byte{0xA5}, r, x);  // padding never written
+        }
+      }
+    }
+    // By bands of `per` rows: each band's staging bytes equal the whole repack's.
+    const uint32_t per = 1 + static_cast<uint32_t>(in.u8() % l.rows);
+    for (uint64_t img = 0; img < l.images; ++img) {
+      for (uint32_t row = 0; row < l.rows; row += per) {
+        const auto piece = row_band(l, img, row, std::min(per, l.rows - row));
+        CHECK(piece.has_value(), img, row, per);
+        std::vector<std::byte> out(piece->copy_bytes, std::byte{0xA5});
+        repack_rows(out.data(), src.data(), l, *piece);
+        const uint64_t base = (img * l.rows + row) * l.row_pitch;
+        for (uint64_t i = 0; i < out.size(); ++i)
+          CHECK(out[i] == dst[base + i], img, row, i);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   Input in(data, size);
-  switch (in.u8() % 3) {
+  switch (in.u8() % 4) {
     case 0:
       check_arithmetic(in);
       break;
@@ -566,8 +730,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       run.run();
       break;
     }
-    default:
+    case 2:
       check_byte_ring(in);
+      break;
+    default:
+      check_copy_layout(in);
       break;
   }
   return 0;
