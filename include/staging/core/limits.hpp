@@ -24,8 +24,8 @@ inline constexpr uint64_t MIN_SLOT_BYTES = uint64_t{64} << 10;
 /// size one outlier frame asked for. A power of two.
 inline constexpr uint64_t MAX_SLOT_BYTES = uint64_t{64} << 20;
 
-/// The most slots a StagingRingConfig may ask for (validate() answers TooManySlots above it). A ring
-/// keeps a few words of bookkeeping per slot, and slots beyond the frames in flight only hold
+/// The most slots a StagingRingConfig may ask for (validate() answers TooManySlots above it). A
+/// ring keeps a few words of bookkeeping per slot, and slots beyond the frames in flight only hold
 /// memory; the bound keeps every total of slot bytes within 64 bits.
 inline constexpr std::size_t STAGING_SLOTS_LIMIT = 256;
 
