@@ -98,14 +98,15 @@ inline uint64_t largest_run(const Region& r) noexcept {
   return r.tail - r.head;
 }
 
-// What a request would be charged in `r` if the bytes were free (for ReserveError::needed).
+// What a request would be charged in `r` if the bytes were free (for ReserveError::needed):
+// padding or the skipped tail plus the size, saturating at 2^64 - 1.
 inline uint64_t natural_charge(const Region& r, uint64_t size, uint64_t alignment) noexcept {
   if (r.used == 0 || size > r.bytes) return size;
   uint64_t off = 0;
   if (align_offset(r.head, alignment, &off) && off <= r.bytes && r.bytes - off >= size) {
     return off - r.head + size;
   }
-  return (r.bytes - r.head) + size;
+  return checked_add(r.bytes - r.head, size).value_or(UINT64_MAX);
 }
 
 // Releases the charge of the oldest (from_front) or newest live reservation of ring region `r`.
@@ -579,12 +580,17 @@ struct ByteRing::Impl {
     // The largest chunk any ring region can ever hold, and the smallest chunk worth placing.
     const uint64_t max_chunk = max_cap - max_cap % granularity;
     if (req.size > max_cap && max_chunk == 0) return std::nullopt;
-    uint64_t min_chunk = granularity;
-    if (config.split_min_chunk > granularity) {
-      const std::optional<uint64_t> rounded = align_up(config.split_min_chunk, granularity);
-      min_chunk = rounded ? *rounded : max_chunk;
+    // A granularity larger than every ring region allows no chunk: only the whole request
+    // (which some region can hold) is placed, as under Wait.
+    uint64_t min_chunk = req.size;
+    if (max_chunk != 0) {
+      min_chunk = granularity;
+      if (config.split_min_chunk > granularity) {
+        const std::optional<uint64_t> rounded = align_up(config.split_min_chunk, granularity);
+        min_chunk = rounded ? *rounded : max_chunk;
+      }
+      min_chunk = std::min(min_chunk, max_chunk);  // >= granularity >= 1: no chunk is empty
     }
-    if (max_chunk != 0) min_chunk = std::min(min_chunk, max_chunk);
     return SplitPlan{granularity, min_chunk, std::min(req.size, min_chunk)};
   }
 
@@ -601,6 +607,7 @@ struct ByteRing::Impl {
     uint64_t chunk = 0;
     const auto f = best_chunk(req.size, alignment, plan->granularity, plan->min_chunk, &chunk);
     if (!f) return std::nullopt;
+    STAGING_ASSERT(chunk != 0, "Split chose an empty chunk");
     Reservation r = commit(f->first, f->second, chunk, alignment, req, policy, false);
     ++stats.splits;
     ++stats.splits_by_cause[cause_index(cause)];
@@ -681,7 +688,7 @@ struct ByteRing::Impl {
     const Duration waited = t - start;
     ++stats.waits;
     ++stats.waits_by_cause[cause_index(cause)];
-    stats.wait_total += waited;
+    stats.wait_total = saturating_add(stats.wait_total, waited);
     stats.wait_longest = std::max(stats.wait_longest, waited);
     if (observer != nullptr) {
       observer->on_wait_end(
@@ -773,7 +780,7 @@ struct ByteRing::Impl {
       const auto chunk_of = [&](uint64_t run) { return std::min(size, run - run % granularity); };
       if (r.used == 0) {
         const uint64_t chunk = chunk_of(r.bytes);
-        if (chunk < min_chunk) return std::nullopt;
+        if (chunk < min_chunk) return std::nullopt;  // min_chunk >= 1: never an empty chunk
         *chunk_out = chunk;
         return Fit{0, 0, chunk, 0};
       }
@@ -783,14 +790,14 @@ struct ByteRing::Impl {
       uint64_t off = 0;
       if (align_offset(h, alignment, &off) && off < limit) {
         const uint64_t chunk = chunk_of(limit - off);
-        if (chunk >= min_chunk && chunk > 0) {
+        if (chunk >= min_chunk) {
           *chunk_out = chunk;
           return Fit{off, h, off - h + chunk, 0};
         }
       }
       if (h > t) {
         const uint64_t chunk = chunk_of(t);
-        if (chunk >= min_chunk && chunk > 0) {
+        if (chunk >= min_chunk) {
           *chunk_out = chunk;
           return Fit{0, h, (c - h) + chunk, c - h};
         }
@@ -836,7 +843,8 @@ struct ByteRing::Impl {
       if (size <= ring_max_capacity()) return cap_blocks(req, policy, needed);
       return cap_exceeded(req, policy, needed);
     }
-    if (stats.fallback_held_bytes + size > fallback_cap || stats.held_bytes + size > cap) {
+    // fallback_held_bytes <= fallback_cap and held_bytes <= cap: no sum that could wrap.
+    if (size > fallback_cap - stats.fallback_held_bytes || size > cap - stats.held_bytes) {
       return cap_blocks(req, policy, needed);
     }
     auto id = add_region(size, RegionKind::Fallback);
@@ -874,12 +882,18 @@ Expected<ByteRing, ByteRing::CreateError> ByteRing::create(const ByteRingConfig&
 }
 
 ByteRing::ByteRing(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+
+ByteRing::Impl& ByteRing::live_impl() const noexcept {
+  STAGING_ASSERT(impl_ != nullptr,
+                 "ByteRing used after it was moved from (it may only be destroyed or assigned to)");
+  return *impl_;
+}
 ByteRing::ByteRing(ByteRing&&) noexcept = default;
 ByteRing& ByteRing::operator=(ByteRing&&) noexcept = default;
 ByteRing::~ByteRing() = default;
 
 Expected<Reservation, ReserveError> ByteRing::reserve(const ReserveRequest& request) {
-  Impl& m = *impl_;
+  Impl& m = live_impl();
   const uint64_t size = request.size;
   const uint64_t alignment = request.alignment == 0 ? 1 : request.alignment;
   if (auto bad = m.invalid(request, alignment)) [[unlikely]]
@@ -895,53 +909,53 @@ Expected<Reservation, ReserveError> ByteRing::reserve(const ReserveRequest& requ
 
 Expected<Reservation, ReserveError> reserve_waiting(ByteRing& ring, CompletionSource& source,
                                                     const ReserveRequest& request) {
-  return ring.impl_->reserve_waiting(source, request);
+  return ring.live_impl().reserve_waiting(source, request);
 }
 
 void ByteRing::cancel(uint64_t reservation_id) noexcept {
-  impl_->cancel(reservation_id);
+  live_impl().cancel(reservation_id);
 }
 
 uint64_t ByteRing::retire(TimelineValue completed) {
-  return impl_->retire(completed);
+  return live_impl().retire(completed);
 }
 
 uint64_t ByteRing::trim_idle() {
-  return impl_->trim_idle();
+  return live_impl().trim_idle();
 }
 
 uint64_t ByteRing::capacity() const noexcept {
-  return impl_->regions[0].bytes;
+  return live_impl().regions[0].bytes;
 }
 uint64_t ByteRing::free_bytes() const noexcept {
-  return impl_->regions[0].bytes - impl_->regions[0].used;
+  return live_impl().regions[0].bytes - live_impl().regions[0].used;
 }
 uint64_t ByteRing::largest_free() const noexcept {
-  return largest_run(impl_->regions[0]);
+  return largest_run(live_impl().regions[0]);
 }
 uint64_t ByteRing::live() const noexcept {
-  return impl_->fifo.size();
+  return live_impl().fifo.size();
 }
 std::optional<TimelineValue> ByteRing::oldest_pending() const noexcept {
-  return impl_->oldest_pending();
+  return live_impl().oldest_pending();
 }
 const ByteRingConfig& ByteRing::config() const noexcept {
-  return impl_->config;
+  return live_impl().config;
 }
 const ByteRingStats& ByteRing::stats() const noexcept {
-  return impl_->stats;
+  return live_impl().stats;
 }
 uint64_t ByteRing::held_bytes() const noexcept {
-  return impl_->stats.held_bytes;
+  return live_impl().stats.held_bytes;
 }
 TimelineValue ByteRing::completed() const noexcept {
-  return impl_->completed;
+  return live_impl().completed;
 }
 uint64_t ByteRing::cap() const noexcept {
-  return impl_->cap;
+  return live_impl().cap;
 }
 uint64_t ByteRing::fallback_cap() const noexcept {
-  return impl_->fallback_cap;
+  return live_impl().fallback_cap;
 }
 
 }  // namespace staging

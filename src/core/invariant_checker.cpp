@@ -54,10 +54,12 @@ void InvariantChecker::on_region_created(uint32_t region, uint64_t bytes) {
     forget_region(region);
   }
   regions_[region].bytes = bytes;
-  held_ += bytes;
-  if (held_ > cap_) {
+  const std::optional<uint64_t> held = checked_add(held_, bytes);
+  held_ = held.value_or(UINT64_MAX);  // saturates: above any cap
+  if (!held || held_ > cap_) {
     violate(Invariant::I5_UnderCap, "creating region " + u64(region) + " of " + u64(bytes) +
-                                        " bytes takes the held bytes to " + u64(held_) +
+                                        " bytes takes the held bytes to " +
+                                        (held ? u64(held_) : std::string("more than 2^64 - 1")) +
                                         ", above the cap of " + u64(cap_));
   }
 }
@@ -89,8 +91,11 @@ void InvariantChecker::forget_region(uint32_t region) noexcept {
     }
     live_.erase(live);
   }
-  held_ -= it->second.bytes;
   regions_.erase(it);
+  // The sum again (held_ may have saturated): regions are few, and this is not a hot path.
+  held_ = 0;
+  for (const auto& [id, model] : regions_)
+    held_ = checked_add(held_, model.bytes).value_or(UINT64_MAX);
 }
 
 void InvariantChecker::on_reserve(const Reservation& r) {

@@ -53,6 +53,19 @@ TEST_F(PolicyTest, DeferAnswersAtOnceWithTheCauseWhatIsNeededAndWhatIsFree) {
   EXPECT_EQ(ring->held_bytes(), 64u);  // bound: never above the ring
 }
 
+// A request of exactly the ring's size can be held once the ring is empty: WouldBlock
+// (InFlight) while 8 bytes are live, never CapExceeded; then it fits.
+TEST_F(PolicyTest, ARequestOfExactlyTheRingsSizeIsNeverRefusedForGood) {
+  make(64);
+  const Reservation a = take(8);  // its token is not submitted: nothing retires by itself
+  auto r = reserve(req(64));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(r.error().cause, BlockCause::InFlight);
+  ring->retire(a.token);
+  EXPECT_EQ(take(64).offset, 0u);
+}
+
 TEST_F(PolicyTest, DeferRefusesForGoodWhatTheRingCanNeverHold) {
   make(64);
   auto r = reserve(req(65));
@@ -132,6 +145,7 @@ TEST_F(PolicyTest, WaitOnAStalledQueueTimesOutNamingTheOldestTokenAndRecovers) {
             "Timeout (InFlight): waited 1000000 ns for token 1, oldest pending token 1; needed 8 "
             "bytes, free 0 (largest run 0)");
   EXPECT_EQ(ring->stats().timeouts, 1u);
+  EXPECT_EQ(ring->stats().wait_calls, 1u);  // one wait to the deadline, no poll after it
   EXPECT_EQ(events.with("timeout").front(), "timeout InFlight oldest 1 waited-for 1");
   EXPECT_TRUE(intact(a));
 
@@ -629,6 +643,212 @@ INSTANTIATE_TEST_SUITE_P(EveryPolicy, PolicyBound,
                                            ExhaustionPolicy::Split, ExhaustionPolicy::Grow,
                                            ExhaustionPolicy::Fallback),
                          [](const auto& param) { return std::string(to_string(param.param)); });
+
+// A grown region is trimmed trim_after after it went idle: measured from when its last
+// reservation retired (t = 15 s here), not from when it was made (10 s) or from time 0.
+TEST_F(PolicyTest, GrowTrimsExactlyTrimAfterAfterTheRegionWentIdle) {
+  make({.capacity = 64,
+        .cap = 128,
+        .policy = ExhaustionPolicy::Grow,
+        .grow_step = 64,
+        .trim_after = 1s});
+  clock.advance(10s);
+  take(64);
+  const Reservation grown = take(64);
+  ASSERT_EQ(grown.region, 1u);
+  queue.submit();
+  clock.advance(5s);
+  poll();  // both retire at 15 s: region 1 is idle from now
+  EXPECT_EQ(ring->held_bytes(), 128u);
+  clock.advance(1s - 1ns);
+  EXPECT_EQ(ring->trim_idle(), 0u);
+  EXPECT_EQ(ring->held_bytes(), 128u);
+  clock.advance(1ns);
+  EXPECT_EQ(ring->trim_idle(), 64u);
+  EXPECT_EQ(ring->held_bytes(), 64u);
+  EXPECT_EQ(events.with("trim").size(), 1u);
+}
+
+// The fallback caps are inclusive: a request of exactly fallback_cap fits, and so does one that
+// brings the fallback bytes to exactly fallback_cap; one byte more waits.
+TEST_F(PolicyTest, FallbackCapsAreInclusive) {
+  make({.capacity = 64, .cap = 160, .policy = ExhaustionPolicy::Fallback, .fallback_cap = 48});
+  take(64);
+  const Reservation whole = take(48);  // == fallback_cap
+  EXPECT_TRUE(whole.fallback);
+  auto one = reserve(req(1));
+  ASSERT_FALSE(one);
+  EXPECT_EQ(one.error().cause, BlockCause::Cap);
+  queue.submit();
+  poll();
+  take(64);
+  EXPECT_TRUE(take(16).fallback);
+  EXPECT_TRUE(take(32).fallback);  // 16 + 32 == fallback_cap
+  EXPECT_FALSE(reserve(req(1)));
+  EXPECT_EQ(ring->stats().fallback_held_bytes, 48u);
+  auto never = reserve(req(65));  // above the fallback cap and every ring region
+  ASSERT_FALSE(never);
+  EXPECT_EQ(never.error().kind, ReserveErrorKind::CapExceeded);
+}
+
+// The held bytes may reach the cap exactly: capacity 64 + fallback regions of 96 == cap 160.
+TEST_F(PolicyTest, FallbackMayFillTheCapExactly) {
+  make({.capacity = 64, .cap = 160, .policy = ExhaustionPolicy::Fallback});
+  take(64);
+  EXPECT_TRUE(take(90).fallback);
+  EXPECT_TRUE(take(6).fallback);
+  EXPECT_EQ(ring->held_bytes(), 160u);
+  auto more = reserve(req(1));
+  ASSERT_FALSE(more);
+  EXPECT_EQ(more.error().cause, BlockCause::Cap);
+}
+
+// A fallback cap equal to the cap is accepted by create() (and clamped to what the ring leaves).
+TEST_F(PolicyTest, AFallbackCapEqualToTheCapIsAccepted) {
+  auto made = ByteRing::create({.capacity = 64, .cap = 128, .fallback_cap = 128},
+                               {&allocator, &clock, nullptr});
+  ASSERT_TRUE(made);
+  EXPECT_EQ(made->fallback_cap(), 64u);
+  EXPECT_EQ(ByteRing::create({.capacity = 64, .cap = 128, .fallback_cap = 129},
+                             {&allocator, &clock, nullptr})
+                .error(),
+            ByteRing::CreateError::FallbackCapAboveCap);
+}
+
+// capacity 64: A=30 (retired), B=20, D=14, E=10 (wrapped):  [E*10 - *20 B*20 D*14]  t=30 h=10
+// A 20-byte request aligned to 16 would start at 16: it needs 6 bytes of padding plus its 20.
+// 20 bytes are free in total (not contiguously): Fragmentation.
+TEST_F(PolicyTest, NeededCountsTheAlignmentPadding) {
+  make(64);
+  const Reservation a = take(30);
+  queue.submit();
+  take(20);
+  ring->retire(a.token);
+  take(14);
+  EXPECT_EQ(take(10).offset, 0u);
+  auto r = reserve(req(20, 16));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().needed, 6u + 20u);
+  EXPECT_EQ(r.error().cause, BlockCause::Fragmentation);
+  EXPECT_EQ(r.error().free_total, 20u);
+}
+
+// capacity 64: 28 bytes free as runs of 8 and 20 (as in the Defer test above): a request of
+// exactly 28 bytes has enough free bytes in total, so it is Fragmentation, not InFlight.
+TEST_F(PolicyTest, ExactlyEnoughFreeBytesIsFragmentation) {
+  make(64);
+  const Reservation a = take(20);
+  queue.submit();
+  take(24);
+  take(12);
+  ring->retire(a.token);
+  auto r = reserve(req(28));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().free_total, 28u);
+  EXPECT_EQ(r.error().cause, BlockCause::Fragmentation);
+}
+
+// Region 0 full, grown regions 1 and 2 with 24 bytes free each: the free total counts both.
+TEST_F(PolicyTest, FreeTotalCountsEveryRingRegion) {
+  make({.capacity = 64, .cap = 256, .policy = ExhaustionPolicy::Grow, .grow_step = 64});
+  take(64);
+  EXPECT_EQ(take(40).region, 1u);
+  EXPECT_EQ(take(40).region, 2u);
+  ReserveRequest r = req(50);
+  r.policy = ExhaustionPolicy::Defer;
+  auto refused = reserve(r);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().free_total, 48u);
+  EXPECT_EQ(refused.error().free_contiguous, 24u);
+  EXPECT_EQ(refused.error().cause, BlockCause::InFlight);
+}
+
+// capacity 64, each submission completes 10 us after it is made:
+//   A=24 (token 1, submitted)  B=24 (cancelled, its token never submitted)  C=8:  [A B C - *8]
+// A 32-byte request fits once A and B are reclaimed; B's reclamation needs only A's token (a
+// cancelled reservation is reclaimed when reached), so the ring waits for token 1: 10 us, not
+// the whole timeout.
+TEST_F(PolicyTest, WaitNeverWaitsForACancelledReservationsToken) {
+  queue.set_model(DelayModel::fixed(10us));
+  make({.capacity = 64, .policy = ExhaustionPolicy::Wait, .wait_timeout = 1ms});
+  take(24);
+  queue.submit();
+  const Reservation b = take(24);
+  take(8);
+  ring->cancel(b.id);
+  const Reservation d = take(32);
+  EXPECT_EQ(d.offset, 0u);
+  EXPECT_EQ(clock.now(), 10us);
+  EXPECT_EQ(events.with("wait-begin").front(), "wait-begin InFlight token 1 needed 40");
+}
+
+// split_min_chunk larger than the whole ring: the minimum chunk is the largest chunk a region
+// can hold, so a payload larger than the ring still streams through in ring-sized chunks.
+TEST_F(PolicyTest, AMinimumChunkAboveTheRingIsClampedToIt) {
+  make({.capacity = 64,
+        .policy = ExhaustionPolicy::Split,
+        .wait_timeout = 1ms,
+        .split_min_chunk = 1000});
+  const Reservation chunk = take(200);
+  EXPECT_EQ(chunk.size, 64u);
+  EXPECT_EQ(clock.now(), Duration{0});
+}
+
+// Region 0 (64 B) empty, grown region 1 (256 B) busy with B:  r0 [- *64]  r1 [B*200 - *56]
+// split_min_chunk 128: a 300-byte Split request may not take region 0 (64 < 128) nor the 56 bytes
+// of region 1; it waits for B (10 us) and then takes 256 bytes of region 1.
+TEST_F(PolicyTest, SplitKeepsTheMinimumChunkInAnEmptySmallRegion) {
+  queue.set_model(DelayModel::stalled());
+  make({.capacity = 64, .cap = 320, .wait_timeout = 1ms, .grow_step = 256, .split_min_chunk = 128});
+  take(64);
+  queue.submit();
+  ReserveRequest grow = req(200);
+  grow.policy = ExhaustionPolicy::Grow;
+  ASSERT_EQ(take(grow).region, 1u);
+  queue.submit();
+  queue.complete_through(1);
+  poll();
+  ASSERT_EQ(ring->free_bytes(), 64u);
+  queue.release(DelayModel::fixed(10us));  // B completes 10 us from now
+  ReserveRequest split = req(300);
+  split.policy = ExhaustionPolicy::Split;
+  const Reservation chunk = take(split);
+  EXPECT_EQ(chunk.region, 1u);
+  EXPECT_EQ(chunk.size, 256u);
+  EXPECT_EQ(clock.now(), 10us);
+}
+
+// cap 192: region 0 and two idle grown regions of 64 hold the whole cap. A 128-byte request
+// fits none of them; the idle regions are released (before trim_after) to make room for it.
+TEST_F(PolicyTest, GrowReleasesIdleRegionsWhenTheCapNeedsTheirBytes) {
+  make({.capacity = 64,
+        .cap = 192,
+        .policy = ExhaustionPolicy::Grow,
+        .grow_step = 64,
+        .trim_after = 1h});
+  take(64);
+  take(64);
+  take(64);
+  queue.submit();
+  poll();
+  ASSERT_EQ(ring->held_bytes(), 192u);
+  ASSERT_EQ(ring->stats().trims, 0u);
+  const Reservation big = take(128);
+  EXPECT_EQ(allocator.size(big.region), 128u);
+  EXPECT_EQ(ring->stats().trims, 2u);
+  EXPECT_EQ(ring->held_bytes(), 192u);
+}
+
+// fallback_cap 32 and a full ring: a 64-byte request is above the fallback cap but the ring
+// itself can take it once bytes retire — WouldBlock (Cap), not CapExceeded.
+TEST_F(PolicyTest, FallbackAboveTheFallbackCapWaitsWhenTheRingCanHoldIt) {
+  make({.capacity = 64, .cap = 160, .policy = ExhaustionPolicy::Fallback, .fallback_cap = 32});
+  take(64);
+  auto r = reserve(req(64));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(r.error().cause, BlockCause::Cap);
+}
 
 }  // namespace
 }  // namespace staging::test

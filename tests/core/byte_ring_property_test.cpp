@@ -17,12 +17,14 @@
 #include <vector>
 
 #include "byte_ring_harness.hpp"
+#include "rc_params.hpp"
 
 // rapidcheck reads RC_PARAMS on first use, after static initialisation; our CTest helper cannot
 // pass environment variables, so the defaults are set here (an RC_PARAMS from the caller wins).
 // 800 cases of up to 1000 operations (rapidcheck grows the size over the run): about 190,000
 // operations.
-[[maybe_unused]] const int kDefaultParams = setenv("RC_PARAMS", "max_success=800 max_size=1000", 0);
+[[maybe_unused]] const int kDefaultParams =
+    staging::test::set_rc_params("max_success=800 max_size=1000");
 
 namespace staging {
 namespace {

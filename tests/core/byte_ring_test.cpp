@@ -1,5 +1,5 @@
 // ByteRing: placement, wraparound, full vs empty, FIFO retirement, cancel, queries, request
-// errors, and seed 000's stress cases. Policies and their bounds: byte_ring_policy_test.cpp.
+// errors, and stress cases around the wrap. Policies and their bounds: byte_ring_policy_test.cpp.
 // Sketch notation: byte_ring_fixture.hpp.
 #include "staging/core/byte_ring.hpp"
 
@@ -345,7 +345,7 @@ TEST_F(ByteRingTest, MisalignedRequestsAreHonouredOrRefusedClearly) {
   EXPECT_EQ(only_zero.error().cause, BlockCause::Fragmentation);
 }
 
-// --- seed 000's stress cases -------------------------------------------------------------------
+// --- stress cases around the wrap --------------------------------------------------------------
 //
 // After wraparound and under queue delay (each submission completes 10 us after it was made),
 // payloads smaller than, equal to, and larger than the contiguous free region, under each policy.
@@ -361,9 +361,10 @@ struct StressCase {
   int delta;  // payload = contiguous free + delta
 };
 
-class SeedStress : public ByteRingFixture, public ::testing::WithParamInterface<StressCase> {};
+class WraparoundStress : public ByteRingFixture,
+                         public ::testing::WithParamInterface<StressCase> {};
 
-TEST_P(SeedStress, PayloadsAroundTheContiguousFreeRegionAfterWraparoundUnderDelay) {
+TEST_P(WraparoundStress, PayloadsAroundTheContiguousFreeRegionAfterWraparoundUnderDelay) {
   const StressCase sc = GetParam();
   queue.set_model(DelayModel::fixed(10us));
   make({.capacity = 64,
@@ -474,7 +475,7 @@ std::string stress_name(const ::testing::TestParamInfo<StressCase>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    EveryPolicy, SeedStress,
+    EveryPolicy, WraparoundStress,
     ::testing::Values(
         StressCase{ExhaustionPolicy::Defer, -1}, StressCase{ExhaustionPolicy::Defer, 0},
         StressCase{ExhaustionPolicy::Defer, 1}, StressCase{ExhaustionPolicy::Wait, -1},
@@ -564,6 +565,69 @@ TEST_F(ByteRingTest, AMovedRingKeepsWorking) {
   auto r = moved.reserve(req(8));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->offset, 8u);
+}
+
+// The FIFO of live reservations starts with room for 256 entries and grows. Here it grows while
+// its entries wrap around its own buffer (50 retired from the front first), holding 350: every
+// entry must survive the growth in order, be found by cancel(), and retire in FIFO order with its
+// bytes intact (the fixture verifies them).
+TEST_F(ByteRingTest, MoreThan256LiveReservationsStayInFifoOrder) {
+  make(4096);
+  std::vector<Reservation> taken;
+  for (int i = 0; i < 400; ++i) {
+    taken.push_back(take(3));
+    queue.submit();  // token i + 1
+    if (i == 99) ring->retire(50);
+  }
+  EXPECT_EQ(ring->live(), 350u);
+  EXPECT_EQ(ring->oldest_pending(), 51u);
+  ring->cancel(taken[299].id);  // found in the grown FIFO; reclaimed when reached
+  events.lines.clear();
+  ring->retire(400);
+  EXPECT_EQ(ring->live(), 0u);
+  const std::vector<std::string> reclaimed = events.with("#");
+  ASSERT_EQ(reclaimed.size(), 350u);
+  for (std::size_t i = 0; i < reclaimed.size(); ++i) {
+    const uint64_t id = 51 + i;
+    const std::string kind = id == taken[299].id ? "cancelled #" : "retire #";
+    EXPECT_EQ(reclaimed[i].rfind(kind + u(id) + " ", 0), 0u) << reclaimed[i];
+  }
+  EXPECT_EQ(verified, 399u);
+  EXPECT_EQ(ring->stats().cancelled, 1u);
+  EXPECT_EQ(ring->free_bytes(), 4096u);
+}
+
+// A reservation cancelled twice is cancelled once: one cancel event, one reclamation.
+TEST_F(ByteRingTest, CancellingTwiceIsCancellingOnce) {
+  make(64);
+  const Reservation a = take(8);
+  const Reservation b = take(8);
+  take(8);
+  ring->cancel(b.id);  // in the middle: reclaimed once a retires
+  ring->cancel(b.id);
+  EXPECT_EQ(events.with("cancel #").size(), 1u);
+  EXPECT_EQ(ring->live(), 3u);
+  ring->retire(a.token);
+  EXPECT_EQ(events.with("cancelled #" + u(b.id)).size(), 1u);
+  ring->cancel(b.id);  // already reclaimed: ignored
+  EXPECT_EQ(events.with("cancel #").size(), 1u);
+  EXPECT_EQ(ring->stats().cancelled, 1u);
+}
+
+// capacity 16:  A=8 (retired), B=4:  [- *8 B*4 - *4]  t=8 h=12
+// An 8-byte request wraps: it skips the 4 tail bytes and takes [0, 8) — exactly the room before
+// the tail. The ring is then full.
+TEST_F(ByteRingTest, AWrapMayFillTheRoomBeforeTheTailExactly) {
+  make(16);
+  const Reservation a = take(8);
+  queue.submit();
+  take(4);
+  ring->retire(a.token);
+  const Reservation c = take(8);
+  EXPECT_EQ(c.offset, 0u);
+  EXPECT_EQ(c.skipped, 4u);
+  EXPECT_EQ(ring->free_bytes(), 0u);
+  EXPECT_EQ(ring->largest_free(), 0u);
 }
 
 }  // namespace

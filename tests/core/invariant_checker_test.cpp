@@ -154,6 +154,25 @@ TEST(InvariantChecker, I5DetectsHeldBytesAboveTheCap) {
             "of 100");
 }
 
+// Two regions of 2^63 bytes hold 2^64 bytes: above a cap of 2^64 - 1, however the sum is kept.
+TEST(InvariantChecker, I5HeldBytesPastTwoToThe64AreAboveAnyCap) {
+  constexpr uint64_t half = uint64_t{1} << 63;
+  InvariantChecker c(Mode::Record, UINT64_MAX);
+  c.on_region_created(0, half);
+  EXPECT_TRUE(c.violations().empty());
+  c.on_region_created(1, half);
+  ASSERT_EQ(c.count(Invariant::I5_UnderCap), 1u);
+  EXPECT_EQ(c.violations()[0].message,
+            "I5 violated: creating region 1 of 9223372036854775808 bytes takes the held bytes to "
+            "more than 2^64 - 1, above the cap of 18446744073709551615");
+  EXPECT_EQ(c.held_bytes(), UINT64_MAX);
+  c.on_region_destroyed(1);
+  EXPECT_EQ(c.held_bytes(), half);
+  c.on_region_created(1, half - 1);
+  EXPECT_EQ(c.held_bytes(), UINT64_MAX);
+  EXPECT_EQ(c.count(Invariant::I5_UnderCap), 1u);
+}
+
 TEST(InvariantChecker, I1DetectsARegionDestroyedWhileTheGpuReadsIt) {
   InvariantChecker c(Mode::Record);
   c.on_region_created(1, 64);

@@ -95,5 +95,13 @@ TEST_F(LeaseTest, AMovedFromLeaseIsInactiveAndTheMoveKeepsTheCursor) {
   EXPECT_EQ(ring.state(moved.slot()), SlotState::Recording);
 }
 
+// Inactive is not a refusal of the lease's frame: it counts nothing.
+TEST(LeaseInactive, AnInactiveLeaseCountsNoRefusal) {
+  SlotLease none;
+  EXPECT_EQ(none.place(8, 1).error(), PlaceError::Inactive);
+  EXPECT_EQ(none.refused(), 0u);
+  EXPECT_EQ(none.placements(), 0u);
+}
+
 }  // namespace
 }  // namespace staging

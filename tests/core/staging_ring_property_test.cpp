@@ -1,4 +1,4 @@
-// Property test of seed 004's slot policy: random sequences of begin / place / finish / signal /
+// Property test of the slot policy: random sequences of begin / place / finish / signal /
 // abandon / fail / drop, checked after every step against a small reference model of the slots.
 //
 // What must hold after every step:
@@ -21,12 +21,14 @@
 #include <optional>
 #include <vector>
 
+#include "rc_params.hpp"
 #include "staging/core/staging_ring.hpp"
 #include "staging/testing/fake_slot_allocator.hpp"
 
 // Longer runs than rapidcheck's default (100 cases of up to 100 steps), unless RC_PARAMS says
 // otherwise. rapidcheck reads RC_PARAMS on first use, after static initialisation.
-[[maybe_unused]] const int kDefaultParams = setenv("RC_PARAMS", "max_success=400 max_size=400", 0);
+[[maybe_unused]] const int kDefaultParams =
+    staging::test::set_rc_params("max_success=400 max_size=400");
 
 namespace staging {
 namespace {

@@ -1,4 +1,4 @@
-// StagingRing: seed 004's slot policy, driven with a fake allocator and fences fired by hand.
+// StagingRing: the slot policy, driven with a fake allocator and fences fired by hand.
 //
 // Sketch notation: one box per slot, "state capacity #buffer-id".
 //   [Ready 64K #1] [InFlight 64K #2] [Empty]
@@ -58,6 +58,28 @@ TEST(StagingRingConfig, InvalidConfigurationsAreRejected) {
           .error(),
       ConfigError::MaxBelowMin);
   EXPECT_TRUE(StagingRing<FakeBuffer>::create(allocator, {.slots = 8, .max_slot_bytes = 5000000}));
+}
+
+// What create() accepts is bounded: no exception, no bookkeeping of gigabytes, no slot size whose
+// totals could wrap. The bounds themselves are accepted.
+TEST(StagingRingConfig, SlotCountsAndSlotSizesAreBounded) {
+  FakeSlotAllocator allocator;
+  const auto create = [&](StagingRingConfig c) {
+    return StagingRing<FakeBuffer>::create(allocator, c);
+  };
+  EXPECT_EQ(create({.slots = SIZE_MAX}).error(), ConfigError::TooManySlots);
+  EXPECT_EQ(create({.slots = std::size_t{1} << 30}).error(), ConfigError::TooManySlots);
+  EXPECT_EQ(create({.slots = STAGING_SLOTS_LIMIT + 1}).error(), ConfigError::TooManySlots);
+  EXPECT_TRUE(create({.slots = STAGING_SLOTS_LIMIT}));
+  constexpr uint64_t two63 = uint64_t{1} << 63;
+  EXPECT_EQ(create({.min_slot_bytes = two63, .max_slot_bytes = two63}).error(),
+            ConfigError::SlotTooLarge);
+  EXPECT_EQ(create({.min_slot_bytes = two63}).error(), ConfigError::MaxBelowMin);
+  EXPECT_EQ(create({.max_slot_bytes = SLOT_BYTES_LIMIT + 1}).error(), ConfigError::SlotTooLarge);
+  EXPECT_EQ(create({.max_slot_bytes = UINT64_MAX}).error(), ConfigError::SlotTooLarge);
+  EXPECT_TRUE(create({.min_slot_bytes = SLOT_BYTES_LIMIT, .max_slot_bytes = SLOT_BYTES_LIMIT}));
+  EXPECT_EQ(validate({.slots = 0, .min_slot_bytes = 3}).error(), ConfigError::NoSlots);
+  EXPECT_EQ(validate({.slots = 300, .min_slot_bytes = 3}).error(), ConfigError::TooManySlots);
 }
 
 //   before: [Empty] [Empty] [Empty]
@@ -334,6 +356,85 @@ TEST_F(RingTest, ThePolicyHoldsForAnyNumberOfSlots) {
   EXPECT_EQ(ring.begin(1).error(), Refusal::AllInFlight);
   in_flight[3].signal();
   EXPECT_EQ(std::move(ring.begin(1)).value().slot(), 3u);
+}
+
+// A moved-from ring: begin() aborts with a message, finish() answers ForeignLease (the lease
+// belongs to the ring it moved to), per-slot queries abort; the moved-to ring works on.
+TEST_F(RingTest, AMovedFromRingIsACheckedPrecondition) {
+  SlotLease lease = std::move(ring.begin(1)).value();
+  StagingRing<FakeBuffer> moved = std::move(ring);
+  StagingRing<FakeBuffer>& old = ring;  // NOLINT(bugprone-use-after-move): the misuse under test
+  EXPECT_EQ(old.slot_count(), 0u);
+  EXPECT_EQ(old.finish(std::move(lease)).error(), FinishError::ForeignLease);
+  EXPECT_DEATH((void)old.begin(1), "StagingRing::begin\\(\\) on a ring that was moved from");
+  EXPECT_DEATH((void)old.state(0), "slot index out of range");
+  EXPECT_TRUE(moved.finish(std::move(lease)));
+  StagingRing<FakeBuffer> assigned = make(StagingRingConfig{});
+  assigned = std::move(moved);
+  EXPECT_DEATH((void)moved.begin(1), "moved from");  // NOLINT(bugprone-use-after-move)
+  EXPECT_TRUE(assigned.begin(1));
+}
+
+// min_slot_bytes == max_slot_bytes: every slot has that one size; a frame of exactly it fits, one
+// byte more is TooLarge.
+TEST(StagingRingConfig, OneSlotSizeWhenMinEqualsMax) {
+  FakeSlotAllocator allocator;
+  auto ring =
+      std::move(StagingRing<FakeBuffer>::create(
+                    allocator, {.slots = 2, .min_slot_bytes = 4096, .max_slot_bytes = 4096}))
+          .value();
+  SlotLease whole = std::move(ring.begin(4096)).value();
+  EXPECT_EQ(whole.capacity(), 4096u);
+  EXPECT_EQ(ring.begin(4097).error(), Refusal::TooLarge);
+  SlotLease empty = std::move(ring.begin(0)).value();
+  EXPECT_EQ(empty.capacity(), 4096u);
+}
+
+//   [Ready 64K] [Ready 128K] [Empty]   begin(64K): the 64K slot fits exactly and is the smallest
+//   that fits — taken as it is (not grown, not the larger one).
+TEST_F(RingTest, AReadySlotOfExactlyTheNeededSizeIsTakenBeforeALargerOne) {
+  SlotLease a = std::move(ring.begin(1)).value();
+  SlotLease b = std::move(ring.begin(100 * K)).value();
+  ASSERT_EQ(a.slot(), 0u);
+  ASSERT_EQ(b.slot(), 1u);
+  ASSERT_EQ(b.capacity(), 128 * K);
+  a = SlotLease{};
+  b = SlotLease{};
+  SlotLease exact = std::move(ring.begin(64 * K)).value();
+  EXPECT_EQ(exact.slot(), 0u);
+  EXPECT_EQ(exact.capacity(), 64 * K);
+  EXPECT_EQ(ring.stats().slots_grown, 0u);
+  EXPECT_EQ(ring.stats().slots_created, 2u);
+}
+
+//   [Ready 64K] [Ready 128K] [Empty]   begin(200K): no Ready slot fits; the largest Ready one
+//   (128K) is grown to 256K, the 64K one is left as it is.
+TEST_F(RingTest, TheLargestTooSmallReadySlotIsGrown) {
+  SlotLease a = std::move(ring.begin(1)).value();
+  SlotLease b = std::move(ring.begin(100 * K)).value();
+  a = SlotLease{};
+  b = SlotLease{};
+  SlotLease grown = std::move(ring.begin(200 * K)).value();
+  EXPECT_EQ(grown.slot(), 1u);
+  EXPECT_EQ(grown.capacity(), 256 * K);
+  EXPECT_EQ(ring.capacity(0), 64 * K);
+  EXPECT_EQ(ring.stats().slots_grown, 1u);
+}
+
+//   [Ready 64K] [Abandoned 64K] [Recording]   begin(100K): growing the Ready slot comes before
+//   replacing the Abandoned one (step 2 before step 3).
+TEST_F(RingTest, AReadySlotIsGrownBeforeAnAbandonedOneIsReplaced) {
+  SlotLease a = std::move(ring.begin(1)).value();
+  SlotLease b = std::move(ring.begin(1)).value();
+  SlotLease c = std::move(ring.begin(1)).value();
+  { FenceToken dropped = std::move(ring.finish(std::move(b))).value(); }  // slot 1 Abandoned
+  a = SlotLease{};                                                        // slot 0 Ready
+  ASSERT_EQ(ring.state(1), SlotState::Abandoned);
+  SlotLease big = std::move(ring.begin(100 * K)).value();
+  EXPECT_EQ(big.slot(), 0u);
+  EXPECT_EQ(ring.stats().slots_grown, 1u);
+  EXPECT_EQ(ring.stats().slots_replaced, 0u);
+  EXPECT_EQ(ring.state(1), SlotState::Abandoned);
 }
 
 }  // namespace

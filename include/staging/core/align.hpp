@@ -11,7 +11,7 @@ namespace staging {
 /// `value` rounded up to a multiple of `alignment`, or none when the rounding overflows 64 bits.
 ///
 /// Any alignment is accepted, not only powers of two (texel blocks of 12 bytes, lcm() of mixed
-/// rules). An alignment of zero is treated as one, as seed 004 specifies.
+/// rules). An alignment of zero is treated as one (no alignment requirement).
 ///   align_up(0, 8) == 0, align_up(9, 8) == 16, align_up(10, 3) == 12, align_up(5, 0) == 5,
 ///   align_up(UINT64_MAX, 2) == none.
 [[nodiscard]] constexpr std::optional<uint64_t> align_up(uint64_t value,

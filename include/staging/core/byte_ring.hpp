@@ -1,4 +1,4 @@
-// ByteRing: seed 000's staging ring — one region of bytes, reservations in FIFO order, wraparound
+// ByteRing: a staging ring of bytes — one region of bytes, reservations in FIFO order, wraparound
 // where no reservation straddles the end, retirement by the queue's completion signal, and an
 // explicit, bounded policy when a reservation does not fit. For uploads not tied to frames
 // (asset and chunk streaming, CUDA batches); the slot ring (staging_ring.hpp) is for frames.
@@ -19,7 +19,8 @@
 // (region, offset) to a pointer. Region ids are small integers, reused after destroy_region().
 //
 // Invariants (docs/safety.md): I1 no reservation overlaps bytes a queued copy still reads;
-// I2 offsets meet the requested alignment and every computation is overflow-checked; I3 bytes
+// I2 offsets meet the requested alignment and every offset, size and byte count the ring decides
+// with is overflow-checked (cumulative statistics count modulo 2^64); I3 bytes
 // are reclaimed only when completed >= token; I4 a reservation never extends past its region
 // (nor into its neighbour); I5 all regions together stay <= the cap. An InvariantChecker
 // (invariant_checker.hpp) verifies them on every operation when enabled.
@@ -76,8 +77,9 @@ constexpr auto enum_names(std::type_identity<ExhaustionPolicy>) noexcept {
 }
 static_assert(enum_names_complete<ExhaustionPolicy>(), "ExhaustionPolicy: a value has no name");
 
-/// Why bytes were not available: the seed's "distinguish real GPU backpressure from allocator
-/// bookkeeping bugs". Attributed on every WouldBlock, Timeout, wait, split and fallback.
+/// Why bytes were not available — real GPU backpressure, fragmentation, or the cap — so that a
+/// caller (and a bookkeeping bug hunt) can tell them apart. Attributed on every WouldBlock,
+/// Timeout, wait, split and fallback.
 enum class BlockCause : uint8_t {
   /// The GPU still holds the bytes: they free up once in-flight reservations retire.
   InFlight,
@@ -179,9 +181,9 @@ struct ReserveError {
   /// region was being added). Cap for ZeroSize and Overflow, where it means nothing.
   BlockCause cause = BlockCause::InFlight;
   /// Bytes the request needed in region 0, alignment padding and a wrap's skipped tail
-  /// included (Timeout under Split: what its smallest acceptable chunk needed). ZeroSize and
-  /// Overflow: the requested size. AllocationFailed: the bytes of the region that could not be
-  /// created.
+  /// included, saturating at 2^64 - 1 (Timeout under Split: what its smallest acceptable chunk
+  /// needed). ZeroSize and Overflow: the requested size. AllocationFailed: the bytes of the region
+  /// that could not be created.
   uint64_t needed = 0;
   /// Free bytes in the ring regions (region 0 and grown ones, not fallback regions) now.
   uint64_t free_total = 0;
@@ -246,14 +248,10 @@ struct ByteRingConfig {
   /// Split: the smallest chunk placed when more than that remains (rounded to the granularity);
   /// 0 means no minimum. Avoids a stream of tiny chunks into fragments.
   uint64_t split_min_chunk = 0;
-  /// Runs the invariant checker on every operation (aborting on a violation). Defaults to on in
-  /// builds without NDEBUG; tests turn it on explicitly.
-  bool check_invariants =
-#ifdef NDEBUG
-      false;
-#else
-      true;
-#endif
+  /// Runs the invariant checker on every operation (aborting on a violation). Off by default in
+  /// every build (the checker allocates and costs a map lookup per call); tests, the fuzzer and
+  /// debugging sessions turn it on.
+  bool check_invariants = false;
 };
 
 /// What a ByteRing has done. Plain data, read through ByteRing::stats() (a reference: read it
@@ -355,7 +353,8 @@ static_assert(counters_complete<ByteRingStats>(),
 /// serves several threads wraps it in a lock. The allocator, clock, observer and checker are
 /// called synchronously from inside the ring's calls, on the calling thread.
 /// Movable (the state is boxed: references to config() and stats() stay valid across a move);
-/// a moved-from ring may only be destroyed or assigned to.
+/// a moved-from ring may only be destroyed or assigned to: any other call on it aborts with a
+/// message (a checked precondition, STAGING_ASSERT).
 class ByteRing {
  public:
   /// What a ring works with. The pointees must outlive the ring.
@@ -389,7 +388,7 @@ class ByteRing {
   [[nodiscard]] static std::string_view to_string(CreateError error) noexcept;
 
   ///@{
-  /// A moved-from ring may only be destroyed or assigned to.
+  /// A moved-from ring may only be destroyed or assigned to; any other call aborts.
   ByteRing(ByteRing&&) noexcept;
   ByteRing& operator=(ByteRing&&) noexcept;
   ///@}
@@ -447,7 +446,6 @@ class ByteRing {
   /// What the ring has done so far; a reference that the ring's calls update.
   [[nodiscard]] const ByteRingStats& stats() const noexcept;
 
-  // Added with the implementation (issue 3):
   /// Releases grown regions that have been idle for trim_after (retire() does this too). Reads
   /// the clock. Returns the bytes released.
   uint64_t trim_idle();
@@ -467,6 +465,7 @@ class ByteRing {
                                                              const ReserveRequest& request);
   struct Impl;
   explicit ByteRing(std::unique_ptr<Impl> impl) noexcept;
+  Impl& live_impl() const noexcept;  // *impl_; aborts on a moved-from ring
   std::unique_ptr<Impl> impl_;
 };
 

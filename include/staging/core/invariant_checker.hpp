@@ -41,7 +41,7 @@
 
 namespace staging {
 
-/// The invariants the checker proves (DESIGN.md, docs/safety.md).
+/// The invariants the checker proves (docs/safety.md).
 enum class Invariant : uint8_t {
   /// I1: no reservation overlaps bytes the GPU may still read; no region is destroyed under one.
   I1_NoOverlap,
@@ -124,7 +124,7 @@ class InvariantChecker {
   [[nodiscard]] Mode mode() const noexcept { return mode_; }
   /// The cap checked by I5 (UINT64_MAX: none).
   [[nodiscard]] uint64_t cap() const noexcept { return cap_; }
-  /// Bytes of all regions known to exist now.
+  /// Bytes of all regions known to exist now (saturating at 2^64 - 1, which is above any cap).
   [[nodiscard]] uint64_t held_bytes() const noexcept { return held_; }
   /// Live (GPU-referenced) intervals now.
   [[nodiscard]] uint64_t live() const noexcept { return live_.size(); }

@@ -1,4 +1,5 @@
-// Seed 004's constants and the copy-alignment limits a backend fills from its device.
+// The slot ring's default sizes and bounds, and the copy-alignment limits a backend fills from
+// its device.
 //
 // The constants are the defaults of a ring's configuration (StagingRingConfig, CopyLimits); a
 // backend overrides the alignments with what its API and device demand, so no alignment rule is
@@ -23,6 +24,16 @@ inline constexpr uint64_t MIN_SLOT_BYTES = uint64_t{64} << 10;
 /// size one outlier frame asked for. A power of two.
 inline constexpr uint64_t MAX_SLOT_BYTES = uint64_t{64} << 20;
 
+/// The most slots a StagingRingConfig may ask for (validate() answers TooManySlots above it). A
+/// ring keeps a few words of bookkeeping per slot, and slots beyond the frames in flight only hold
+/// memory; the bound keeps every total of slot bytes within 64 bits.
+inline constexpr std::size_t STAGING_SLOTS_LIMIT = 256;
+
+/// The largest slot buffer a StagingRingConfig may name (2^48 bytes, 256 TiB; validate() answers
+/// SlotTooLarge above it). With at most STAGING_SLOTS_LIMIT slots, every sum of slot capacities
+/// (one more buffer during a growth included) stays below 2^57.
+inline constexpr uint64_t SLOT_BYTES_LIMIT = uint64_t{1} << 48;
+
 /// The alignment a buffer-to-buffer copy's source offset is placed at by default: 4 bytes, the
 /// strictest common rule (WebGPU's COPY_BUFFER_ALIGNMENT; Vulkan needs none for buffer copies).
 inline constexpr uint64_t BUFFER_COPY_ALIGNMENT = 4;
@@ -34,7 +45,7 @@ inline constexpr uint64_t TEXTURE_COPY_ALIGNMENT = 512;
 
 /// Copy-alignment rules of one device, filled by a backend from the API and the device's limits.
 /// Every placement the library makes for a copy is aligned by these values.
-/// Plain data; the defaults are seed 004's constants. Every field is >= 1 (a backend fills them
+/// Plain data; the defaults are the constants above. Every field is >= 1 (a backend fills them
 /// with max(1, the device's value)).
 struct CopyLimits {
   /// Source-offset alignment of buffer-to-buffer copies (>= 1).

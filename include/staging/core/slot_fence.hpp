@@ -1,10 +1,10 @@
 // SlotFence and FenceToken: one slot's state, shared between the ring and whoever learns that the
-// GPU has finished reading it (seed 004's "the completion callback is the slot's fence").
+// GPU has finished reading it: the completion signal is the slot's fence.
 //
 // A SlotFence holds the slot's SlotState and a generation number in one atomic word. Every time
 // a frame takes the slot, the generation advances; a FenceToken or SlotLease carries the
 // generation it was issued for, so a late or duplicate signal from an older frame can never flip
-// a newer frame's slot. This is DESIGN.md's retirement model with a timeline of one step.
+// a newer frame's slot. This is the retirement model of timeline.hpp with a timeline of one step.
 #pragma once
 
 #include <atomic>
@@ -66,9 +66,9 @@ class SlotFence {
 ///
 /// Whoever learns that the GPU has finished the frame's copies calls signal() (a backend's poll,
 /// a map callback, a CUDA host function); the slot becomes Ready. Move-only. Destroying a token
-/// that never fired marks the slot Abandoned — the seed's "encoder dropped rather than submitted
-/// drops the callback with it" — so a forgotten frame is detected, never reused while possibly
-/// still read, and its buffer is replaced on the next pick.
+/// that never fired marks the slot Abandoned — work dropped rather than submitted drops its
+/// signal with it — so a forgotten frame is detected, never reused while possibly still read,
+/// and its buffer is replaced on the next pick.
 ///
 /// Threading: the token object itself is not synchronised (one thread uses a given token at a
 /// time), but it may be fired from any thread, concurrently with the ring's own calls.

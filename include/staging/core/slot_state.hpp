@@ -1,4 +1,4 @@
-// SlotState: where one slot of a StagingRing is in its frame cycle (seed 004).
+// SlotState: where one slot of a StagingRing is in its frame cycle.
 //
 //            begin()            finish()            signal()
 //   Ready ───────────► Recording ───────► InFlight ─────────► Ready
@@ -35,7 +35,7 @@ enum class SlotState : uint8_t {
   InFlight,
   /// The frame's work was dropped rather than submitted (its FenceToken was destroyed unfired or
   /// abandon() was called). Nothing reads the slot; its buffer is replaced the next time the slot
-  /// is picked, as seed 004 specifies.
+  /// is picked.
   Abandoned,
   /// Allocation or mapping failed, or the device was lost. Replaced the next time it is picked.
   Failed,

@@ -1,4 +1,4 @@
-// StagingRing: seed 004's slot policy. A handful of persistently reused staging buffers ("slots");
+// StagingRing: the slot ring. A handful of persistently reused staging buffers ("slots");
 // one frame's uploads at a time go into one slot, which is reused only once the GPU is done with
 // it. Buffer-generic: a backend instantiates it with its own buffer type and StagingAllocator;
 // tests use a fake allocator and fire FenceTokens by hand.
@@ -47,16 +47,17 @@
 
 namespace staging {
 
-/// How a StagingRing is sized. Defaults are seed 004's constants. Plain data; validate() checks
-/// it.
+/// How a StagingRing is sized. Defaults are the constants of limits.hpp. Plain data; validate()
+/// checks it.
 struct StagingRingConfig {
-  /// Number of slots (>= 1): frames in flight plus the one being recorded.
+  /// Number of slots (1 .. STAGING_SLOTS_LIMIT): frames in flight plus the one being recorded.
   std::size_t slots = STAGING_SLOTS;
-  /// Smallest slot buffer (a power of two, >= 1).
+  /// Smallest slot buffer (a power of two, >= 1, <= max_slot_bytes).
   uint64_t min_slot_bytes = MIN_SLOT_BYTES;
-  /// Largest slot buffer (>= min_slot_bytes). Slots are powers of two, so the largest slot is
-  /// the largest power of two <= max_slot_bytes (or min_slot_bytes when that is larger); a frame
-  /// needing more than that is refused with TooLarge, even when it needs <= max_slot_bytes.
+  /// Largest slot buffer (>= min_slot_bytes, <= SLOT_BYTES_LIMIT). Slots are powers of two, so the
+  /// largest slot is the largest power of two <= max_slot_bytes (or min_slot_bytes when that is
+  /// larger); a frame needing more than that is refused with TooLarge, even when it needs <=
+  /// max_slot_bytes.
   uint64_t max_slot_bytes = MAX_SLOT_BYTES;
 };
 
@@ -68,6 +69,10 @@ enum class ConfigError : uint8_t {
   MinNotPowerOfTwo,
   /// max_slot_bytes < min_slot_bytes.
   MaxBelowMin,
+  /// slots > STAGING_SLOTS_LIMIT.
+  TooManySlots,
+  /// max_slot_bytes (and so perhaps min_slot_bytes) > SLOT_BYTES_LIMIT.
+  SlotTooLarge,
 };
 
 /// Why begin() gave no slot. The caller takes its fallback route for the frame.
@@ -93,7 +98,8 @@ enum class FinishError : uint8_t {
 
 /// Names of ConfigError's values, in order (to_string, enum_from_string).
 constexpr auto enum_names(std::type_identity<ConfigError>) noexcept {
-  return std::to_array<std::string_view>({"NoSlots", "MinNotPowerOfTwo", "MaxBelowMin"});
+  return std::to_array<std::string_view>(
+      {"NoSlots", "MinNotPowerOfTwo", "MaxBelowMin", "TooManySlots", "SlotTooLarge"});
 }
 static_assert(enum_names_complete<ConfigError>(), "ConfigError: a value has no name");
 
@@ -110,7 +116,7 @@ constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
 static_assert(enum_names_complete<FinishError>(), "FinishError: a value has no name");
 
 /// Checks a StagingRingConfig; returns it unchanged when usable. Errors, in this order: NoSlots,
-/// MinNotPowerOfTwo, MaxBelowMin. Pure; safe from any thread.
+/// TooManySlots, MinNotPowerOfTwo, MaxBelowMin, SlotTooLarge. Pure; safe from any thread.
 [[nodiscard]] Expected<StagingRingConfig, ConfigError> validate(
     const StagingRingConfig& config) noexcept;
 
@@ -129,7 +135,9 @@ static_assert(enum_names_complete<FinishError>(), "FinishError: a value has no n
 /// called from one thread at a time (the ring's owner); FenceTokens may be fired, and SlotLeases
 /// dropped, from any thread concurrently with them. From inside its calls the ring calls only
 /// the allocator, which must not call the ring. Movable; a moved-from ring may only be
-/// destroyed or assigned to.
+/// destroyed or assigned to, and misuse is checked: begin() aborts with a message
+/// (STAGING_ASSERT), finish() answers ForeignLease (the lease belongs to the ring it was moved
+/// to), slot_count() is 0 so every per-slot query aborts.
 template <class Buffer>
 class StagingRing {
  public:
@@ -157,6 +165,7 @@ class StagingRing {
   /// counted in stats(). `needed` may be 0: any Ready slot fits (the smallest is taken), and a
   /// new slot is made at min_slot_bytes.
   Expected<SlotLease, Refusal> begin(uint64_t needed) {
+    STAGING_ASSERT(!slots_.empty(), "StagingRing::begin() on a ring that was moved from");
     const std::optional<uint64_t> capacity =
         slot_capacity(needed, config_.min_slot_bytes, config_.max_slot_bytes);
     if (!capacity) {

@@ -85,8 +85,12 @@ class FakeRegionAllocator final : public RegionAllocator {
       --fail_next_;
       return refuse(error_);
     }
-    if (bytes > max_region_bytes_) return refuse(AllocError::OutOfMemory);
-    if (budget_ && log_.live_bytes + bytes > *budget_) return refuse(AllocError::OutOfMemory);
+    if (bytes > max_region_bytes_ || bytes > SIZE_MAX - kGuardBytes) {
+      return refuse(AllocError::OutOfMemory);
+    }
+    if (budget_ && (log_.live_bytes > *budget_ || bytes > *budget_ - log_.live_bytes)) {
+      return refuse(AllocError::OutOfMemory);
+    }
     const std::size_t n = static_cast<std::size_t>(bytes);
     std::unique_ptr<std::byte[]> memory(new (std::nothrow) std::byte[n + kGuardBytes]);
     if (!memory) return refuse(AllocError::OutOfMemory);
@@ -149,8 +153,8 @@ class FakeRegionAllocator final : public RegionAllocator {
   }
   /// Creations that would take the live bytes above `bytes` fail (none: no budget).
   void set_budget(std::optional<uint64_t> bytes) noexcept { budget_ = bytes; }
-  /// Regions larger than `bytes` are refused with OutOfMemory (default 1 GiB). Precondition:
-  /// `bytes` + kGuardBytes fits in size_t.
+  /// Regions larger than `bytes` are refused with OutOfMemory (default 1 GiB; a region whose
+  /// guard would not fit in size_t is refused whatever the limit).
   void set_max_region_bytes(uint64_t bytes) noexcept { max_region_bytes_ = bytes; }
   /// What the allocator has done so far.
   [[nodiscard]] const FakeRegionLog& log() const noexcept { return log_; }
