@@ -1,6 +1,6 @@
 // Checked destinations: a buffer range or an image region against the destination the caller
-// described (BufferTarget, ImageTarget). Pure functions; the frame calls them before placing
-// anything, so a refused upload leaves no trace.
+// described (BufferDestination, ImageDestination). Pure functions; the frame calls them before
+// placing anything, so a refused upload leaves no trace.
 #include <bit>
 
 #include "staging/core/align.hpp"
@@ -10,10 +10,10 @@
 
 namespace staging::vulkan {
 
-Expected<void, UploadError> check_destination(const BufferTarget& target, uint64_t offset,
+Expected<void, UploadError> check_destination(const BufferDestination& target, uint64_t offset,
                                               uint64_t size) noexcept {
   if (target.buffer == VK_NULL_HANDLE) return unexpected(UploadError::NullDestination);
-  if (target.size == 0) return unexpected(UploadError::InvalidTarget);
+  if (target.size == 0) return unexpected(UploadError::InvalidDestination);
   if (size == 0) return unexpected(UploadError::ZeroSize);
   const std::optional<uint64_t> end = checked_add(offset, size);
   if (!end) return unexpected(UploadError::Overflow);
@@ -38,17 +38,17 @@ Expected<void, UploadError> check_span(int32_t offset, uint32_t extent, uint32_t
 
 }  // namespace
 
-Expected<void, UploadError> check_destination(const ImageTarget& target,
+Expected<void, UploadError> check_destination(const ImageDestination& target,
                                               const ImageRegion& region) noexcept {
   if (target.image == VK_NULL_HANDLE) return unexpected(UploadError::NullDestination);
   const VkExtent3D& e = target.extent;
   if (target.format == VK_FORMAT_UNDEFINED || e.width == 0 || e.height == 0 || e.depth == 0 ||
       target.mip_levels == 0 || target.array_layers == 0 ||
       target.mip_levels > static_cast<uint32_t>(std::bit_width(e.width | e.height | e.depth))) {
-    return unexpected(UploadError::InvalidTarget);
+    return unexpected(UploadError::InvalidDestination);
   }
   if (region.image != VK_NULL_HANDLE && region.image != target.image)
-    return unexpected(UploadError::TargetMismatch);
+    return unexpected(UploadError::DestinationMismatch);
   if (region.format != VK_FORMAT_UNDEFINED && region.format != target.format)
     return unexpected(UploadError::FormatMismatch);
   const Expected<TexelBlock, FormatError> block = texel_block(target.format, region.aspect);

@@ -290,7 +290,7 @@ Expected<void, UploadError> StagingFrame::upload(VkBuffer dst, uint64_t dst_offs
   return {};
 }
 
-Expected<std::span<std::byte>, UploadError> StagingFrame::reserve(const BufferTarget& dst,
+Expected<std::span<std::byte>, UploadError> StagingFrame::reserve(const BufferDestination& dst,
                                                                   uint64_t dst_offset,
                                                                   uint64_t size) {
   if (!state_) return unexpected(UploadError::Inactive);
@@ -299,7 +299,7 @@ Expected<std::span<std::byte>, UploadError> StagingFrame::reserve(const BufferTa
   return reserve(dst.buffer, dst_offset, size);
 }
 
-Expected<void, UploadError> StagingFrame::upload(const BufferTarget& dst, uint64_t dst_offset,
+Expected<void, UploadError> StagingFrame::upload(const BufferDestination& dst, uint64_t dst_offset,
                                                  std::span<const std::byte> data) {
   if (!state_) return unexpected(UploadError::Inactive);
   if (auto checked = check_destination(dst, dst_offset, data.size()); !checked)
@@ -309,8 +309,8 @@ Expected<void, UploadError> StagingFrame::upload(const BufferTarget& dst, uint64
 
 namespace {
 
-// `region` with the target's image and format where it leaves them unset.
-ImageRegion described(const ImageTarget& dst, const ImageRegion& region) noexcept {
+// `region` with the destination's image and format where it leaves them unset.
+ImageRegion described(const ImageDestination& dst, const ImageRegion& region) noexcept {
   ImageRegion r = region;
   if (r.image == VK_NULL_HANDLE) r.image = dst.image;
   if (r.format == VK_FORMAT_UNDEFINED) r.format = dst.format;
@@ -319,14 +319,15 @@ ImageRegion described(const ImageTarget& dst, const ImageRegion& region) noexcep
 
 }  // namespace
 
-Expected<ImageSpan, UploadError> StagingFrame::reserve(const ImageTarget& dst,
+Expected<ImageSpan, UploadError> StagingFrame::reserve(const ImageDestination& dst,
                                                        const ImageRegion& region) {
   if (!state_) return unexpected(UploadError::Inactive);
   if (auto checked = check_destination(dst, region); !checked) return unexpected(checked.error());
   return reserve(described(dst, region));
 }
 
-Expected<void, UploadError> StagingFrame::upload(const ImageTarget& dst, const ImageRegion& region,
+Expected<void, UploadError> StagingFrame::upload(const ImageDestination& dst,
+                                                 const ImageRegion& region,
                                                  std::span<const std::byte> texels) {
   if (!state_) return unexpected(UploadError::Inactive);
   if (auto checked = check_destination(dst, region); !checked) return unexpected(checked.error());

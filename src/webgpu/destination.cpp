@@ -1,6 +1,6 @@
 // Checked destinations: a buffer range or a texture region against the destination the caller
-// described (BufferTarget, TextureTarget), under WebGPU's copy rules. Pure functions; the frame
-// calls them before writing or recording anything.
+// described (BufferDestination, TextureDestination), under WebGPU's copy rules. Pure functions; the
+// frame calls them before writing or recording anything.
 #include <bit>
 
 #include "staging/core/align.hpp"
@@ -9,10 +9,10 @@
 
 namespace staging::webgpu {
 
-Expected<void, UploadError> check_destination(const BufferTarget& target, uint64_t offset,
+Expected<void, UploadError> check_destination(const BufferDestination& target, uint64_t offset,
                                               uint64_t size) noexcept {
   if (target.buffer == nullptr) return unexpected(UploadError::NullDestination);
-  if (target.size == 0) return unexpected(UploadError::InvalidTarget);
+  if (target.size == 0) return unexpected(UploadError::InvalidDestination);
   if (size == 0) return unexpected(UploadError::ZeroSize);
   const std::optional<uint64_t> end = checked_add(offset, size);
   if (!end || *end > target.size) return unexpected(UploadError::OutOfBounds);
@@ -33,7 +33,7 @@ Expected<void, UploadError> check_span(uint32_t origin, uint32_t extent, uint32_
 
 }  // namespace
 
-Expected<void, UploadError> check_destination(const TextureTarget& target,
+Expected<void, UploadError> check_destination(const TextureDestination& target,
                                               const TextureUpload& region) noexcept {
   if (target.texture == nullptr) return unexpected(UploadError::NullDestination);
   const WGPUExtent3D& s = target.size;
@@ -42,10 +42,10 @@ Expected<void, UploadError> check_destination(const TextureTarget& target,
   if (target.format == WGPUTextureFormat_Undefined || s.width == 0 || s.height == 0 ||
       s.depthOrArrayLayers == 0 || target.mip_level_count == 0 ||
       target.mip_level_count > static_cast<uint32_t>(std::bit_width(mipped))) {
-    return unexpected(UploadError::InvalidTarget);
+    return unexpected(UploadError::InvalidDestination);
   }
   if (region.texture != nullptr && region.texture != target.texture)
-    return unexpected(UploadError::TargetMismatch);
+    return unexpected(UploadError::DestinationMismatch);
   if (region.format != WGPUTextureFormat_Undefined && region.format != target.format)
     return unexpected(UploadError::FormatMismatch);
   const WGPUExtent3D& e = region.extent;

@@ -254,7 +254,7 @@ Expected<Route, UploadError> StagingFrame::upload(const TextureUpload& dst, cons
   return Route::Fallback;
 }
 
-Expected<Route, UploadError> StagingFrame::upload(const BufferTarget& dst, uint64_t dst_offset,
+Expected<Route, UploadError> StagingFrame::upload(const BufferDestination& dst, uint64_t dst_offset,
                                                   const void* data, uint64_t size) {
   if (state_ != State::Recording || ring_ == nullptr) return unexpected(UploadError::Inactive);
   if (auto checked = check_destination(dst, dst_offset, size); !checked)
@@ -262,7 +262,7 @@ Expected<Route, UploadError> StagingFrame::upload(const BufferTarget& dst, uint6
   return upload(dst.buffer, dst_offset, data, size);
 }
 
-Expected<std::span<std::byte>, UploadError> StagingFrame::reserve(const BufferTarget& dst,
+Expected<std::span<std::byte>, UploadError> StagingFrame::reserve(const BufferDestination& dst,
                                                                   uint64_t dst_offset,
                                                                   uint64_t size) {
   if (state_ != State::Recording || ring_ == nullptr) return unexpected(UploadError::Inactive);
@@ -271,7 +271,7 @@ Expected<std::span<std::byte>, UploadError> StagingFrame::reserve(const BufferTa
   return reserve(dst.buffer, dst_offset, size);
 }
 
-Expected<Route, UploadError> StagingFrame::upload(const TextureTarget& dst,
+Expected<Route, UploadError> StagingFrame::upload(const TextureDestination& dst,
                                                   const TextureUpload& region, const void* data,
                                                   uint64_t size) {
   if (state_ != State::Recording || ring_ == nullptr) return unexpected(UploadError::Inactive);

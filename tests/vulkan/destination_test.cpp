@@ -1,10 +1,10 @@
-// Checked destinations: uploads through a described destination (BufferTarget, ImageTarget) that
-// would write outside it are refused with a named UploadError before anything is placed or
-// recorded — one test per kind of bad input that the unchecked entry points accept and the driver
-// then performs out of bounds. Each device test runs under the validation layer with
-// synchronization validation (any finding fails it): a refused upload records nothing, so the
-// layer stays silent; the frame stays usable, and a good upload after the refusals arrives byte
-// for byte. The pure checks are also tested without a device.
+// Checked destinations: uploads through a described destination (BufferDestination,
+// ImageDestination) that would write outside it are refused with a named UploadError before
+// anything is placed or recorded — one test per kind of bad input that the unchecked entry points
+// accept and the driver then performs out of bounds. Each device test runs under the validation
+// layer with synchronization validation (any finding fails it): a refused upload records nothing,
+// so the layer stays silent; the frame stays usable, and a good upload after the refusals arrives
+// byte for byte. The pure checks are also tested without a device.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -26,7 +26,7 @@ Handle fake_handle(std::uintptr_t value) {
 // ---- the checks alone -------------------------------------------------------------------------
 
 TEST(CheckDestination, BufferRangesInsideAreAcceptedUpToTheLastByte) {
-  const BufferTarget target{fake_handle<VkBuffer>(0x10), 1024};
+  const BufferDestination target{fake_handle<VkBuffer>(0x10), 1024};
   EXPECT_TRUE(check_destination(target, 0, 1024));
   EXPECT_TRUE(check_destination(target, 768, 256));
   EXPECT_TRUE(check_destination(target, 1023, 1));
@@ -36,15 +36,15 @@ TEST(CheckDestination, BufferRangesInsideAreAcceptedUpToTheLastByte) {
   EXPECT_EQ(check_destination(target, 1024, 1).error(), UploadError::OutOfBounds);
   EXPECT_EQ(check_destination(target, UINT64_MAX, 2).error(), UploadError::Overflow);
   EXPECT_EQ(check_destination(target, 0, 0).error(), UploadError::ZeroSize);
-  EXPECT_EQ(check_destination(BufferTarget{VK_NULL_HANDLE, 1024}, 0, 1).error(),
+  EXPECT_EQ(check_destination(BufferDestination{VK_NULL_HANDLE, 1024}, 0, 1).error(),
             UploadError::NullDestination);
-  EXPECT_EQ(check_destination(BufferTarget{target.buffer, 0}, 0, 1).error(),
-            UploadError::InvalidTarget);
+  EXPECT_EQ(check_destination(BufferDestination{target.buffer, 0}, 0, 1).error(),
+            UploadError::InvalidDestination);
 }
 
 TEST(CheckDestination, ImageRegionsAreCheckedAgainstEveryPartOfTheDescription) {
   const VkImage image = fake_handle<VkImage>(0x20);
-  const ImageTarget rgba{image, VK_FORMAT_R8G8B8A8_UNORM, {64, 64, 1}, 7, 2};
+  const ImageDestination rgba{image, VK_FORMAT_R8G8B8A8_UNORM, {64, 64, 1}, 7, 2};
   const auto region = [](uint32_t mip, uint32_t layer, uint32_t layers, VkOffset3D offset,
                          VkExtent3D extent) {
     ImageRegion r;
@@ -81,7 +81,7 @@ TEST(CheckDestination, ImageRegionsAreCheckedAgainstEveryPartOfTheDescription) {
 
   ImageRegion other = region(0, 0, 1, {0, 0, 0}, {4, 4, 1});
   other.image = fake_handle<VkImage>(0x30);
-  EXPECT_EQ(check_destination(rgba, other).error(), UploadError::TargetMismatch);
+  EXPECT_EQ(check_destination(rgba, other).error(), UploadError::DestinationMismatch);
   ImageRegion wider = region(0, 0, 1, {0, 0, 0}, {4, 4, 1});
   wider.format = VK_FORMAT_R32G32B32A32_SFLOAT;
   EXPECT_EQ(check_destination(rgba, wider).error(), UploadError::FormatMismatch);
@@ -89,30 +89,31 @@ TEST(CheckDestination, ImageRegionsAreCheckedAgainstEveryPartOfTheDescription) {
   same.format = VK_FORMAT_R8G8B8A8_UNORM;
   same.image = image;
   EXPECT_TRUE(check_destination(rgba, same));
-  const ImageTarget rgba32f{image, VK_FORMAT_R32G32B32A32_SFLOAT, {64, 64, 1}, 1, 1};
+  const ImageDestination rgba32f{image, VK_FORMAT_R32G32B32A32_SFLOAT, {64, 64, 1}, 1, 1};
   EXPECT_EQ(check_destination(rgba32f, same).error(), UploadError::FormatMismatch);
 
   // The description itself.
-  EXPECT_EQ(check_destination(ImageTarget{image, VK_FORMAT_R8G8B8A8_UNORM, {64, 64, 1}, 8, 1},
+  EXPECT_EQ(check_destination(ImageDestination{image, VK_FORMAT_R8G8B8A8_UNORM, {64, 64, 1}, 8, 1},
                               region(0, 0, 1, {0, 0, 0}, {1, 1, 1}))
                 .error(),
-            UploadError::InvalidTarget);  // 64x64 has 7 levels
-  EXPECT_EQ(check_destination(ImageTarget{image, VK_FORMAT_UNDEFINED, {64, 64, 1}, 1, 1},
+            UploadError::InvalidDestination);  // 64x64 has 7 levels
+  EXPECT_EQ(check_destination(ImageDestination{image, VK_FORMAT_UNDEFINED, {64, 64, 1}, 1, 1},
                               region(0, 0, 1, {0, 0, 0}, {1, 1, 1}))
                 .error(),
-            UploadError::InvalidTarget);
-  EXPECT_EQ(check_destination(ImageTarget{image, VK_FORMAT_R8G8B8A8_UNORM, {64, 0, 1}, 1, 1},
+            UploadError::InvalidDestination);
+  EXPECT_EQ(check_destination(ImageDestination{image, VK_FORMAT_R8G8B8A8_UNORM, {64, 0, 1}, 1, 1},
                               region(0, 0, 1, {0, 0, 0}, {1, 1, 1}))
                 .error(),
-            UploadError::InvalidTarget);
-  EXPECT_EQ(check_destination(ImageTarget{VK_NULL_HANDLE, VK_FORMAT_R8G8B8A8_UNORM, {64, 64, 1}},
-                              region(0, 0, 1, {0, 0, 0}, {1, 1, 1}))
-                .error(),
-            UploadError::NullDestination);
+            UploadError::InvalidDestination);
+  EXPECT_EQ(
+      check_destination(ImageDestination{VK_NULL_HANDLE, VK_FORMAT_R8G8B8A8_UNORM, {64, 64, 1}},
+                        region(0, 0, 1, {0, 0, 0}, {1, 1, 1}))
+          .error(),
+      UploadError::NullDestination);
 }
 
 TEST(CheckDestination, BlockCompressedRegionsAreWholeBlocksExceptAtTheMipLevelsEdge) {
-  const ImageTarget bc1{
+  const ImageDestination bc1{
       fake_handle<VkImage>(0x40), VK_FORMAT_BC1_RGBA_UNORM_BLOCK, {64, 60, 1}, 7, 1};
   const auto region = [](uint32_t mip, VkOffset3D offset, VkExtent3D extent) {
     ImageRegion r;
@@ -146,7 +147,7 @@ TEST(CheckDestination, BlockCompressedRegionsAreWholeBlocksExceptAtTheMipLevelsE
 TEST_F(GpuTest, BufferUploadsOutsideTheDescribedSizeAreRefusedAndRecordNothing) {
   Ring ring = Ring::create(gpu->ring_device()).value();
   Harness h(*gpu, 1 * KiB, 31);
-  const BufferTarget target{h.dst.buffer, 1 * KiB};
+  const BufferDestination target{h.dst.buffer, 1 * KiB};
   VkCommandBuffer cmd = h.commands();
   StagingFrame frame = ring.begin(cmd, 4 * KiB).value();
   const std::vector<std::byte> data = random_bytes(h.rng, 256);
@@ -156,8 +157,8 @@ TEST_F(GpuTest, BufferUploadsOutsideTheDescribedSizeAreRefusedAndRecordNothing) 
   EXPECT_EQ(frame.upload(target, 0, large).error(), UploadError::OutOfBounds);
   EXPECT_EQ(frame.reserve(target, 1000, 100).error(), UploadError::OutOfBounds);
   EXPECT_EQ(frame.upload(target, UINT64_MAX - 10, data).error(), UploadError::Overflow);
-  EXPECT_EQ(frame.upload(BufferTarget{h.dst.buffer, 0}, 0, data).error(),
-            UploadError::InvalidTarget);
+  EXPECT_EQ(frame.upload(BufferDestination{h.dst.buffer, 0}, 0, data).error(),
+            UploadError::InvalidDestination);
   Stats s = ring.stats();
   EXPECT_EQ(s.staged_uploads, 0u);
   EXPECT_EQ(s.oneoff_uploads + s.update_buffer_uploads, 0u);
@@ -178,7 +179,7 @@ TEST_F(GpuTest, ImageRegionsOutsideTheDescribedImageAreRefusedAndRecordNothing) 
   Ring ring = Ring::create(gpu->ring_device()).value();
   TestImage image = gpu->make_image(VK_FORMAT_R8G8B8A8_UNORM, {64, 64, 1}, 1, 1);
   ASSERT_NE(image.image, VK_NULL_HANDLE);
-  const ImageTarget target{image.image, image.format, image.extent, 1, 1};
+  const ImageDestination target{image.image, image.format, image.extent, 1, 1};
   std::mt19937_64 rng(test_seed(32));
   const auto region = [](VkOffset3D offset, VkExtent3D extent) {
     ImageRegion r;
@@ -235,7 +236,7 @@ TEST_F(GpuTest, ARegionOfANarrowerFormatThanTheImageIsRefused) {
   Ring ring = Ring::create(gpu->ring_device()).value();
   TestImage image = gpu->make_image(VK_FORMAT_R32G32B32A32_SFLOAT, {16, 16, 1}, 1, 1);
   ASSERT_NE(image.image, VK_NULL_HANDLE);
-  const ImageTarget target{image.image, image.format, image.extent, 1, 1};
+  const ImageDestination target{image.image, image.format, image.extent, 1, 1};
   std::mt19937_64 rng(test_seed(33));
   VkCommandBuffer cmd = gpu->begin_commands();
   StagingFrame frame = ring.begin(cmd, 16 * KiB).value();
@@ -248,7 +249,7 @@ TEST_F(GpuTest, ARegionOfANarrowerFormatThanTheImageIsRefused) {
   elsewhere.format = VK_FORMAT_UNDEFINED;
   elsewhere.image = reinterpret_cast<VkImage>(std::uintptr_t{0x1234});
   EXPECT_EQ(frame.upload(target, elsewhere, random_bytes(rng, 16 * 16 * 16)).error(),
-            UploadError::TargetMismatch);
+            UploadError::DestinationMismatch);
   EXPECT_EQ(ring.stats().staged_uploads, 0u);
   frame = StagingFrame();  // dropped: nothing was recorded
   gpu->free_commands(cmd);
@@ -262,7 +263,7 @@ TEST_F(GpuTest, BlockCompressedRegionsOutsideOrNotWholeBlocksAreRefused) {
   Ring ring = Ring::create(gpu->ring_device()).value();
   TestImage image = gpu->make_image(VK_FORMAT_BC1_RGBA_UNORM_BLOCK, {64, 64, 1}, 1, 1);
   ASSERT_NE(image.image, VK_NULL_HANDLE);
-  const ImageTarget target{image.image, image.format, image.extent, 1, 1};
+  const ImageDestination target{image.image, image.format, image.extent, 1, 1};
   std::mt19937_64 rng(test_seed(34));
   VkCommandBuffer cmd = gpu->begin_commands();
   StagingFrame frame = ring.begin(cmd, 16 * KiB).value();

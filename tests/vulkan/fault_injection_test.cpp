@@ -67,8 +67,8 @@ Seen run_script(Gpu& gpu, FaultDispatch& faults, Setup setup, uint64_t seed) {
   Harness h(gpu, 256 * KiB, seed);  // made with the real functions, outside the fault's reach
   TestImage image = gpu.make_image(VK_FORMAT_R8G8B8A8_UNORM, {32, 32, 1}, 1, 1);
   EXPECT_NE(image.image, VK_NULL_HANDLE);
-  const ImageTarget image_target{image.image, image.format, image.extent, 1, 1};
-  const BufferTarget target{h.dst.buffer, h.dst.size};
+  const ImageDestination image_target{image.image, image.format, image.extent, 1, 1};
+  const BufferDestination target{h.dst.buffer, h.dst.size};
   VkSemaphore external = gpu.make_timeline(0);
   uint64_t external_value = 0;
   {

@@ -15,22 +15,22 @@ Handle fake(std::uintptr_t value) {
 }
 
 TEST(WebGpuCheckDestination, BufferRangesMustLieInsideTheDescribedSize) {
-  const BufferTarget target{fake<WGPUBuffer>(0x10), 1024};
+  const BufferDestination target{fake<WGPUBuffer>(0x10), 1024};
   EXPECT_TRUE(check_destination(target, 768, 256));
   EXPECT_EQ(check_destination(target, 4096, 256).error(), UploadError::OutOfBounds);
   EXPECT_EQ(check_destination(target, 900, 256).error(), UploadError::OutOfBounds);
   EXPECT_EQ(check_destination(target, 0, 128 * 1024).error(), UploadError::OutOfBounds);
   EXPECT_EQ(check_destination(target, UINT64_MAX - 3, 8).error(), UploadError::OutOfBounds);
   EXPECT_EQ(check_destination(target, 0, 0).error(), UploadError::ZeroSize);
-  EXPECT_EQ(check_destination(BufferTarget{nullptr, 1024}, 0, 4).error(),
+  EXPECT_EQ(check_destination(BufferDestination{nullptr, 1024}, 0, 4).error(),
             UploadError::NullDestination);
-  EXPECT_EQ(check_destination(BufferTarget{target.buffer, 0}, 0, 4).error(),
-            UploadError::InvalidTarget);
+  EXPECT_EQ(check_destination(BufferDestination{target.buffer, 0}, 0, 4).error(),
+            UploadError::InvalidDestination);
 }
 
 TEST(WebGpuCheckDestination, TextureRegionsAreCheckedAgainstEveryPartOfTheDescription) {
   const WGPUTexture texture = fake<WGPUTexture>(0x20);
-  const TextureTarget rgba{texture, WGPUTextureFormat_RGBA8Unorm, {64, 64, 2}, 7};
+  const TextureDestination rgba{texture, WGPUTextureFormat_RGBA8Unorm, {64, 64, 2}, 7};
   const auto region = [](uint32_t mip, WGPUOrigin3D origin, WGPUExtent3D extent) {
     TextureUpload r;
     r.mip_level = mip;
@@ -52,20 +52,21 @@ TEST(WebGpuCheckDestination, TextureRegionsAreCheckedAgainstEveryPartOfTheDescri
             UploadError::NoSuchSubresource);
   TextureUpload other = region(0, {0, 0, 0}, {4, 4, 1});
   other.texture = fake<WGPUTexture>(0x30);
-  EXPECT_EQ(check_destination(rgba, other).error(), UploadError::TargetMismatch);
+  EXPECT_EQ(check_destination(rgba, other).error(), UploadError::DestinationMismatch);
   TextureUpload wider = region(0, {0, 0, 0}, {4, 4, 1});
   wider.format = WGPUTextureFormat_RGBA32Float;
   EXPECT_EQ(check_destination(rgba, wider).error(), UploadError::FormatMismatch);
-  const TextureTarget rgba32f{texture, WGPUTextureFormat_RGBA32Float, {64, 64, 1}, 1};
+  const TextureDestination rgba32f{texture, WGPUTextureFormat_RGBA32Float, {64, 64, 1}, 1};
   TextureUpload narrower = region(0, {0, 0, 0}, {4, 4, 1});
   narrower.format = WGPUTextureFormat_RGBA8Unorm;
   EXPECT_EQ(check_destination(rgba32f, narrower).error(), UploadError::FormatMismatch);
-  EXPECT_EQ(check_destination(TextureTarget{texture, WGPUTextureFormat_RGBA8Unorm, {64, 64, 1}, 8},
-                              region(0, {0, 0, 0}, {1, 1, 1}))
-                .error(),
-            UploadError::InvalidTarget);
+  EXPECT_EQ(
+      check_destination(TextureDestination{texture, WGPUTextureFormat_RGBA8Unorm, {64, 64, 1}, 8},
+                        region(0, {0, 0, 0}, {1, 1, 1}))
+          .error(),
+      UploadError::InvalidDestination);
   // A 3D texture's depth is mipped: depth 8 has 4 slices at mip 1.
-  const TextureTarget volume{
+  const TextureDestination volume{
       texture, WGPUTextureFormat_RGBA8Unorm, {16, 16, 8}, 5, WGPUTextureDimension_3D};
   EXPECT_TRUE(check_destination(volume, region(1, {0, 0, 0}, {8, 8, 4})));
   EXPECT_EQ(check_destination(volume, region(1, {0, 0, 0}, {8, 8, 5})).error(),
@@ -73,7 +74,8 @@ TEST(WebGpuCheckDestination, TextureRegionsAreCheckedAgainstEveryPartOfTheDescri
 }
 
 TEST(WebGpuCheckDestination, BlockCompressedRegionsAreWholeBlocksOfThePhysicalSize) {
-  const TextureTarget bc1{fake<WGPUTexture>(0x40), WGPUTextureFormat_BC1RGBAUnorm, {60, 60, 1}, 6};
+  const TextureDestination bc1{
+      fake<WGPUTexture>(0x40), WGPUTextureFormat_BC1RGBAUnorm, {60, 60, 1}, 6};
   TextureUpload r;
   r.block = {8, 4, 4, 1};
   r.extent = {60, 60, 1};

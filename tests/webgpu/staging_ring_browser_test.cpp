@@ -301,11 +301,11 @@ TEST_F(WebGpuRing, QueueWriteRouteIsByteExact) {
 // whole command buffer, losing every other upload of the frame. The good uploads of the same
 // frame arrive exactly.
 TEST_F(WebGpuRing, UploadsOutsideADescribedDestinationAreRefusedAndTheFrameStillArrives) {
-  const BufferTarget buffer{dst_buffer(1 * K), 1 * K};
-  const TextureTarget texture{dst_texture(64, 64, 1, WGPUTextureFormat_RGBA8Unorm),
-                              WGPUTextureFormat_RGBA8Unorm,
-                              {64, 64, 1},
-                              1};
+  const BufferDestination buffer{dst_buffer(1 * K), 1 * K};
+  const TextureDestination texture{dst_texture(64, 64, 1, WGPUTextureFormat_RGBA8Unorm),
+                                   WGPUTextureFormat_RGBA8Unorm,
+                                   {64, 64, 1},
+                                   1};
   const std::vector<std::byte> bytes = random_bytes(256, 21);
   const std::vector<std::byte> big = random_bytes(128 * 128 * 4, 22);
   const std::vector<std::byte> texels = random_bytes(64 * 64 * 4, 23);

@@ -1,7 +1,7 @@
 // staging-fuzz-destination: libFuzzer over the Vulkan backend's destination checks
-// (check_destination for BufferTarget and ImageTarget). Random descriptions × random regions; the
-// property: a region the check accepts never writes outside the described destination. What a
-// region touches is computed here independently of the check, in 128-bit arithmetic: for a
+// (check_destination for BufferDestination and ImageDestination). Random descriptions × random
+// regions; the property: a region the check accepts never writes outside the described destination.
+// What a region touches is computed here independently of the check, in 128-bit arithmetic: for a
 // buffer, the byte range; for an image, the texel box (inside the mip level's extent, whose
 // block-aligned edges it may only cross at the level's edge), the subresources (mip level, array
 // layers), and the byte range of its texel blocks in the tightly packed subresource, which must
@@ -18,10 +18,10 @@
 
 namespace {
 
-using staging::vulkan::BufferTarget;
+using staging::vulkan::BufferDestination;
 using staging::vulkan::check_destination;
+using staging::vulkan::ImageDestination;
 using staging::vulkan::ImageRegion;
-using staging::vulkan::ImageTarget;
 using u128 = unsigned __int128;
 
 [[noreturn]] void fail(const char* what) {
@@ -31,8 +31,8 @@ using u128 = unsigned __int128;
 
 void fuzz_buffer(FuzzedDataProvider& in) {
   const auto small = [&] { return in.ConsumeIntegralInRange<uint64_t>(0, 1 << 20); };
-  const BufferTarget target{reinterpret_cast<VkBuffer>(std::uintptr_t{0x10}),
-                            in.ConsumeBool() ? small() : in.ConsumeIntegral<uint64_t>()};
+  const BufferDestination target{reinterpret_cast<VkBuffer>(std::uintptr_t{0x10}),
+                                 in.ConsumeBool() ? small() : in.ConsumeIntegral<uint64_t>()};
   const uint64_t offset = in.ConsumeBool() ? small() : in.ConsumeIntegral<uint64_t>();
   const uint64_t size = in.ConsumeBool() ? small() : in.ConsumeIntegral<uint64_t>();
   if (!check_destination(target, offset, size)) return;
@@ -84,7 +84,7 @@ uint32_t length(FuzzedDataProvider& in, uint32_t level, int32_t offset) {
 
 void fuzz_image(FuzzedDataProvider& in) {
   const VkImage image = reinterpret_cast<VkImage>(std::uintptr_t{0x20});
-  ImageTarget target;
+  ImageDestination target;
   target.image = image;
   target.format = in.PickValueInArray(kFormats);
   target.extent = {dimension(in), dimension(in), in.ConsumeBool() ? 1u : dimension(in)};
