@@ -5,7 +5,7 @@
 // every N, and check after each run that every object made was destroyed.
 //
 // Internal to the tests. The table's functions carry no user data, so the state is process-wide:
-// one FaultDispatch at a time (created and used on one thread).
+// one FaultDispatch at a time. Its calls may come from any thread (a Streamer's pump thread).
 #pragma once
 
 #include <vulkan/vulkan_core.h>
@@ -31,14 +31,21 @@ enum class FaultCall : uint8_t {
   CreateSemaphore,
   GetSemaphoreCounterValue,
   WaitSemaphores,
+  // The Streamer's own (Dispatch's stream functions).
+  CreateCommandPool,
+  AllocateCommandBuffers,
+  BeginCommandBuffer,
+  EndCommandBuffer,
+  QueueSubmit2,
 };
-inline constexpr std::size_t kFaultCalls = 8;
+inline constexpr std::size_t kFaultCalls = 13;
 
 /// Names of FaultCall's values ("CreateBuffer", ...), in order.
 constexpr auto enum_names(std::type_identity<FaultCall>) noexcept {
-  return std::to_array<std::string_view>({"CreateBuffer", "AllocateMemory", "BindBufferMemory",
-                                          "MapMemory", "FlushMappedMemoryRanges", "CreateSemaphore",
-                                          "GetSemaphoreCounterValue", "WaitSemaphores"});
+  return std::to_array<std::string_view>(
+      {"CreateBuffer", "AllocateMemory", "BindBufferMemory", "MapMemory", "FlushMappedMemoryRanges",
+       "CreateSemaphore", "GetSemaphoreCounterValue", "WaitSemaphores", "CreateCommandPool",
+       "AllocateCommandBuffers", "BeginCommandBuffer", "EndCommandBuffer", "QueueSubmit2"});
 }
 static_assert(enum_names_complete<FaultCall>(), "FaultCall: a value has no name");
 
@@ -48,6 +55,7 @@ struct LiveObjects {
   int64_t memory = 0;
   int64_t semaphores = 0;
   int64_t mapped = 0;  ///< memory objects mapped and not unmapped (or freed)
+  int64_t command_pools = 0;
   friend bool operator==(const LiveObjects&, const LiveObjects&) = default;
 };
 
