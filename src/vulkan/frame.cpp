@@ -290,6 +290,50 @@ Expected<void, UploadError> StagingFrame::upload(VkBuffer dst, uint64_t dst_offs
   return {};
 }
 
+Expected<std::span<std::byte>, UploadError> StagingFrame::reserve(const BufferDestination& dst,
+                                                                  uint64_t dst_offset,
+                                                                  uint64_t size) {
+  if (!state_) return unexpected(UploadError::Inactive);
+  if (auto checked = check_destination(dst, dst_offset, size); !checked)
+    return unexpected(checked.error());
+  return reserve(dst.buffer, dst_offset, size);
+}
+
+Expected<void, UploadError> StagingFrame::upload(const BufferDestination& dst, uint64_t dst_offset,
+                                                 std::span<const std::byte> data) {
+  if (!state_) return unexpected(UploadError::Inactive);
+  if (auto checked = check_destination(dst, dst_offset, data.size()); !checked)
+    return unexpected(checked.error());
+  return upload(dst.buffer, dst_offset, data);
+}
+
+namespace {
+
+// `region` with the destination's image and format where it leaves them unset.
+ImageRegion described(const ImageDestination& dst, const ImageRegion& region) noexcept {
+  ImageRegion r = region;
+  if (r.image == VK_NULL_HANDLE) r.image = dst.image;
+  if (r.format == VK_FORMAT_UNDEFINED) r.format = dst.format;
+  return r;
+}
+
+}  // namespace
+
+Expected<ImageSpan, UploadError> StagingFrame::reserve(const ImageDestination& dst,
+                                                       const ImageRegion& region) {
+  if (!state_) return unexpected(UploadError::Inactive);
+  if (auto checked = check_destination(dst, region); !checked) return unexpected(checked.error());
+  return reserve(described(dst, region));
+}
+
+Expected<void, UploadError> StagingFrame::upload(const ImageDestination& dst,
+                                                 const ImageRegion& region,
+                                                 std::span<const std::byte> texels) {
+  if (!state_) return unexpected(UploadError::Inactive);
+  if (auto checked = check_destination(dst, region); !checked) return unexpected(checked.error());
+  return upload(described(dst, region), texels);
+}
+
 Expected<ImageSpan, UploadError> StagingFrame::reserve(const ImageRegion& region) {
   if (!state_) return unexpected(UploadError::Inactive);
   const Expected<detail::ImageLayout, UploadError> layout =

@@ -4,6 +4,7 @@
 #include "staging/vulkan/ring.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 
 #include "byte_strategy.hpp"
@@ -26,13 +27,28 @@ RingImpl::RingImpl(const Device& d, const RingConfig& c) : device(d), config(c),
   limits.non_coherent_atom_size = std::max<uint64_t>(1, props.limits.nonCoherentAtomSize);
 }
 
+namespace {
+std::atomic<uint64_t> g_rings_leaked{0};
+}  // namespace
+
 RingImpl::~RingImpl() {
   STAGING_ASSERT(open_frames == 0, "a StagingFrame outlived its Ring");
+  // Never free what the GPU may still read: wait for the frames in flight (a lost device fails
+  // them all and reads nothing more); when they do not complete in time, leak instead.
+  bool leak = false;
+  if (!pending.empty()) {
+    const Expected<void, WaitError> done = wait_idle(config.destroy_timeout);
+    leak = !done && done.error() == WaitError::Timeout && !pending.empty();
+  }
+  if (leak) {
+    memory.leak_from_now();
+    g_rings_leaked.fetch_add(1, std::memory_order_relaxed);
+  }
   for (Pending& p : pending)
     release_oneoffs(p.oneoffs, p.oneoff_bytes);
   pending.clear();
   strategy.reset();  // releases every slot buffer or region through the memory source
-  if (semaphore != VK_NULL_HANDLE)
+  if (semaphore != VK_NULL_HANDLE && !leak)
     device.dispatch.vkDestroySemaphore(device.device, semaphore, nullptr);
 }
 
@@ -151,6 +167,10 @@ Expected<Ring, Ring::CreateError> Ring::create(const Device& device, const RingC
     impl->strategy = std::move(*bytes);
   }
   return Ring(std::move(impl));
+}
+
+uint64_t rings_leaked() noexcept {
+  return detail::g_rings_leaked.load(std::memory_order_relaxed);
 }
 
 Ring::Ring(std::unique_ptr<detail::RingImpl> impl) noexcept : impl_(std::move(impl)) {}

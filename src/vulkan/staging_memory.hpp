@@ -21,8 +21,12 @@ class MemorySource {
 
   /// A staging buffer of `size` bytes; records its memory type and coherence, or the error.
   Expected<StagingMemory, AllocError> allocate(uint64_t size);
-  /// Gives a buffer back to the hook (nothing reads it any more).
+  /// Gives a buffer back to the hook (nothing reads it any more); after leak_from_now(), keeps
+  /// it allocated instead.
   void release(const StagingMemory& memory) noexcept;
+  /// From now on release() gives nothing back: the GPU may still read it (a ring destroyed with
+  /// frames in flight that did not complete in time).
+  void leak_from_now() noexcept { leaking_ = true; }
   /// Whether writes into `memory` need flush(): it is not coherent, or flush_always is set.
   [[nodiscard]] bool needs_flush(const StagingMemory& memory) const noexcept {
     return !memory.coherent || flush_always_;
@@ -50,6 +54,7 @@ class MemorySource {
   std::optional<AllocError> last_error_;
   uint64_t flushes_ = 0;
   uint64_t flushed_bytes_ = 0;
+  bool leaking_ = false;
 };
 
 }  // namespace staging::vulkan::detail

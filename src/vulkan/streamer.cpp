@@ -106,7 +106,10 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
       return unexpected(SubmitError::Failed);
     }
     record(slot->cmd, batch);
-    if (d_.vkEndCommandBuffer(slot->cmd) != VK_SUCCESS) return unexpected(SubmitError::Failed);
+    if (d_.vkEndCommandBuffer(slot->cmd) != VK_SUCCESS) {
+      (void)d_.vkResetCommandBuffer(slot->cmd, 0);  // not left recording for its next use
+      return unexpected(SubmitError::Failed);
+    }
     if (!staging_.coherent) {
       hook_->flush(staging_, batch.offset, batch.bytes);
       flushes_.fetch_add(1, std::memory_order_relaxed);
@@ -198,6 +201,7 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
   // Waits (without a limit) for every submission to complete, unless the device is lost.
   void wait_all() {
     const TimelineValue last = last_submitted();
+    if (last == 0 || semaphore_ == VK_NULL_HANDLE) return;  // nothing submitted (or not created)
     while (!lost_.load() && completed() < last)
       (void)wait(last, std::chrono::seconds(1));
   }

@@ -254,6 +254,34 @@ Expected<Route, UploadError> StagingFrame::upload(const TextureUpload& dst, cons
   return Route::Fallback;
 }
 
+Expected<Route, UploadError> StagingFrame::upload(const BufferDestination& dst, uint64_t dst_offset,
+                                                  const void* data, uint64_t size) {
+  if (state_ != State::Recording || ring_ == nullptr) return unexpected(UploadError::Inactive);
+  if (auto checked = check_destination(dst, dst_offset, size); !checked)
+    return unexpected(checked.error());
+  return upload(dst.buffer, dst_offset, data, size);
+}
+
+Expected<std::span<std::byte>, UploadError> StagingFrame::reserve(const BufferDestination& dst,
+                                                                  uint64_t dst_offset,
+                                                                  uint64_t size) {
+  if (state_ != State::Recording || ring_ == nullptr) return unexpected(UploadError::Inactive);
+  if (auto checked = check_destination(dst, dst_offset, size); !checked)
+    return unexpected(checked.error());
+  return reserve(dst.buffer, dst_offset, size);
+}
+
+Expected<Route, UploadError> StagingFrame::upload(const TextureDestination& dst,
+                                                  const TextureUpload& region, const void* data,
+                                                  uint64_t size) {
+  if (state_ != State::Recording || ring_ == nullptr) return unexpected(UploadError::Inactive);
+  if (auto checked = check_destination(dst, region); !checked) return unexpected(checked.error());
+  TextureUpload described = region;
+  described.texture = dst.texture;
+  described.format = dst.format;
+  return upload(described, data, size);
+}
+
 Expected<void, FinishError> StagingFrame::finish(WGPUCommandEncoder encoder) {
   if (state_ != State::Recording || ring_ == nullptr) return unexpected(FinishError::Inactive);
   RouteStats& stats = *ring_->route_stats_;

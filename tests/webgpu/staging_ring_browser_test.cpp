@@ -296,6 +296,59 @@ TEST_F(WebGpuRing, QueueWriteRouteIsByteExact) {
   std::printf("  slot overflow: 48K by slot + 48K by queue write: exact\n");
 }
 
+// Uploads through a described destination that would write outside it are refused before
+// anything is written or recorded: WebGPU would otherwise reject the copy by invalidating the
+// whole command buffer, losing every other upload of the frame. The good uploads of the same
+// frame arrive exactly.
+TEST_F(WebGpuRing, UploadsOutsideADescribedDestinationAreRefusedAndTheFrameStillArrives) {
+  const BufferDestination buffer{dst_buffer(1 * K), 1 * K};
+  const TextureDestination texture{dst_texture(64, 64, 1, WGPUTextureFormat_RGBA8Unorm),
+                                   WGPUTextureFormat_RGBA8Unorm,
+                                   {64, 64, 1},
+                                   1};
+  const std::vector<std::byte> bytes = random_bytes(256, 21);
+  const std::vector<std::byte> big = random_bytes(128 * 128 * 4, 22);
+  const std::vector<std::byte> texels = random_bytes(64 * 64 * 4, 23);
+
+  StagingFrame frame = ring->begin(64 * K).value();
+  ASSERT_EQ(frame.route(), Route::Ring);
+  EXPECT_EQ(frame.upload(buffer, 4096, bytes.data(), bytes.size()).error(),
+            UploadError::OutOfBounds);
+  EXPECT_EQ(frame.upload(buffer, 900, bytes.data(), bytes.size()).error(),
+            UploadError::OutOfBounds);
+  EXPECT_EQ(frame.reserve(buffer, 1000, 100).error(), UploadError::OutOfBounds);
+  TextureUpload region;
+  region.extent = {128, 128, 1};
+  EXPECT_EQ(frame.upload(texture, region, big.data(), big.size()).error(),
+            UploadError::OutOfBounds);
+  region.extent = {8, 8, 1};
+  region.origin = {60, 60, 0};
+  EXPECT_EQ(frame.upload(texture, region, big.data(), 8 * 8 * 4).error(), UploadError::OutOfBounds);
+  region.origin = {0, 0, 3};
+  EXPECT_EQ(frame.upload(texture, region, big.data(), 8 * 8 * 4).error(),
+            UploadError::NoSuchSubresource);
+  region.origin = {0, 0, 0};
+  region.mip_level = 5;
+  EXPECT_EQ(frame.upload(texture, region, big.data(), 8 * 8 * 4).error(),
+            UploadError::NoSuchSubresource);
+  region.mip_level = 0;
+  region.format = WGPUTextureFormat_RGBA32Float;
+  region.block = {16, 1, 1, 1};
+  EXPECT_EQ(frame.upload(texture, region, big.data(), 8 * 8 * 16).error(),
+            UploadError::FormatMismatch);
+  EXPECT_EQ(frame.slot_bytes_used(), 0u);
+
+  EXPECT_EQ(frame.upload(buffer, 768, bytes.data(), bytes.size()), Route::Ring);
+  TextureUpload whole;
+  whole.extent = {64, 64, 1};
+  EXPECT_EQ(frame.upload(texture, whole, texels.data(), texels.size()), Route::Ring);
+  submit_frame(frame);
+  EXPECT_EQ(read_buffer(buffer.buffer, 768, bytes.size()), bytes);
+  whole.texture = texture.texture;
+  EXPECT_EQ(read_texture(whole), texels);
+  std::printf("  7 uploads outside their destinations refused; the frame's 2 good ones exact\n");
+}
+
 // Three frames in flight: the fourth is refused (AllInFlight) and goes by queue writes; once the
 // map callbacks ran, every slot is Ready and the next frame gets one.
 TEST_F(WebGpuRing, AllInFlightRefusalAndRecovery) {

@@ -5,7 +5,13 @@
 //   StagingFrame frame = ring.begin(cmd, bytes).value();       // a slot (or the fallback route)
 //   frame.upload(vertex_buffer, 0, vertices);                  // copy from a pointer
 //   auto span = frame.reserve(uniform_buffer, 256, 64).value();// or write in place
-//   frame.upload(ImageRegion{...}, texels);                    // a texture region
+//   frame.upload(texture, ImageRegion{...}, texels);           // a texture region
+//
+// Describe each destination once — BufferDestination{buffer, size}, ImageDestination{image, format,
+// extent, mips, layers} — and upload through the description: every upload is then checked to lie
+// inside it (check_destination), and one that does not is refused with a named UploadError before
+// anything is placed or recorded. The overloads taking a bare VkBuffer or an ImageRegion alone
+// cannot check what they are not told.
 //   RetirementPoint done = frame.finish({stages, access}).value(); // copies + one barrier
 //   VkSemaphoreSubmitInfo signal = done.signal_info();         // add to your vkQueueSubmit2
 //
@@ -161,6 +167,21 @@ enum class UploadError : uint8_t {
   /// (FallbackConfig::max_oneoff_bytes) and than the ring can hold (the largest slot, or the byte
   /// ring's cap). Retrying cannot help: split the upload.
   TooLarge,
+  /// The described destination itself is invalid (BufferDestination size 0; ImageDestination with
+  /// an
+  /// UNDEFINED format, a zero extent, mip level or layer count, or more mip levels than its extent
+  /// has).
+  InvalidDestination,
+  /// The upload writes outside the described destination: bytes past a buffer's size, texels past
+  /// the mip level's extent (or at a negative offset).
+  OutOfBounds,
+  /// The region names a mip level or array layers the described image does not have.
+  NoSuchSubresource,
+  /// The region's format differs from the described image's: copying would reinterpret texels
+  /// (same size) or read or write past the data (different size).
+  FormatMismatch,
+  /// The region names another image than the described one.
+  DestinationMismatch,
 };
 
 /// Why finish() did not record the frame. The frame stays open: fix the cause and finish again,
@@ -186,7 +207,8 @@ constexpr auto enum_names(std::type_identity<UploadError>) noexcept {
   return std::to_array<std::string_view>(
       {"Inactive", "NullDestination", "ZeroSize", "Overflow", "UnsupportedFormat", "BadAspect",
        "Misaligned", "SizeMismatch", "OverlapsEarlierUpload", "ConflictingLayouts",
-       "FallbackCapReached", "AllocationFailed", "RingFull", "TooLarge"});
+       "FallbackCapReached", "AllocationFailed", "RingFull", "TooLarge", "InvalidDestination",
+       "OutOfBounds", "NoSuchSubresource", "FormatMismatch", "DestinationMismatch"});
 }
 constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
   return std::to_array<std::string_view>(
@@ -195,6 +217,46 @@ constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
 static_assert(enum_names_complete<Route>() && enum_names_complete<UploadError>() &&
                   enum_names_complete<FinishError>(),
               "a vulkan frame enum value has no name");
+
+/// A destination buffer, described once (the values it was created with): uploads through it
+/// are checked to lie inside it. Plain data; describe each buffer once and keep the value.
+struct BufferDestination {
+  /// The buffer (created with TRANSFER_DST usage; not null).
+  VkBuffer buffer = VK_NULL_HANDLE;
+  /// Its VkBufferCreateInfo::size in bytes (> 0).
+  uint64_t size = 0;
+};
+
+/// A destination image, described once (the values of its VkImageCreateInfo): regions uploaded
+/// through it are checked against its format, extent, mip levels and array layers. Plain data.
+struct ImageDestination {
+  /// The image (created with TRANSFER_DST usage; not null).
+  VkImage image = VK_NULL_HANDLE;
+  /// Its format (not UNDEFINED).
+  VkFormat format = VK_FORMAT_UNDEFINED;
+  /// Mip level 0's extent in texels (each > 0; depth 1 for 1D and 2D images).
+  VkExtent3D extent{0, 0, 1};
+  /// Mip levels (1 ..= floor(log2(largest dimension)) + 1).
+  uint32_t mip_levels = 1;
+  /// Array layers (>= 1).
+  uint32_t array_layers = 1;
+};
+
+/// Checks that bytes [offset, offset + size) lie inside `target`. Pure; safe from any thread.
+/// Errors: NullDestination, InvalidDestination, ZeroSize, Overflow, OutOfBounds.
+[[nodiscard]] Expected<void, UploadError> check_destination(const BufferDestination& target,
+                                                            uint64_t offset,
+                                                            uint64_t size) noexcept;
+
+/// Checks `region` against the described destination `target`: the same image (a null region.image
+/// means the destination's) and the same format (UNDEFINED means the destination's), a known format
+/// and aspect, a non-empty extent, a mip level and layers the image has, the box inside the mip
+/// level's extent, its offset a multiple of the texel block and its extent too unless it reaches
+/// the mip level's edge (the Vulkan rule for block-compressed formats). Pure; safe from any thread.
+/// Errors, in this order: NullDestination, InvalidDestination, DestinationMismatch, FormatMismatch,
+/// UnsupportedFormat, BadAspect, ZeroSize, NoSuchSubresource, OutOfBounds, Misaligned.
+[[nodiscard]] Expected<void, UploadError> check_destination(const ImageDestination& target,
+                                                            const ImageRegion& region) noexcept;
 
 /// One frame's uploads, from Ring::begin() to finish(). Move-only; assigning to an open frame
 /// drops it first (as the destructor does).
@@ -218,7 +280,9 @@ class StagingFrame {
   ~StagingFrame();
 
   /// Copies `data` into staging memory now; at finish() it is copied to bytes [dst_offset,
-  /// dst_offset + data.size()) of `dst` (created with TRANSFER_DST usage). Any offset and size;
+  /// dst_offset + data.size()) of `dst` (created with TRANSFER_DST usage). Unchecked against the
+  /// buffer's size, which a VkBuffer does not tell: a range past its end is recorded and the
+  /// driver writes out of bounds. Prefer the BufferDestination overload. Any offset and size;
   /// the staging offset is aligned to optimalBufferCopyOffsetAlignment. When the frame's slot is
   /// full the upload takes the fallback route (counted in Stats::ring_full_fallbacks), whatever
   /// the policy; when the byte ring refuses it, it does so under the Fallback policy and answers
@@ -237,15 +301,41 @@ class StagingFrame {
   Expected<std::span<std::byte>, UploadError> reserve(VkBuffer dst, uint64_t dst_offset,
                                                       uint64_t size);
 
+  /// upload() to a described buffer: the range is first checked to lie inside `dst`
+  /// (check_destination). The way in for buffers whose size the caller knows. Errors: as
+  /// upload(), plus InvalidDestination and OutOfBounds (nothing placed or recorded).
+  Expected<void, UploadError> upload(const BufferDestination& dst, uint64_t dst_offset,
+                                     std::span<const std::byte> data);
+  /// upload() to a described buffer from a pointer and a size.
+  Expected<void, UploadError> upload(const BufferDestination& dst, uint64_t dst_offset,
+                                     const void* data, uint64_t size) {
+    return upload(dst, dst_offset, std::span(static_cast<const std::byte*>(data), size));
+  }
+  /// reserve() in a described buffer, checked as the described upload().
+  Expected<std::span<std::byte>, UploadError> reserve(const BufferDestination& dst,
+                                                      uint64_t dst_offset, uint64_t size);
+
   /// Copies `texels` (tightly packed, see ImageRegion) into staging memory now; at finish() it is
   /// copied into `region` with vkCmdCopyBufferToImage, with the layout transitions the region
-  /// asks for. The staging offset is aligned to lcm(texel block size (4 for depth/stencil),
-  /// optimalBufferCopyOffsetAlignment). Errors: as upload(), plus UnsupportedFormat, BadAspect,
-  /// Misaligned, SizeMismatch, ConflictingLayouts.
+  /// asks for. Unchecked against the image (its extent, mips, layers and format are unknown
+  /// here): prefer the ImageDestination overload. The staging offset is aligned to lcm(texel block
+  /// size (4 for depth/stencil), optimalBufferCopyOffsetAlignment). Errors: as upload(), plus
+  /// UnsupportedFormat, BadAspect, Misaligned, SizeMismatch, ConflictingLayouts.
   Expected<void, UploadError> upload(const ImageRegion& region, std::span<const std::byte> texels);
   /// Reserves staging memory for `region` and returns where to write its texel blocks in place
   /// (rows may be padded: see ImageSpan). Errors as the image upload() (no SizeMismatch).
   Expected<ImageSpan, UploadError> reserve(const ImageRegion& region);
+  /// The image upload() into a described image: `region` is first checked against `dst`
+  /// (check_destination; its image and format may be left null and UNDEFINED to take the
+  /// target's). The way in for images: the unchecked overload cannot see a region past the
+  /// image's extent, mips or layers, or a format that differs from the image's, and the driver
+  /// then writes out of bounds. Errors: as the image upload(), plus InvalidDestination,
+  /// OutOfBounds, NoSuchSubresource, FormatMismatch, DestinationMismatch (nothing placed or
+  /// recorded).
+  Expected<void, UploadError> upload(const ImageDestination& dst, const ImageRegion& region,
+                                     std::span<const std::byte> texels);
+  /// reserve() of an image region in a described image, checked as the described upload().
+  Expected<ImageSpan, UploadError> reserve(const ImageDestination& dst, const ImageRegion& region);
 
   /// Records the frame into its command buffer (which must be recording, outside a render pass):
   /// the copies, batched into one command per source and destination, then one pipeline barrier

@@ -155,6 +155,9 @@ struct RingConfig {
   /// Sees every staging range written, every retirement point and every release; may be null.
   /// Must outlive the ring. For invariant checkers (tests, debug builds).
   StagingObserver* observer = nullptr;
+  /// The longest the destructor waits for frames still in flight before it gives up and leaks
+  /// the ring's memory instead of freeing what the GPU may still read (see ~Ring).
+  Duration destroy_timeout = std::chrono::seconds(5);
 };
 
 /// Why begin() gave no frame (BeginError::kind).
@@ -337,9 +340,12 @@ static_assert(counters_complete<Stats>(), "vulkan::Stats: a member is missing fr
 /// finish and retire in any order (a later one waits for an earlier one).
 ///
 /// Ownership: owns its staging buffers, its timeline semaphore and the one-off buffers of frames
-/// in flight. Frames must not outlive it. Destroying it frees all of that at once: first make
-/// sure the GPU has finished every point it returned (wait_idle(), vkDeviceWaitIdle, or having
-/// waited for your own submissions).
+/// in flight. Frames must not outlive it. Destroying it frees all of that, but never under the
+/// GPU: the destructor first waits (up to RingConfig::destroy_timeout) for every point in flight;
+/// when they are not all reached by then — a frame finished but never submitted and not
+/// abandon()ed, or a hung queue — it leaks the ring's staging memory and semaphore rather than
+/// free memory the GPU may still read, and counts it in rings_leaked(). A lost device reads
+/// nothing more: then everything is freed. Wait yourself (wait_idle()) to keep it quick.
 /// Threading: not synchronised. The ring and its frames are used by one thread at a time (one
 /// ring per recording thread, or a lock around a shared one). The semaphore may be signalled by
 /// the GPU or any host thread at any time. Observers and the memory hook are called on that
@@ -390,8 +396,9 @@ class Ring {
   Ring& operator=(Ring&&) noexcept;
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
-  /// Frees the staging buffers, one-off buffers and semaphore at once (see Ownership). Aborts if
-  /// a StagingFrame of this ring is still open.
+  /// Waits (bounded) for the frames in flight, then frees the staging buffers, one-off buffers
+  /// and semaphore — or leaks them when the wait gives up (see Ownership). Aborts if a
+  /// StagingFrame of this ring is still open.
   ~Ring();
 
   /// Begins a frame that records into `cmd` and will place at most `needed` bytes (use
@@ -465,6 +472,11 @@ class Ring {
   explicit Ring(std::unique_ptr<detail::RingImpl> impl) noexcept;
   std::unique_ptr<detail::RingImpl> impl_;
 };
+
+/// Rings (of this process) whose destructor gave up waiting for their frames in flight and
+/// leaked their staging memory and semaphore rather than free memory the GPU may still read
+/// (RingConfig::destroy_timeout). Safe from any thread.
+[[nodiscard]] uint64_t rings_leaked() noexcept;
 
 /// Names of Ring::CreateErrorKind's values, in order (staging::to_string, enum_from_string).
 constexpr auto enum_names(std::type_identity<Ring::CreateErrorKind>) noexcept {

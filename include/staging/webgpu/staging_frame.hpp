@@ -72,6 +72,21 @@ enum class UploadError : uint8_t {
   /// The upload is larger than the C API can pass (size_t: 4 GiB on wasm32): no route can ever
   /// take it.
   TooLarge,
+  /// The described destination itself is invalid (BufferDestination size 0; TextureDestination with
+  /// an
+  /// Undefined format, a zero size or mip level count, or more mip levels than its size has).
+  InvalidDestination,
+  /// The upload writes outside the described destination: bytes past a buffer's size, texels
+  /// past the mip level's size (rounded up to whole texel blocks).
+  OutOfBounds,
+  /// The region names a mip level or array layers the described texture does not have.
+  NoSuchSubresource,
+  /// The region's format differs from the described texture's.
+  FormatMismatch,
+  /// The region names another texture than the described one.
+  DestinationMismatch,
+  /// A described texture region's origin or extent is not whole texel blocks.
+  Misaligned,
 };
 
 /// Why finish() or submitted() was refused. The frame is unchanged.
@@ -91,7 +106,9 @@ constexpr auto enum_names(std::type_identity<Route>) noexcept {
 }
 constexpr auto enum_names(std::type_identity<UploadError>) noexcept {
   return std::to_array<std::string_view>({"ZeroSize", "Unaligned", "NullDestination", "BadLayout",
-                                          "NoSlot", "DoesNotFit", "Inactive", "TooLarge"});
+                                          "NoSlot", "DoesNotFit", "Inactive", "TooLarge",
+                                          "InvalidDestination", "OutOfBounds", "NoSuchSubresource",
+                                          "FormatMismatch", "DestinationMismatch", "Misaligned"});
 }
 constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
   return std::to_array<std::string_view>({"Inactive", "NotFinished", "NullEncoder"});
@@ -111,7 +128,44 @@ struct TextureUpload {
   WGPUExtent3D extent{0, 0, 1};
   /// The format's texel block (4 bytes, 1×1 for rgba8unorm).
   TexelBlock block{};
+  /// The texture's format, checked against a TextureDestination's (Undefined: the destination's).
+  WGPUTextureFormat format = WGPUTextureFormat_Undefined;
 };
+
+/// A destination buffer, described once (the size it was created with): uploads through it are
+/// checked to lie inside it. Plain data. (The WebGPU C API this library targets cannot ask a
+/// buffer for its size.)
+struct BufferDestination {
+  WGPUBuffer buffer = nullptr;  ///< the buffer (COPY_DST usage; not null)
+  uint64_t size = 0;            ///< its WGPUBufferDescriptor::size in bytes (> 0)
+};
+
+/// A destination texture, described once (the values of its WGPUTextureDescriptor): regions
+/// uploaded through it are checked against its format, size, mip levels and array layers.
+struct TextureDestination {
+  WGPUTexture texture = nullptr;                           ///< the texture (COPY_DST; not null)
+  WGPUTextureFormat format = WGPUTextureFormat_Undefined;  ///< its format (not Undefined)
+  /// Mip level 0's size in texels; depthOrArrayLayers: array layers (2D) or depth (3D).
+  WGPUExtent3D size{0, 0, 1};
+  uint32_t mip_level_count = 1;  ///< mip levels (1 ..= floor(log2(largest mipped dimension)) + 1)
+  /// 2D (layers are not mipped) or 3D (depth is); 1D textures are 2D textures of height 1 here.
+  WGPUTextureDimension dimension = WGPUTextureDimension_2D;
+};
+
+/// Checks that bytes [offset, offset + size) lie inside `target`. Pure; safe from any thread.
+/// Errors: NullDestination, InvalidDestination, ZeroSize, OutOfBounds (also on overflow).
+[[nodiscard]] Expected<void, UploadError> check_destination(const BufferDestination& target,
+                                                            uint64_t offset,
+                                                            uint64_t size) noexcept;
+
+/// Checks `region` against the described destination `target`: the same texture (null: the
+/// destination's) and format (Undefined: the destination's), a non-empty extent, a mip level the
+/// texture has, array layers it has (2D), and the box inside the mip level's size rounded up to
+/// whole blocks of region.block, with origin and extent whole blocks (WebGPU's copy rules). Pure;
+/// safe from any thread. Errors, in this order: NullDestination, InvalidDestination,
+/// DestinationMismatch, FormatMismatch, ZeroSize, NoSuchSubresource, OutOfBounds, Misaligned.
+[[nodiscard]] Expected<void, UploadError> check_destination(const TextureDestination& target,
+                                                            const TextureUpload& region) noexcept;
 
 /// The slot layout of a texture upload (the core's engine under COPY_LIMITS; extent.
 /// depthOrArrayLayers counts images). Errors: Empty, Overflow. Pure; safe from any thread.
@@ -164,6 +218,21 @@ class StagingFrame {
   Expected<Route, UploadError> upload(WGPUBuffer dst, uint64_t dst_offset, const void* data,
                                       uint64_t size);
 
+  /// upload() to a described buffer: the range is first checked to lie inside it
+  /// (check_destination). The way in for buffers: WebGPU rejects a copy past a buffer's end by
+  /// invalidating the whole command buffer — every upload of the frame with it. Errors: as
+  /// upload(), plus InvalidDestination and OutOfBounds (nothing written or recorded).
+  Expected<Route, UploadError> upload(const BufferDestination& dst, uint64_t dst_offset,
+                                      const void* data, uint64_t size);
+  /// reserve() in a described buffer, checked as the described upload().
+  Expected<std::span<std::byte>, UploadError> reserve(const BufferDestination& dst,
+                                                      uint64_t dst_offset, uint64_t size);
+  /// The texture upload() into a described texture: `region` is first checked against `dst`
+  /// (check_destination; its texture and format may be left unset to take the destination's).
+  /// Errors: as the texture upload(), plus InvalidDestination, OutOfBounds, NoSuchSubresource,
+  /// FormatMismatch, DestinationMismatch, Misaligned (nothing written or recorded).
+  Expected<Route, UploadError> upload(const TextureDestination& dst, const TextureUpload& region,
+                                      const void* data, uint64_t size);
   /// Uploads a texture region from tightly packed rows (`size` must equal the region's packed
   /// size: ceil(w/bw)*bytes per row, ceil(h/bh) rows, extent.depthOrArrayLayers images). Slot
   /// route: rows repacked into the slot with bytesPerRow padded to 256, copy recorded at finish().
