@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "vulkan_messages.hpp"
+
 namespace example {
 
 namespace {
@@ -15,13 +17,13 @@ namespace {
 std::atomic<int> g_messages{0};
 
 VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                          VkDebugUtilsMessageTypeFlagsEXT,
+                                          VkDebugUtilsMessageTypeFlagsEXT types,
                                           const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
   const std::string_view id = data->pMessageIdName ? data->pMessageIdName : "";
-  // The loader's and the layer's own status notes are not findings.
-  if (severity <= VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT &&
-      (id == "Loader Message" ||
-       id == "UNASSIGNED-khronos-validation-createinstance-status-message")) {
+  // The loader's and the layer's notes about their own set-up (drivers found, the layer's status,
+  // its shader cache file on a first run) are not findings: the one filter every clean run uses.
+  if (staging::vulkan::support::classify(severity, types, id) ==
+      staging::vulkan::support::MessageKind::SetUp) {
     return VK_FALSE;
   }
   ++g_messages;
