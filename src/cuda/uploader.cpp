@@ -13,6 +13,7 @@
 
 #include "staging/core/assert.hpp"
 #include "staging/core/fill_pool.hpp"
+#include "staging/core/spin_lock.hpp"
 #include "staging/cuda/event_timeline.hpp"
 #include "staging/cuda/pinned_region_allocator.hpp"
 #include "upload_planner.hpp"
@@ -47,19 +48,25 @@ bool wraps(const void* p, uint64_t bytes) {
 // Takes `lock` within `timeout`, polling (the holder is either quick or waiting inside the ring
 // for at most its own timeout). A polled std::mutex rather than std::timed_mutex: the latter's
 // clocklock is invisible to ThreadSanitizer builds of GCC 12.
-// Yields (no sleep) for the first 100 µs: the holder is usually a reservation about to find room
-// (a copy about to complete), and a sleep would cost ~60 µs of timer slack each time — with
-// several in-place producers queueing for the ring, that latency added up per span.
+// Spins (pause, then a yield) for the first 2 ms and only then sleeps between tries: the holder is
+// usually a reservation about to find room (a copy about to complete), and every thread queued
+// here is a producer with nothing else to do. A sleep costs ~60 µs of timer slack: with several
+// in-place producers queued for the ring, the lock would sit free for that long at each hand-off,
+// and the ring would hand out one span per sleep instead of one per completed copy.
 bool lock_within(std::unique_lock<std::mutex>& lock, Duration timeout) {
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + timeout;
-  for (int round = 0; !lock.try_lock(); ++round) {
+  for (unsigned round = 0; !lock.try_lock(); ++round) {
+    if ((round & 15) != 15) {
+      cpu_relax();
+      continue;
+    }
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return false;
-    if (now - start < std::chrono::microseconds(100)) {
+    if (now - start < std::chrono::milliseconds(2)) {
       std::this_thread::yield();
     } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(round < 64 ? 10 : 50));
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   }
   return true;
@@ -92,6 +99,7 @@ struct Uploader::Impl {
   std::optional<ByteRing> ring;  // guarded by ring_mu
   std::byte* ring_base = nullptr;
   std::shared_ptr<FillPool> pool;
+  unsigned lane = 0;  // this Uploader's lane in the pool (no head-of-line blocking when shared)
   std::unique_ptr<detail::UploadPlanner> planner;
 
   std::mutex ring_mu;
@@ -276,11 +284,18 @@ struct Uploader::Impl {
 
     Expected<TimelineValue, UploadError> run() {
       const auto start = SteadyTime::now();
+      // The pool's idle threads keep looking for this upload's next pieces (no wake-up per
+      // reservation while the upload waits for ring room).
+      const FillPool::Hold hold = m_.pool->hold();
+      detail::PoolState pool;
+      pool.awake = m_.pool->awake();
+      pool.wake_latency = m_.pool->wake_latency();
       if (policy_ == ExhaustionPolicy::Split) {
-        plan_ =
-            m_.planner->plan(bytes_, [&] { return m_.api->stream_query(stream_) == cudaSuccess; });
+        plan_ = m_.planner->plan(
+            bytes_, [&] { return m_.api->stream_query(stream_) == cudaSuccess; }, pool);
       } else {
-        plan_ = m_.planner->plan_without_direct(bytes_);  // one reservation for the whole source
+        // One reservation for the whole source.
+        plan_ = m_.planner->plan_without_direct(bytes_, pool);
       }
       reserved_ = plan_.direct_bytes;
       if (plan_.direct_bytes > 0) {
@@ -348,7 +363,7 @@ struct Uploader::Impl {
         // Every pooled event is pending: no direct part, the ring takes the whole source.
         reserved_ = 0;
         plan_.direct_bytes = 0;
-        plan_.piece_bytes = m_.planner->ring_piece(bytes_, plan_.method);
+        plan_.piece_bytes = m_.planner->ring_piece(bytes_, plan_.method, plan_.helpers);
         return std::nullopt;
       }
       direct_point_ = *point;
@@ -428,6 +443,7 @@ struct Uploader::Impl {
         p.job.bytes = n;
         p.job.method = plan_.method;
         p.job.slice_bytes = m_.config.fill_slice_bytes;
+        p.job.lane = m_.lane;
         if (n <= m_.config.inline_fill_bytes) {
           copy_to_staging(p.staging, p.job.src, static_cast<std::size_t>(n), plan_.method);
           p.inline_filled = true;
@@ -438,7 +454,7 @@ struct Uploader::Impl {
         }
         k += n;
       }
-      m_.pool->submit(batch_);
+      m_.pool->submit(batch_, plan_.wake);
       reserved_ += r.size;
     }
 
@@ -759,6 +775,7 @@ Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig&
     if (!pool) return unexpected(CreateError::ThreadStartFailed);
     impl->pool = std::move(*pool);
   }
+  impl->lane = impl->pool->new_lane();
   detail::PlannerConfig planner;
   planner.ring_bytes = c.ring_bytes;
   planner.chunk_bytes = c.chunk_bytes;

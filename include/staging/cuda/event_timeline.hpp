@@ -98,9 +98,9 @@ class EventTimeline final : public CompletionSource {
   /// The highest N such that every point <= N has completed; never decreases. Queries the events
   /// of the oldest pending points (cudaEventQuery, no waiting).
   [[nodiscard]] TimelineValue completed() override;
-  /// Polls until completed() >= value or `timeout` passes; returns completed(). Yields between
-  /// polls for the first 50 µs (a copy about to finish is seen at once), then sleeps, backing off
-  /// to 100 µs; never hangs. After a failure it just runs out the timeout.
+  /// Polls until completed() >= value or `timeout` passes; returns completed(). Polls every few
+  /// µs for the first 200 µs (a copy about to finish is seen at once), then sleeps between polls,
+  /// backing off to 100 µs; never hangs. After a failure it just runs out the timeout.
   TimelineValue wait(TimelineValue value, Duration timeout) override;
   /// True once `point`'s own work has completed: its event reached, or it was released, or
   /// completed() >= point — whatever the points before it do (unlike completed()). False for an
