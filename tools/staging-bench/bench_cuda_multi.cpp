@@ -53,6 +53,21 @@ class FirstError {
   std::optional<UploadError> error_;
 };
 
+// "0-15,32-47" for a sorted CPU list; "any" for an empty one (not pinned).
+std::string cpu_list(const std::vector<int>& cpus) {
+  if (cpus.empty()) return "any";
+  std::string out;
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1)
+      ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(cpus[i]) +
+           (j > i ? "-" + std::to_string(cpus[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -117,6 +132,22 @@ class Multi {
       threads += pool->threads();
     report_.context("multi_pools", uploader_->pools().size());
     report_.context("multi_fill_threads", threads);
+    // Where each pool's threads may run (the affinity each was given; "any": not pinned).
+    for (std::size_t k = 0; k < uploader_->pools().size(); ++k) {
+      const FillPool& pool = *uploader_->pools()[k];
+      std::vector<std::string> sets;
+      for (const auto& cpus : pool.placement()) {
+        const std::string set = cpu_list(cpus);
+        if (std::find(sets.begin(), sets.end(), set) == sets.end()) sets.push_back(set);
+      }
+      std::string where;
+      for (const std::string& set : sets)
+        where += (where.empty() ? "" : " | ") + set;
+      report_.context("multi_pool" + std::to_string(k),
+                      std::to_string(pool.threads()) + " threads, numa_node " +
+                          std::to_string(pool.config().numa_node) + ", pinning " +
+                          std::string(to_string(pool.config().pinning)) + ", cpus " + where);
+    }
     for (std::size_t i = 0; i < devices_.size(); ++i)
       report_.context("multi_device" + std::to_string(i) + "_numa_node", uploader_->numa_node(i));
 
