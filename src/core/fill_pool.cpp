@@ -266,9 +266,13 @@ void FillPool::block_until_done(FillJob& job) {
   blocked_waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
+Duration FillPool::spin_limit() const noexcept {
+  return holds_.load(std::memory_order_relaxed) > 0 ? config_.held_spin : config_.spin;
+}
+
 void FillPool::wait(FillJob& job) {
   help(job);
-  if (spin_until([&] { return done(job); }, [&] { return config_.spin; })) return;
+  if (spin_until([&] { return done(job); }, [&] { return spin_limit(); })) return;
   block_until_done(job);
 }
 
@@ -278,7 +282,7 @@ bool FillPool::wait_for(FillJob& job, Duration timeout) {
   }
   const auto left = deadline - SteadyTime::now();
   const Duration spin =
-      std::min<Duration>(std::chrono::duration_cast<Duration>(left), config_.spin);
+      std::min<Duration>(std::chrono::duration_cast<Duration>(left), spin_limit());
   if (spin_until([&] { return done(job); }, [&] { return spin; })) return true;
   if (SteadyTime::now() >= deadline) return done(job);
   blocked_waiters_.fetch_add(1, std::memory_order_seq_cst);
@@ -307,7 +311,7 @@ void FillPool::cancel(FillJob& job) {
   }
   cancelled_slices_.fetch_add(dropped, std::memory_order_relaxed);
   if (dropped > 0) finish(job, dropped);
-  if (spin_until([&] { return done(job); }, [&] { return config_.spin; })) return;
+  if (spin_until([&] { return done(job); }, [&] { return spin_limit(); })) return;
   block_until_done(job);
 }
 
@@ -318,9 +322,7 @@ bool FillPool::look_for_work() noexcept {
         return unclaimed_.load(std::memory_order_relaxed) > 0 ||
                stopping_.load(std::memory_order_relaxed);
       },
-      [&] {
-        return holds_.load(std::memory_order_relaxed) > 0 ? config_.held_spin : config_.spin;
-      });
+      [&] { return spin_limit(); });
 }
 
 // Sleeps until a submit that wakes threads (or the pool stops). A submitter raises unclaimed_

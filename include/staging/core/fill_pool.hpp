@@ -248,7 +248,8 @@ class FillPool {
   /// Copies unclaimed slices of `job` on the calling thread until none is left.
   void help(FillJob& job);
   /// Returns once done(job): helps (copies its unclaimed slices), then waits for the slices other
-  /// threads are copying — looking for a moment, then sleeping.
+  /// threads are copying — looking for a moment (FillPoolConfig::spin, or held_spin while the pool
+  /// is held), then sleeping.
   void wait(FillJob& job);
   /// As wait() for at most `timeout` (helping included); true when done(job).
   bool wait_for(FillJob& job, Duration timeout);
@@ -341,6 +342,7 @@ class FillPool {
   void finish(FillJob& job, uint64_t slices) noexcept;
   void block_until_done(FillJob& job);
   bool look_for_work() noexcept;
+  Duration spin_limit() const noexcept;  // held_spin while held, else spin
   void sleep() noexcept;
   void note_wake(uint64_t ns) noexcept;
   void stop_threads() noexcept;
