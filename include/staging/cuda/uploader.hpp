@@ -113,8 +113,9 @@ struct UploaderConfig {
   /// the CUDA driver has threads of its own), at least 1 and at most 12. On a 16-core host that
   /// is 12: the fill rate must exceed the copy rate (docs/cuda.md, "Fill threads").
   unsigned fill_threads = 0;
-  /// A fill pool shared with other Uploaders (one per device): their common CPU budget. Null:
-  /// create() starts the Uploader's own pool of fill_threads threads.
+  /// A fill pool shared with other Uploaders (one per device): their common CPU budget. Each
+  /// Uploader queues in a lane of its own (FillPool::new_lane()), so none waits behind another's
+  /// queued pieces. Null: create() starts the Uploader's own pool of fill_threads threads.
   std::shared_ptr<FillPool> fill_pool;
   /// Where the own pool's threads run (ignored with fill_pool): Node keeps them on the host NUMA
   /// node closest to the device (no restriction on a host with one node), Core pins one per core
@@ -409,7 +410,9 @@ class Uploader {
   /// UploaderConfig::direct) and every copy enqueued: the caller may then reuse `host_src` at
   /// once; the device bytes are there when the returned point completes (and for any later work
   /// on `stream`, by stream order). Copies are enqueued in source order. The calling thread fills
-  /// ring pieces alongside the fill pool while it waits for them.
+  /// ring pieces alongside the fill pool while it waits for them; the pool's idle threads keep
+  /// looking for this upload's pieces until it returns (FillPool::hold()), and sleeping ones are
+  /// woken only when they would arrive before the calling thread is done alone.
   ///
   /// Policy (options.policy or the config's): Split streams any size in reservations of whole
   /// pieces (at most chunk_bytes), waiting up to the timeout for each, and may take a direct part
