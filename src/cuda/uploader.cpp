@@ -143,6 +143,24 @@ struct Uploader::Impl {
     return std::nullopt;
   }
 
+  // Refuses a destination range that leaves the device allocation holding its first byte (see
+  // UploaderConfig::check_destinations).
+  std::optional<UploadError> check_destination(const void* dst, uint64_t bytes) {
+    if (!config.check_destinations) return std::nullopt;
+    void* base = nullptr;
+    std::size_t size = 0;
+    const cudaError_t err = api->address_range(dst, &base, &size);
+    if (err == cudaErrorNotSupported) return std::nullopt;  // the driver cannot say
+    if (err == cudaErrorInvalidValue) return error_of(UploadErrorKind::DestinationOutOfRange);
+    if (err != cudaSuccess) return cuda_error(err);
+    const auto first = reinterpret_cast<std::uintptr_t>(base);
+    const auto at = reinterpret_cast<std::uintptr_t>(dst);
+    if (at < first || at - first > size || bytes > size - (at - first)) {
+      return error_of(UploadErrorKind::DestinationOutOfRange);
+    }
+    return std::nullopt;
+  }
+
   // --- ring reservations ----------------------------------------------------------------------
 
   // The answer of reserve_ring: a reservation, an error, or (try_only) neither: "not now".
@@ -598,6 +616,7 @@ struct Uploader::Impl {
       return unexpected(counted(error_of(UploadErrorKind::InvalidArgument)));
     }
     if (auto e = check_stream(stream)) return unexpected(counted(*e));
+    if (auto e = check_destination(device_dst, bytes)) return unexpected(counted(*e));
     Pipeline pipeline(*this, static_cast<std::byte*>(device_dst),
                       static_cast<const std::byte*>(host_src), bytes, stream, policy,
                       options.timeout.value_or(config.wait_timeout), options.owner);
@@ -658,6 +677,7 @@ struct Uploader::Impl {
       refused = error_of(UploadErrorKind::InvalidArgument);
     } else {
       refused = check_stream(stream);
+      if (!refused) refused = check_destination(device_dst, used);
     }
     if (refused) {
       close(span, /*cancelled=*/true);

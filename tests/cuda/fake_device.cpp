@@ -1,5 +1,6 @@
 #include "fake_device.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -354,6 +355,18 @@ cudaError_t FakeDevice::stream_query(cudaStream_t stream) noexcept {
 
 cudaError_t FakeDevice::host_numa_node(int* node) noexcept {
   *node = numa_node_.load();
+  return cudaSuccess;
+}
+
+cudaError_t FakeDevice::address_range(const void* ptr, void** base, std::size_t* size) noexcept {
+  const auto* p = static_cast<const std::byte*>(ptr);
+  std::lock_guard lock(mu_);
+  auto it = device_.upper_bound(p);
+  if (it == device_.begin()) return cudaErrorInvalidValue;
+  --it;
+  if (p >= it->first + std::max<std::size_t>(it->second, 1)) return cudaErrorInvalidValue;
+  *base = const_cast<std::byte*>(it->first);
+  *size = it->second;
   return cudaSuccess;
 }
 

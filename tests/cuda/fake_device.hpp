@@ -13,7 +13,8 @@
 // that does not stage the bytes may): a caller that reused the source too early sees wrong bytes.
 //
 // Several devices: one FakeDevice per device; host_numa_node() answers what set_host_numa_node()
-// said (-1 at first).
+// said (-1 at first). address_range() answers from the device_alloc() blocks, as
+// cuMemGetAddressRange does from the driver's allocations.
 //
 // Threading: every DeviceApi method and helper is safe from any thread.
 #pragma once
@@ -100,6 +101,8 @@ class FakeDevice final : public DeviceApi {
                                             cudaStream_t stream) noexcept override;
   cudaError_t stream_query(cudaStream_t stream) noexcept override;
   cudaError_t host_numa_node(int* node) noexcept override;
+  /// The device_alloc() block holding `ptr` (cudaErrorInvalidValue outside every one).
+  cudaError_t address_range(const void* ptr, void** base, std::size_t* size) noexcept override;
 
  private:
   struct Event {

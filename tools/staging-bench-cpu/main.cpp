@@ -260,6 +260,10 @@ class NullDevice final : public staging::cuda::DeviceApi {
     *node = -1;
     return cudaSuccess;
   }
+  // The driver's answer costs a call on a GPU; here there is no allocation to describe.
+  cudaError_t address_range(const void*, void**, std::size_t*) noexcept override {
+    return cudaErrorNotSupported;
+  }
 };
 
 void upload(unsigned threads, int reps) {

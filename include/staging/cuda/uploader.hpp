@@ -154,6 +154,13 @@ struct UploaderConfig {
   Duration copy_overhead = std::chrono::microseconds(2);
   /// Pin the ring with cudaHostAllocWriteCombined (the CPU must then never read it).
   bool write_combined = false;
+  /// Checks every upload() and commit() destination against the device allocation that holds
+  /// its first byte (DeviceApi::address_range, one driver call per upload): a range that runs past
+  /// the allocation's end, or an address the driver knows no allocation at, is refused with
+  /// DestinationOutOfRange before anything is reserved or copied. Where the driver cannot answer
+  /// (no cuMemGetAddressRange entry point) nothing is checked. False: destinations are trusted
+  /// (memory the driver does not describe as an allocation, say).
+  bool check_destinations = true;
   /// Runs the byte ring's invariant checker on every operation (slow; for tests).
   bool check_invariants = false;
   /// Receives the ring's timeline events (must outlive the Uploader); null: none. Called under
@@ -207,6 +214,10 @@ enum class UploadErrorKind : uint8_t {
   Cuda,
   /// The Uploader failed earlier on a sticky CUDA error (`cuda`); it does nothing any more.
   Failed,
+  /// upload()/commit() with UploaderConfig::check_destinations: the destination range does not
+  /// lie inside one device allocation (the one holding its first byte, as cuMemGetAddressRange
+  /// reports it), or the driver knows no allocation at that address. Nothing was copied.
+  DestinationOutOfRange,
 };
 
 /// A failed call, with what the caller needs to go on.
@@ -230,8 +241,8 @@ struct UploadError {
 
 /// Names of UploadErrorKind's values, in order (to_string, enum_from_string).
 constexpr auto enum_names(std::type_identity<UploadErrorKind>) noexcept {
-  return std::to_array<std::string_view>(
-      {"InvalidArgument", "WouldBlock", "Timeout", "TooLarge", "Cuda", "Failed"});
+  return std::to_array<std::string_view>({"InvalidArgument", "WouldBlock", "Timeout", "TooLarge",
+                                          "Cuda", "Failed", "DestinationOutOfRange"});
 }
 static_assert(enum_names_complete<UploadErrorKind>(), "UploadErrorKind: a value has no name");
 
