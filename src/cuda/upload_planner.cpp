@@ -142,6 +142,10 @@ UploadPlan UploadPlanner::plan_without_direct(uint64_t bytes, const PoolState& p
   UploadPlan p;
   p.method = forced_.method ? resolve_fill_method(*forced_.method) : choose_method(bytes, p.probe);
   p.helpers = config_.fill_threads;
+  if (pool.uploads > 1 && p.helpers > 0) {
+    // The threads serve every upload in progress in turn (lanes): this one gets its share.
+    p.helpers = std::max(1u, (p.helpers + pool.uploads - 1) / pool.uploads);
+  }
   if (pool.awake < config_.fill_threads && pool.wake_latency > Duration::zero()) {
     // Woken threads start helping a wake-up after the call: not worth it for an upload the caller
     // (with the threads that are awake) fills in little more than that.
@@ -149,7 +153,7 @@ UploadPlan UploadPlanner::plan_without_direct(uint64_t bytes, const PoolState& p
         static_cast<double>(bytes) / (fill_speed(p.method) * (pool.awake + 1));  // bytes per ns
     if (alone_ns < kWakeWorth * static_cast<double>(pool.wake_latency.count())) {
       p.wake = false;
-      p.helpers = pool.awake;
+      p.helpers = std::min(p.helpers, pool.awake);
     }
   }
   p.piece_bytes = forced_.piece_bytes ? std::min(*forced_.piece_bytes, bytes)

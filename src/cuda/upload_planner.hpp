@@ -59,6 +59,9 @@ struct PlannerConfig {
 struct PoolState {
   unsigned awake = ~0u;      ///< threads not asleep now (>= fill_threads: all of them)
   Duration wake_latency{0};  ///< what waking the others costs (zero: not measured yet)
+  /// Uploads in progress on the pool, this one included: a pool shared by several Uploaders (one
+  /// per device) splits its threads between them, and each plans with its share.
+  unsigned uploads = 1;
 };
 
 /// What plan() decided for one upload.

@@ -308,6 +308,7 @@ struct Uploader::Impl {
       detail::PoolState pool;
       pool.awake = m_.pool->awake();
       pool.wake_latency = m_.pool->wake_latency();
+      pool.uploads = std::max(1u, m_.pool->holds());
       if (policy_ == ExhaustionPolicy::Split) {
         plan_ = m_.planner->plan(
             bytes_, [&] { return m_.api->stream_query(stream_) == cudaSuccess; }, pool);

@@ -189,6 +189,30 @@ TEST(UploadPlanner, SleepingThreadsAreWokenOnlyWhenTheyArriveInTime) {
   EXPECT_TRUE(p.plan_without_direct(256 * KiB).wake);  // all awake
 }
 
+// A pool shared by two uploads in progress (two devices): each counts on half the threads, and
+// cuts its pieces for that fill rate — never for more threads than it will get.
+TEST(UploadPlanner, AnUploadSharingThePoolPlansWithItsShare) {
+  UploadPlanner p(config(8, FillMethod::Memcpy));
+  PoolState shared;
+  shared.uploads = 2;
+  EXPECT_EQ(p.plan_without_direct(64 * MiB, shared).helpers, 4u);
+  shared.uploads = 3;
+  EXPECT_EQ(p.plan_without_direct(64 * MiB, shared).helpers, 3u);  // rounded up
+  shared.uploads = 100;
+  EXPECT_EQ(p.plan_without_direct(64 * MiB, shared).helpers, 1u);  // never none
+  EXPECT_EQ(p.plan_without_direct(64 * MiB).helpers, 8u);          // alone: all of them
+  shared.uploads = 4;
+  EXPECT_LE(p.plan_without_direct(16 * MiB, shared).piece_bytes,
+            p.plan_without_direct(16 * MiB).piece_bytes);
+  // Asleep and not worth waking: no more helpers than are awake, shared or not.
+  shared.uploads = 2;
+  shared.awake = 1;
+  shared.wake_latency = std::chrono::milliseconds(1);
+  const UploadPlan few = p.plan_without_direct(256 * KiB, shared);
+  EXPECT_FALSE(few.wake);
+  EXPECT_EQ(few.helpers, 1u);
+}
+
 TEST(UploadPlanner, AFixedMethodIsNeverProbed) {
   UploadPlanner p(config(8, FillMethod::Memcpy));
   for (int i = 0; i < 50; ++i) {

@@ -296,6 +296,11 @@ class FillPool {
   /// See Hold. The pool must outlive it.
   [[nodiscard]] Hold hold() noexcept { return Hold(this); }
 
+  /// Holds alive now (a snapshot): the uploads in progress that share the pool's threads.
+  [[nodiscard]] unsigned holds() const noexcept {
+    const int n = holds_.load(std::memory_order_relaxed);
+    return n > 0 ? static_cast<unsigned>(n) : 0u;
+  }
   /// Threads of the pool.
   [[nodiscard]] unsigned threads() const noexcept { return static_cast<unsigned>(threads_.size()); }
   /// Threads not asleep now (looking for work or copying): those a job submitted now gets

@@ -115,7 +115,9 @@ struct UploaderConfig {
   unsigned fill_threads = 0;
   /// A fill pool shared with other Uploaders (one per device): their common CPU budget. Each
   /// Uploader queues in a lane of its own (FillPool::new_lane()), so none waits behind another's
-  /// queued pieces. Null: create() starts the Uploader's own pool of fill_threads threads.
+  /// queued pieces, and sizes its pieces for its share of the threads: the pool's threads divided
+  /// by the uploads in progress on it (FillPool::holds()). Null: create() starts the Uploader's own
+  /// pool of fill_threads threads.
   std::shared_ptr<FillPool> fill_pool;
   /// Where the own pool's threads run (ignored with fill_pool): Node keeps them on the host NUMA
   /// node closest to the device (no restriction on a host with one node), Core pins one per core
