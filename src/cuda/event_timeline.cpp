@@ -191,9 +191,10 @@ TimelineValue EventTimeline::wait(TimelineValue value, Duration timeout) {
       std::lock_guard lock(m.mu);
       m.advance();
       done = m.done;
-      // After a failure nothing completes any more: the wait runs out its timeout (sleeping), as
-      // CompletionSource asks, so that a caller looping on wait() does not spin.
-      if (done >= value) return done;
+      // After a failure nothing completes any more: the timeline knows `value` cannot be reached
+      // by waiting and says so at once (CompletionSource::wait allows it; a waiting ring then
+      // gives up instead of running out its timeout on a lost device).
+      if (done >= value || m.error != cudaSuccess) return done;
     }
     if (Clock::now() >= deadline) return done;
     Impl::back_off(round, start);
@@ -210,8 +211,11 @@ bool EventTimeline::reached(TimelineValue point) {
   if (s.state == PointState::Released) return true;
   if (s.state != PointState::Recorded) return false;
   ++m.stats.queries;
-  // Not a failure of the timeline when it errs: the caller's wait gives up and reports it.
-  return m.api.event_query(s.event) == cudaSuccess;
+  const cudaError_t q = m.api.event_query(s.event);
+  // As in advance(): a query can only fail when the context is broken, so the timeline stops
+  // (the caller, polling for this point, sees error() instead of polling on).
+  if (q != cudaSuccess && q != cudaErrorNotReady) m.error = q;
+  return q == cudaSuccess;
 }
 
 cudaError_t EventTimeline::stream_wait(cudaStream_t stream, TimelineValue point) {
