@@ -269,8 +269,11 @@ class FillPool {
   /// may be alive at once (one per upload in progress, say).
   class Hold {
    public:
+    /// A hold on no pool (no effect).
     Hold() = default;
+    /// Takes `other`'s hold; `other` then holds nothing.
     Hold(Hold&& other) noexcept : pool_(std::exchange(other.pool_, nullptr)) {}
+    /// Releases this hold, then takes `other`'s.
     Hold& operator=(Hold&& other) noexcept {
       if (this != &other) {
         release();
@@ -280,6 +283,7 @@ class FillPool {
     }
     Hold(const Hold&) = delete;
     Hold& operator=(const Hold&) = delete;
+    /// Releases the hold.
     ~Hold() { release(); }
 
    private:
