@@ -417,12 +417,11 @@ struct Uploader::Impl {
     // costs nothing). If it does not complete within drain_timeout the Uploader fails, since the
     // copy may still read the caller's memory.
     std::optional<UploadError> settle_direct() {
+      if (direct_state_ == DirectState::Issued) return settle_direct_failed();  // never recorded
       if (direct_state_ != DirectState::Recorded) return std::nullopt;
       const auto start = SteadyTime::now();
       while (!note_direct_done()) {
-        if (const cudaError_t f = m_.failure(); f != cudaSuccess) {
-          return error_of(UploadErrorKind::Failed, f);
-        }
+        if (m_.failure() != cudaSuccess) return settle_direct_failed();
         const auto waited = SteadyTime::now() - start;
         if (waited >= m_.config.drain_timeout) {
           cudaError_t expected = cudaSuccess;
@@ -436,6 +435,23 @@ struct Uploader::Impl {
         }
       }
       return std::nullopt;
+    }
+
+    // The timeline has stopped (or the direct copy's point was never recorded) with the direct
+    // copy issued: only the stream can still tell when the copy has run. Waits (up to
+    // drain_timeout) until the stream is idle — or answers a sticky error: a broken context runs
+    // nothing more — so that the caller's source is not read after upload() returns.
+    UploadError settle_direct_failed() {
+      const auto start = SteadyTime::now();
+      for (;;) {
+        const cudaError_t q = m_.api->stream_query(stream_);
+        if (q == cudaSuccess || is_sticky(q)) break;  // idle, or a context that runs nothing more
+        if (SteadyTime::now() - start >= m_.config.drain_timeout) break;
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+      direct_state_ = DirectState::Settled;
+      const cudaError_t f = m_.failure();
+      return error_of(UploadErrorKind::Failed, f != cudaSuccess ? f : cudaErrorUnknown);
     }
 
     // True once the direct copy has completed (or there is none to wait for); the first time it

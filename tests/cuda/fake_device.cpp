@@ -72,6 +72,10 @@ void FakeDevice::run(Stream& s) {
     if (s.ops.empty()) return;
     std::function<void()> op = std::move(s.ops.front());
     s.ops.pop_front();
+    if (halted_.load()) {  // a lost device runs nothing more
+      s.cv.notify_all();   // (synchronize() waits for the queue to empty)
+      continue;
+    }
     s.busy = true;
     lock.unlock();
     if (max_delay_.count() > 0) {
@@ -133,7 +137,7 @@ int FakeDevice::close_gate(cudaStream_t stream, std::chrono::milliseconds watchd
   }
   enqueue(*s, [this, id, watchdog] {
     std::unique_lock lock(mu_);
-    if (!progress_cv_.wait_for(lock, watchdog, [&] { return gates_[id].open; })) {
+    if (!progress_cv_.wait_for(lock, watchdog, [&] { return gates_[id].open || halted_.load(); })) {
       violations_.push_back("gate " + std::to_string(id) + " released by its watchdog");
     }
   });
@@ -146,6 +150,24 @@ void FakeDevice::open_gate(int id) {
     gates_[id].open = true;
   }
   progress_cv_.notify_all();
+}
+
+void FakeDevice::halt() {
+  halted_.store(true);
+  {
+    std::lock_guard lock(mu_);  // a gate waiting under mu_ sees halted_ when notified
+  }
+  progress_cv_.notify_all();
+  std::vector<Stream*> all;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& st : streams_)
+      all.push_back(st.get());
+  }
+  for (Stream* st : all) {
+    std::unique_lock lock(st->mu);
+    st->cv.wait(lock, [&] { return !st->busy; });
+  }
 }
 
 void FakeDevice::fail_copies(cudaError_t error, int count) {
@@ -288,7 +310,7 @@ cudaError_t FakeDevice::stream_wait_event(cudaStream_t stream, cudaEvent_t event
   const uint64_t gen = e->recorded.load();
   enqueue(*s, [this, e, gen] {
     std::unique_lock lock(mu_);
-    progress_cv_.wait(lock, [&] { return e->completed.load() >= gen; });
+    progress_cv_.wait(lock, [&] { return e->completed.load() >= gen || halted_.load(); });
   });
   return cudaSuccess;
 }

@@ -64,6 +64,9 @@ class FakeDevice final : public DeviceApi {
                  std::chrono::milliseconds watchdog = std::chrono::milliseconds(20000));
   void open_gate(int id);
 
+  /// A lost device: from now on the streams run nothing more (queued operations are dropped,
+  /// gates open, events never complete); returns once no operation is running.
+  void halt();
   /// The next `count` copies return `error` without copying.
   void fail_copies(cudaError_t error, int count = 1);
   /// From now on every event query returns `error` (a lost device).
@@ -158,6 +161,7 @@ class FakeDevice final : public DeviceApi {
   std::atomic<uint64_t> pageable_copies_{0};
   std::atomic<uint64_t> pageable_bytes_{0};
   std::atomic<int> numa_node_{-1};
+  std::atomic<bool> halted_{false};
 };
 
 }  // namespace staging::cuda::testing

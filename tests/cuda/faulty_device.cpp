@@ -50,7 +50,10 @@ cudaError_t FaultyDevice::enter(Call kind) noexcept {
   if (fault_.nth == 0 || n != fault_.nth) return cudaSuccess;
   bool expected = false;
   if (!fired_.compare_exchange_strong(expected, true)) return cudaSuccess;
-  if (fault_.lost) lost_.store(true);
+  if (fault_.lost) {
+    lost_.store(true);
+    if (on_lost_) on_lost_();
+  }
   return fault_.error;
 }
 

@@ -18,6 +18,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string_view>
 
 #include "staging/cuda/device_api.hpp"
@@ -59,6 +60,9 @@ class FaultyDevice final : public DeviceApi {
   /// Forwards to `device` (which must outlive this) except where `fault` says.
   FaultyDevice(DeviceApi& device, Fault fault) : device_(device), fault_(fault) {}
 
+  /// Called once, on the calling thread, when a lost fault fires (before that call returns):
+  /// the device behind can stop running work, as a lost one does. Set before any call.
+  void on_lost(std::function<void()> f) { on_lost_ = std::move(f); }
   /// Calls of `kind` made so far (Any: all of them).
   [[nodiscard]] uint64_t calls(Call kind) const noexcept;
   /// True once the fault has fired.
@@ -98,6 +102,7 @@ class FaultyDevice final : public DeviceApi {
   std::atomic<bool> lost_{false};
   std::atomic<int64_t> live_allocations_{0};
   std::atomic<int64_t> live_events_{0};
+  std::function<void()> on_lost_;
 };
 
 }  // namespace staging::cuda::testing

@@ -8,6 +8,7 @@
 //   multi-ring-own     all at once with one Uploader per device, each with its own pool (the
 //                      threads split evenly): what sharing one pool changes
 //   host-memcpy        CPU only: every usable CPU copying pageable memory (the host's bandwidth)
+//   host-stream        the same with streaming stores (no read of the destination)
 // Each device uploads its own pageable source (no two devices read the same bytes).
 #include <algorithm>
 #include <atomic>
@@ -177,20 +178,26 @@ class Multi {
     std::byte* a = devices_.front().source;
     std::byte* b = devices_.size() > 1 ? devices_[1].source : nullptr;
     if (b == nullptr) return;
-    Row row = measure(common_, "host-memcpy", max_bytes_, [&] {
-      FillJob job;
-      job.dst = b;
-      job.src = a;
-      job.bytes = max_bytes_;
-      job.method = FillMethod::Memcpy;
-      const auto t0 = Clock::now();
-      (*pool)->submit(job);
-      (*pool)->wait(job);
-      return seconds_since(t0);
-    });
-    row.fields["threads"] = cpus;
-    row.fields["what"] = "CPU only: every usable CPU copying pageable memory (bytes read/s)";
-    report_.add(std::move(row));
+    // Plain stores (each destination line read before it is written) and streaming stores (not
+    // read: what a fill into a ring that does not fit in the cache costs the memory).
+    for (const FillMethod method : {FillMethod::Memcpy, FillMethod::Streaming}) {
+      const bool streaming = method == FillMethod::Streaming;
+      Row row = measure(common_, streaming ? "host-stream" : "host-memcpy", max_bytes_, [&] {
+        FillJob job;
+        job.dst = b;
+        job.src = a;
+        job.bytes = max_bytes_;
+        job.method = method;
+        const auto t0 = Clock::now();
+        (*pool)->submit(job);
+        (*pool)->wait(job);
+        return seconds_since(t0);
+      });
+      row.fields["threads"] = cpus;
+      row.fields["what"] = std::string("CPU only: every usable CPU copying pageable memory with ") +
+                           (streaming ? "streaming" : "plain") + " stores (bytes read/s)";
+      report_.add(std::move(row));
+    }
     // Restore device 1's own pattern (each device uploads distinct bytes).
     std::free(devices_[1].source);
     devices_[1].source = pretouched(max_bytes_, 0x5A5A5A5A00000000ull + devices_[1].index);
