@@ -1,15 +1,13 @@
-// FillPool: a FIFO of jobs with unclaimed slices under one short lock; threads that look for work
-// for a moment before sleeping; submitters that fill their own jobs while they wait.
+// FillPool: lanes of jobs with unclaimed slices under a SpinLock; threads that look for work
+// for a moment (longer while a submitter holds the pool) before they sleep on a futex; submitters
+// that fill their own jobs while they wait.
 #include "staging/core/fill_pool.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <system_error>
 
 #include "staging/core/assert.hpp"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 namespace staging {
 namespace {
@@ -18,14 +16,9 @@ using SteadyTime = std::chrono::steady_clock;
 
 constexpr uint64_t kPage = 4096;
 constexpr uint64_t kMinAutoSlice = uint64_t{32} << 10;
-
-void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#else
-  std::this_thread::yield();
-#endif
-}
+// The largest slice an automatic split makes: a thread preempted in the middle of a slice holds
+// back its job by at most this much copying.
+constexpr uint64_t kMaxAutoSlice = uint64_t{256} << 10;
 
 uint64_t round_up_page(uint64_t n) {
   return std::max(kPage, (n + kPage - 1) / kPage * kPage);
@@ -35,19 +28,23 @@ uint64_t nanoseconds(SteadyTime::duration d) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
 }
 
-// Looks until `ready()` or `limit` has passed, yielding the CPU between looks: with no other
-// thread to run, a yield returns at once (the look stays fast); on a host with more runnable
-// threads than CPUs, a thread that only looks gives way instead of using up its share, which
-// would get it preempted later in the middle of a slice that others wait for.
-template <class Ready>
-bool spin_until(Ready ready, Duration limit) {
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyTime::now().time_since_epoch())
+      .count();
+}
+
+// Looks until `ready()` or `limit()` has passed since the start, spinning on `ready()` with a
+// pause between looks and yielding the CPU every so often: with no other thread to run a yield
+// returns at once; on a host with more runnable threads than CPUs, a thread that only looks gives
+// way instead of using up its share (and being preempted later inside a slice others wait for).
+template <class Ready, class Limit>
+bool spin_until(Ready ready, Limit limit) {
   if (ready()) return true;
-  if (limit <= Duration::zero()) return false;
-  const auto deadline = SteadyTime::now() + limit;
+  const auto start = SteadyTime::now();
   for (unsigned i = 1;; ++i) {
     if (ready()) return true;
-    if ((i & 7) == 0 && SteadyTime::now() >= deadline) return ready();
-    if ((i & 1) == 0) {
+    if ((i & 63) == 0) {
+      if (SteadyTime::now() - start >= limit()) return ready();
       std::this_thread::yield();
     } else {
       cpu_relax();
@@ -59,14 +56,17 @@ bool spin_until(Ready ready, Duration limit) {
 
 FillPool::FillPool(const FillPoolConfig& config) : config_(config) {
   config_.topology = nullptr;
+  config_.held_spin = std::max(config_.held_spin, config_.spin);
 }
 
 Expected<std::shared_ptr<FillPool>, FillPoolError> FillPool::create(const FillPoolConfig& config) {
-  if (config.spin < Duration::zero()) return unexpected(FillPoolError::InvalidConfig);
+  if (config.spin < Duration::zero() || config.held_spin < Duration::zero()) {
+    return unexpected(FillPoolError::InvalidConfig);
+  }
   std::shared_ptr<FillPool> pool(new FillPool(config));
 
   // The CPUs each thread may run on (empty: not pinned).
-  std::vector<std::vector<int>> placement(config.threads);
+  pool->placement_.resize(config.threads);
   if (config.pinning != ThreadPinning::None && config.threads > 0) {
     const HostTopology topology =
         config.topology != nullptr ? *config.topology : HostTopology::read();
@@ -74,9 +74,9 @@ Expected<std::shared_ptr<FillPool>, FillPoolError> FillPool::create(const FillPo
     const std::vector<int> cpus = topology.cpus(on_node ? config.numa_node : -1);
     for (unsigned i = 0; i < config.threads && !cpus.empty(); ++i) {
       if (config.pinning == ThreadPinning::Core) {
-        placement[i] = {cpus[i % cpus.size()]};
+        pool->placement_[i] = {cpus[i % cpus.size()]};
       } else if (on_node) {
-        placement[i] = cpus;  // Node pinning on the whole host would restrict nothing
+        pool->placement_[i] = cpus;  // Node pinning on the whole host would restrict nothing
       }
     }
   }
@@ -88,8 +88,7 @@ Expected<std::shared_ptr<FillPool>, FillPoolError> FillPool::create(const FillPo
     pool->threads_.reserve(config.threads);
     for (unsigned i = 0; i < config.threads; ++i) {
       FillPool* raw = pool.get();
-      pool->threads_.emplace_back(
-          [raw, i, cpus = placement[i]]() mutable { raw->run(i, std::move(cpus)); });
+      pool->threads_.emplace_back([raw, i]() { raw->run(i); });
     }
   } catch (const std::system_error&) {
     pool->stop_threads();
@@ -106,23 +105,20 @@ FillPool::~FillPool() {
 }
 
 void FillPool::stop_threads() noexcept {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-    stopping_.store(true, std::memory_order_relaxed);
-  }
-  work_cv_.notify_all();
+  stopping_.store(true, std::memory_order_seq_cst);
+  epoch_.fetch_add(1, std::memory_order_seq_cst);
+  epoch_.notify_all();
   for (auto& t : threads_)
     t.join();
   threads_.clear();
 }
 
-void FillPool::submit(FillJob& job) {
+void FillPool::submit(FillJob& job, bool wake) {
   FillJob* one = &job;
-  submit(std::span<FillJob* const>(&one, 1));
+  submit(std::span<FillJob* const>(&one, 1), wake);
 }
 
-void FillPool::submit(std::span<FillJob* const> jobs) {
+void FillPool::submit(std::span<FillJob* const> jobs, bool wake) {
   if (jobs.empty()) return;
   const uint64_t parts = uint64_t{threads()} + 1;
   uint64_t slices = 0;
@@ -130,9 +126,9 @@ void FillPool::submit(std::span<FillJob* const> jobs) {
     STAGING_ASSERT(j->bytes > 0 && j->dst != nullptr && j->src != nullptr,
                    "FillPool::submit: an empty job");
     STAGING_ASSERT(j->done_.load(std::memory_order_relaxed), "FillPool::submit: job still queued");
-    j->slice_ = j->slice_bytes != 0
-                    ? round_up_page(j->slice_bytes)
-                    : std::max(kMinAutoSlice, round_up_page((j->bytes + parts - 1) / parts));
+    j->slice_ = j->slice_bytes != 0 ? round_up_page(j->slice_bytes)
+                                    : std::clamp(round_up_page((j->bytes + parts - 1) / parts),
+                                                 kMinAutoSlice, kMaxAutoSlice);
     j->slices_ = (j->bytes + j->slice_ - 1) / j->slice_;
     j->resolved_ = resolve_fill_method(j->method);
     j->claimed_ = 0;
@@ -142,41 +138,64 @@ void FillPool::submit(std::span<FillJob* const> jobs) {
     j->done_.store(false, std::memory_order_relaxed);
     slices += j->slices_;
   }
-  unsigned wake = 0;
   {
     std::lock_guard lock(mu_);
     for (FillJob* j : jobs) {
+      const unsigned l = j->lane % kLanes;
+      Lane& lane = lanes_[l];
+      j->lane_index_ = l;
       j->linked_ = true;
       j->next_ = nullptr;
-      j->prev_ = tail_;
-      (tail_ != nullptr ? tail_->next_ : head_) = j;
-      tail_ = j;
+      j->prev_ = lane.tail;
+      (lane.tail != nullptr ? lane.tail->next_ : lane.head) = j;
+      lane.tail = j;
+      busy_lanes_ |= uint32_t{1} << l;
     }
-    unclaimed_.fetch_add(slices, std::memory_order_relaxed);
-    wake = static_cast<unsigned>(std::min<uint64_t>(sleepers_, slices));
+    // seq_cst: a thread about to sleep raises sleepers_ and then reads this (see sleep()).
+    unclaimed_.fetch_add(slices, std::memory_order_seq_cst);
   }
   jobs_.fetch_add(jobs.size(), std::memory_order_relaxed);
-  if (wake == 0) return;
-  wakeups_.fetch_add(wake, std::memory_order_relaxed);
+  if (!wake) {
+    unwoken_jobs_.fetch_add(jobs.size(), std::memory_order_relaxed);
+    return;
+  }
+  const unsigned sleeping = sleepers_.load(std::memory_order_seq_cst);
+  if (sleeping == 0) return;
+  wakeups_.fetch_add(std::min<uint64_t>(sleeping, slices), std::memory_order_relaxed);
+  wake_stamp_ns_.store(now_ns(), std::memory_order_relaxed);
+  epoch_.fetch_add(1, std::memory_order_seq_cst);
   // One system call for the submitter either way: it is the thread whose time matters here.
-  if (wake == 1) {
-    work_cv_.notify_one();
+  if (slices == 1) {
+    epoch_.notify_one();
   } else {
-    work_cv_.notify_all();
+    epoch_.notify_all();
   }
 }
 
 void FillPool::unlink_locked(FillJob& job) {
-  (job.prev_ != nullptr ? job.prev_->next_ : head_) = job.next_;
-  (job.next_ != nullptr ? job.next_->prev_ : tail_) = job.prev_;
+  Lane& lane = lanes_[job.lane_index_];
+  (job.prev_ != nullptr ? job.prev_->next_ : lane.head) = job.next_;
+  (job.next_ != nullptr ? job.next_->prev_ : lane.tail) = job.prev_;
   job.prev_ = job.next_ = nullptr;
   job.linked_ = false;
+  if (lane.head == nullptr) busy_lanes_ &= ~(uint32_t{1} << job.lane_index_);
 }
 
-// Claims the next slice of `only` (when given) or of the oldest queued job. Caller holds mu_.
+// Claims the next slice of `only` (when given), or of the oldest job of the next lane in turn
+// that has one. Caller holds mu_.
 bool FillPool::claim_locked(FillJob* only, Slice& out) {
-  FillJob* j = only != nullptr ? (only->linked_ ? only : nullptr) : head_;
-  if (j == nullptr) return false;
+  FillJob* j = nullptr;
+  if (only != nullptr) {
+    if (!only->linked_) return false;
+    j = only;
+  } else {
+    if (busy_lanes_ == 0) return false;
+    // The first lane with work at or after turn_ (rotating the mask so turn_ is bit 0).
+    const uint32_t rotated = std::rotr(busy_lanes_, static_cast<int>(turn_));
+    const unsigned l = (turn_ + static_cast<unsigned>(std::countr_zero(rotated))) % kLanes;
+    turn_ = (l + 1) % kLanes;
+    j = lanes_[l].head;
+  }
   out.job = j;
   out.index = j->claimed_++;
   unclaimed_.fetch_sub(1, std::memory_order_relaxed);
@@ -247,9 +266,13 @@ void FillPool::block_until_done(FillJob& job) {
   blocked_waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
+Duration FillPool::spin_limit() const noexcept {
+  return holds_.load(std::memory_order_relaxed) > 0 ? config_.held_spin : config_.spin;
+}
+
 void FillPool::wait(FillJob& job) {
   help(job);
-  if (spin_until([&] { return done(job); }, config_.spin)) return;
+  if (spin_until([&] { return done(job); }, [&] { return spin_limit(); })) return;
   block_until_done(job);
 }
 
@@ -258,7 +281,9 @@ bool FillPool::wait_for(FillJob& job, Duration timeout) {
   while (SteadyTime::now() < deadline && help_one(job)) {
   }
   const auto left = deadline - SteadyTime::now();
-  if (spin_until([&] { return done(job); }, std::min<Duration>(left, config_.spin))) return true;
+  const Duration spin =
+      std::min<Duration>(std::chrono::duration_cast<Duration>(left), spin_limit());
+  if (spin_until([&] { return done(job); }, [&] { return spin; })) return true;
   if (SteadyTime::now() >= deadline) return done(job);
   blocked_waiters_.fetch_add(1, std::memory_order_seq_cst);
   bool ok;
@@ -286,20 +311,52 @@ void FillPool::cancel(FillJob& job) {
   }
   cancelled_slices_.fetch_add(dropped, std::memory_order_relaxed);
   if (dropped > 0) finish(job, dropped);
-  if (spin_until([&] { return done(job); }, config_.spin)) return;
+  if (spin_until([&] { return done(job); }, [&] { return spin_limit(); })) return;
   block_until_done(job);
 }
 
+// Looks for queued slices for `spin`, or `held_spin` while a submitter holds the pool.
 bool FillPool::look_for_work() noexcept {
   return spin_until(
       [&] {
         return unclaimed_.load(std::memory_order_relaxed) > 0 ||
                stopping_.load(std::memory_order_relaxed);
       },
-      config_.spin);
+      [&] { return spin_limit(); });
 }
 
-void FillPool::run(unsigned index, std::vector<int> cpus) noexcept {
+// Sleeps until a submit that wakes threads (or the pool stops). A submitter raises unclaimed_
+// and then reads sleepers_; this thread raises sleepers_ and then reads unclaimed_ (both seq_cst):
+// either the submitter sees a sleeper and bumps the epoch, or this thread sees the work.
+void FillPool::sleep() noexcept {
+  const uint32_t epoch = epoch_.load(std::memory_order_seq_cst);
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  if (unclaimed_.load(std::memory_order_seq_cst) == 0 &&
+      !stopping_.load(std::memory_order_seq_cst)) {
+    sleeps_.fetch_add(1, std::memory_order_relaxed);
+    epoch_.wait(epoch, std::memory_order_seq_cst);
+    if (epoch_.load(std::memory_order_relaxed) != epoch) {
+      const int64_t stamp = wake_stamp_ns_.load(std::memory_order_relaxed);
+      const int64_t now = now_ns();
+      if (stamp > 0 && now > stamp) note_wake(static_cast<uint64_t>(now - stamp));
+    }
+  }
+  sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+void FillPool::note_wake(uint64_t ns) noexcept {
+  wake_samples_.fetch_add(1, std::memory_order_relaxed);
+  wake_ns_.fetch_add(ns, std::memory_order_relaxed);
+  uint64_t most = wake_max_ns_.load(std::memory_order_relaxed);
+  while (ns > most && !wake_max_ns_.compare_exchange_weak(most, ns, std::memory_order_relaxed)) {
+  }
+  // A running average (weight 1/8); concurrent updates may lose one sample, which is harmless.
+  const uint64_t avg = wake_avg_ns_.load(std::memory_order_relaxed);
+  wake_avg_ns_.store(avg == 0 ? ns : avg - avg / 8 + ns / 8, std::memory_order_relaxed);
+}
+
+void FillPool::run(unsigned index) noexcept {
+  const std::vector<int>& cpus = placement_[index];
   if (!cpus.empty() && pin_current_thread(cpus)) pinned_.fetch_add(1, std::memory_order_relaxed);
   Counters& counters = *counters_[index];
   for (;;) {
@@ -313,15 +370,13 @@ void FillPool::run(unsigned index, std::vector<int> cpus) noexcept {
       copy_slice(s, counters);
       continue;
     }
-    if (look_for_work() && !stopping_.load(std::memory_order_relaxed)) continue;
-    std::unique_lock lock(mu_);
-    if (head_ == nullptr && !stop_) {
-      ++sleepers_;
-      sleeps_.fetch_add(1, std::memory_order_relaxed);
-      work_cv_.wait(lock, [&] { return stop_ || head_ != nullptr; });
-      --sleepers_;
+    if (stopping_.load(std::memory_order_relaxed)) {
+      // Copy what is still queued (the destructor's promise), then leave.
+      if (unclaimed_.load(std::memory_order_seq_cst) == 0) return;
+      continue;
     }
-    if (stop_ && head_ == nullptr) return;
+    if (look_for_work()) continue;
+    sleep();
   }
 }
 
@@ -346,6 +401,10 @@ FillPoolStats FillPool::stats() const {
   s.sleeps = sleeps_.load(std::memory_order_relaxed);
   s.wakeups = wakeups_.load(std::memory_order_relaxed);
   s.cancelled_slices = cancelled_slices_.load(std::memory_order_relaxed);
+  s.unwoken_jobs = unwoken_jobs_.load(std::memory_order_relaxed);
+  s.wake_samples = wake_samples_.load(std::memory_order_relaxed);
+  s.wake_ns = wake_ns_.load(std::memory_order_relaxed);
+  s.wake_max_ns = wake_max_ns_.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -1,6 +1,8 @@
 // The CUDA runtime behind DeviceApi, and the classification of CUDA errors.
 #include "staging/cuda/device_api.hpp"
 
+#include <cuda.h>
+
 #include <cctype>
 #include <fstream>
 #include <string>
@@ -30,6 +32,24 @@ class DeviceScope {
   bool switched_ = false;
   cudaError_t status_ = cudaSuccess;
 };
+
+// cuMemGetAddressRange from the driver, found once through the runtime (the library links no
+// driver library of its own); null when the driver has no such entry point.
+using AddressRangeFn = CUresult (*)(CUdeviceptr*, std::size_t*, CUdeviceptr);
+AddressRangeFn address_range_entry() noexcept {
+  static const AddressRangeFn fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &p, 12000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();
+      return AddressRangeFn{nullptr};
+    }
+    return reinterpret_cast<AddressRangeFn>(p);
+  }();
+  return fn;
+}
 
 class RuntimeApi final : public DeviceApi {
  public:
@@ -100,6 +120,25 @@ class RuntimeApi final : public DeviceApi {
     if (!(in >> value)) value = -1;
     *node = value;
     return cudaSuccess;
+  }
+  cudaError_t address_range(const void* ptr, void** base, std::size_t* size) noexcept override {
+    const AddressRangeFn fn = address_range_entry();
+    if (fn == nullptr) return cudaErrorNotSupported;
+    DeviceScope scope(device_);  // the driver answers in the current context
+    if (scope.status() != cudaSuccess) return scope.status();
+    CUdeviceptr b = 0;
+    std::size_t n = 0;
+    switch (fn(&b, &n, reinterpret_cast<CUdeviceptr>(ptr))) {
+      case CUDA_SUCCESS:
+        *base = reinterpret_cast<void*>(b);
+        *size = n;
+        return cudaSuccess;
+      case CUDA_ERROR_INVALID_VALUE:
+      case CUDA_ERROR_NOT_FOUND:
+        return cudaErrorInvalidValue;
+      default:
+        return cudaErrorNotSupported;  // no answer: nothing to check against
+    }
   }
 
  private:

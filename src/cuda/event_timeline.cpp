@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "staging/core/assert.hpp"
+#include "staging/core/spin_lock.hpp"
 
 namespace staging::cuda {
 namespace {
@@ -30,7 +31,10 @@ struct EventTimeline::Impl {
   explicit Impl(DeviceApi& a) : api(a) {}
 
   DeviceApi& api;
-  mutable std::mutex mu;
+  // Every call takes it for a few instructions (and an event query or two): producers committing
+  // spans, uploads recording points and waiters polling at once. A SpinLock, so that they never
+  // queue up asleep in the kernel behind each other (see spin_lock.hpp).
+  mutable SpinLock mu;
   std::vector<Slot> slots;  // point p uses slots[p % slots.size()]
   TimelineValue next = 1;   // the next point open() hands out
   TimelineValue done = 0;   // completed(): every point <= done has completed
@@ -66,19 +70,23 @@ struct EventTimeline::Impl {
     return done;
   }
 
-  // Between polls: yields while less than 50 µs have passed since `start` (a waiter for ring
-  // room usually waits for a copy that is about to finish, and a sleep costs ~60 µs of timer
-  // slack), then sleeps a little more on each call, up to 100 µs.
+  // Between polls. For the first 200 µs since `start`: a few microseconds of pause, then a yield
+  // (a waiter for ring room usually waits for a copy that is about to finish, and sees it within
+  // microseconds, without querying the driver a million times a second while other threads issue
+  // copies; a sleep would cost ~60 µs of timer slack). Then sleeps a little more on each call,
+  // 5 → 100 µs.
   static void back_off(int& round, Clock::time_point start) {
-    if (round < 4 || Clock::now() - start < std::chrono::microseconds(50)) {
+    const auto now = Clock::now();
+    if (now - start < std::chrono::microseconds(200)) {
+      const auto until = now + std::chrono::microseconds(3);
+      while (Clock::now() < until)
+        cpu_relax();
       std::this_thread::yield();
-    } else {
-      const int shift = std::min(round - 4, 5);  // 5, 10, 20, 40, 80, 100 µs
-      std::this_thread::sleep_for(std::chrono::microseconds(std::min(5 << shift, 100)));
-      ++round;
       return;
     }
-    if (round < 4) ++round;
+    const int shift = std::min(round, 5);  // 5, 10, 20, 40, 80, 100 µs
+    std::this_thread::sleep_for(std::chrono::microseconds(std::min(5 << shift, 100)));
+    ++round;
   }
 };
 
@@ -183,9 +191,10 @@ TimelineValue EventTimeline::wait(TimelineValue value, Duration timeout) {
       std::lock_guard lock(m.mu);
       m.advance();
       done = m.done;
-      // After a failure nothing completes any more: the wait runs out its timeout (sleeping), as
-      // CompletionSource asks, so that a caller looping on wait() does not spin.
-      if (done >= value) return done;
+      // After a failure nothing completes any more: the timeline knows `value` cannot be reached
+      // by waiting and says so at once (CompletionSource::wait allows it; a waiting ring then
+      // gives up instead of running out its timeout on a lost device).
+      if (done >= value || m.error != cudaSuccess) return done;
     }
     if (Clock::now() >= deadline) return done;
     Impl::back_off(round, start);
@@ -202,8 +211,11 @@ bool EventTimeline::reached(TimelineValue point) {
   if (s.state == PointState::Released) return true;
   if (s.state != PointState::Recorded) return false;
   ++m.stats.queries;
-  // Not a failure of the timeline when it errs: the caller's wait gives up and reports it.
-  return m.api.event_query(s.event) == cudaSuccess;
+  const cudaError_t q = m.api.event_query(s.event);
+  // As in advance(): a query can only fail when the context is broken, so the timeline stops
+  // (the caller, polling for this point, sees error() instead of polling on).
+  if (q != cudaSuccess && q != cudaErrorNotReady) m.error = q;
+  return q == cudaSuccess;
 }
 
 cudaError_t EventTimeline::stream_wait(cudaStream_t stream, TimelineValue point) {

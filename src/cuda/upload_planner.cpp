@@ -12,7 +12,11 @@ constexpr uint64_t kMinDirect = uint64_t{256}
 constexpr double kDefaultDirectGbps = 10;  // pageable cudaMemcpy, before any is measured
 constexpr double kSpeedWeight = 0.2;       // weight of a new sample in the averages
 constexpr double kTimeWeight = 0.3;
-constexpr unsigned kExploreSamples = 2;
+constexpr unsigned kExploreSamples = 3;
+// The other method takes a measured class from the prior's only when this much faster.
+constexpr double kSwitchMargin = 0.95;
+// Sleeping threads are woken only when the caller alone would take this many wake-ups' time.
+constexpr double kWakeWorth = 1.5;
 constexpr unsigned kProbeFirst = 16;
 constexpr unsigned kProbeMost = 256;
 
@@ -64,8 +68,10 @@ FillMethod UploadPlanner::choose_method(uint64_t bytes, bool& probe) {
     if (m.samples == s.samples) return prior;
     return m.samples < s.samples ? FillMethod::Memcpy : FillMethod::Streaming;
   }
-  const FillMethod best =
-      m.ns_per_byte <= s.ns_per_byte ? FillMethod::Memcpy : FillMethod::Streaming;
+  const FillMethod other = prior == FillMethod::Memcpy ? FillMethod::Streaming : FillMethod::Memcpy;
+  const double prior_time = c.method[index_of(prior)].ns_per_byte;
+  const double other_time = c.method[index_of(other)].ns_per_byte;
+  const FillMethod best = other_time < kSwitchMargin * prior_time ? other : prior;
   if (++c.since_probe >= c.probe_interval) {
     c.since_probe = 0;
     probe = true;
@@ -74,10 +80,10 @@ FillMethod UploadPlanner::choose_method(uint64_t bytes, bool& probe) {
   return best;
 }
 
-uint64_t UploadPlanner::ring_piece(uint64_t bytes, FillMethod method) const {
+uint64_t UploadPlanner::ring_piece(uint64_t bytes, FillMethod method, unsigned helpers) const {
   std::lock_guard lock(mu_);
   if (forced_.piece_bytes) return std::min(*forced_.piece_bytes, bytes);
-  return piece_for(bytes, method);
+  return piece_for(bytes, method, helpers);
 }
 
 void UploadPlanner::set_override(const PlanOverride& forced) {
@@ -90,10 +96,10 @@ PlanOverride UploadPlanner::override_copy() const {
   return forced_;
 }
 
-uint64_t UploadPlanner::piece_for(uint64_t ring_part, FillMethod method) const {
+uint64_t UploadPlanner::piece_for(uint64_t ring_part, FillMethod method, unsigned helpers) const {
   const uint64_t grain = round_up(kPage, config_.alignment);
   if (ring_part <= config_.min_piece_bytes) return ring_part;
-  const double fill = fill_speed(method) * (config_.fill_threads + 1);  // bytes per ns
+  const double fill = fill_speed(method) * (helpers + 1);  // bytes per ns
   const double overhead = static_cast<double>(config_.copy_overhead.count());
   const double best = std::sqrt(static_cast<double>(ring_part) * overhead * fill);
   const double clamped = std::clamp(best, static_cast<double>(config_.min_piece_bytes),
@@ -105,10 +111,10 @@ uint64_t UploadPlanner::piece_for(uint64_t ring_part, FillMethod method) const {
   return std::min({piece, config_.chunk_bytes, ring_part});
 }
 
-uint64_t UploadPlanner::direct_share(uint64_t bytes, FillMethod method) {
+uint64_t UploadPlanner::direct_share(uint64_t bytes, FillMethod method, unsigned helpers) {
   if (!config_.direct) return 0;
   std::lock_guard lock(mu_);
-  const double f = fill_speed(method) * config_.fill_threads;  // the caller copies directly
+  const double f = fill_speed(method) * helpers;  // the caller copies directly
   const double c = config_.link_gbps;
   if (f >= c * 0.95) return 0;
   double d = classes_[size_class(bytes / 2)].direct_gbps;
@@ -118,7 +124,7 @@ uint64_t UploadPlanner::direct_share(uint64_t bytes, FillMethod method) {
   if (f > 0) {
     const double share = std::clamp((1 / f - 1 / c) / (1 / d - 1 / c + 1 / f), 0.0, 1.0);
     // Seconds per byte of the upload: the ring alone (the caller fills too) vs with the part.
-    const double ring_alone = 1 / std::min(fill_speed(method) * (config_.fill_threads + 1), c);
+    const double ring_alone = 1 / std::min(fill_speed(method) * (helpers + 1), c);
     const double hybrid = (1 - share) / f;
     if (hybrid > 0.9 * ring_alone) return 0;
     x = static_cast<uint64_t>(static_cast<double>(bytes) * share);
@@ -131,12 +137,27 @@ uint64_t UploadPlanner::direct_share(uint64_t bytes, FillMethod method) {
   return x;
 }
 
-UploadPlan UploadPlanner::plan_without_direct(uint64_t bytes) {
+UploadPlan UploadPlanner::plan_without_direct(uint64_t bytes, const PoolState& pool) {
   std::lock_guard lock(mu_);
   UploadPlan p;
   p.method = forced_.method ? resolve_fill_method(*forced_.method) : choose_method(bytes, p.probe);
-  p.piece_bytes =
-      forced_.piece_bytes ? std::min(*forced_.piece_bytes, bytes) : piece_for(bytes, p.method);
+  p.helpers = config_.fill_threads;
+  if (pool.uploads > 1 && p.helpers > 0) {
+    // The threads serve every upload in progress in turn (lanes): this one gets its share.
+    p.helpers = std::max(1u, (p.helpers + pool.uploads - 1) / pool.uploads);
+  }
+  if (pool.awake < config_.fill_threads && pool.wake_latency > Duration::zero()) {
+    // Woken threads start helping a wake-up after the call: not worth it for an upload the caller
+    // (with the threads that are awake) fills in little more than that.
+    const double alone_ns =
+        static_cast<double>(bytes) / (fill_speed(p.method) * (pool.awake + 1));  // bytes per ns
+    if (alone_ns < kWakeWorth * static_cast<double>(pool.wake_latency.count())) {
+      p.wake = false;
+      p.helpers = std::min(p.helpers, pool.awake);
+    }
+  }
+  p.piece_bytes = forced_.piece_bytes ? std::min(*forced_.piece_bytes, bytes)
+                                      : piece_for(bytes, p.method, p.helpers);
   return p;
 }
 

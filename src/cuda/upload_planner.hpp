@@ -8,9 +8,13 @@
 //    F); clamped to [min_piece_bytes, chunk_bytes] and made even over the upload.
 //  - the fill method (UploaderConfig::fill == Auto): per upload size class (powers of two), the one
 //    whose uploads have taken less time per byte so far. Each class tries both methods on its first
-//    uploads (twice each), then re-tries the other one now and then (every 16th upload of the
-//    class, backing off to every 256th while it keeps losing), so a host whose crossover differs
-//    from the prior's finds its own.
+//    uploads (three times each), then re-tries the other one now and then (every 16th upload of
+//    the class, backing off to every 256th while it keeps losing), so a host whose crossover
+//    differs from the prior's finds its own. The prior's method keeps the class unless the other
+//    is measured faster by 5 %: noisy samples do not flip a class to the method that loses.
+//  - whether to wake the pool's sleeping threads: not for an upload the calling thread fills
+//    faster alone than the measured wake-up takes (the pool's threads that are awake still help);
+//    the pieces are then sized for the threads that will actually fill.
 //  - the direct part: with few fill threads the ring fills more slowly than the CUDA driver's own
 //    pageable copy runs. Then the upload's first `direct_bytes` are copied straight from the source
 //    (cudaMemcpyAsync; the stream must be idle) while the pool fills the ring for the rest, which
@@ -51,12 +55,23 @@ struct PlannerConfig {
   Duration copy_overhead{2000};  ///< fixed cost of one copy on the copy engine
 };
 
+/// The fill pool as an upload finds it (FillPool::awake(), FillPool::wake_latency()).
+struct PoolState {
+  unsigned awake = ~0u;      ///< threads not asleep now (>= fill_threads: all of them)
+  Duration wake_latency{0};  ///< what waking the others costs (zero: not measured yet)
+  /// Uploads in progress on the pool, this one included: a pool shared by several Uploaders (one
+  /// per device) splits its threads between them, and each plans with its share.
+  unsigned uploads = 1;
+};
+
 /// What plan() decided for one upload.
 struct UploadPlan {
   uint64_t direct_bytes = 0;  ///< leading bytes copied straight from the source
   uint64_t piece_bytes = 0;   ///< size of the ring part's pieces (the last may be smaller)
   FillMethod method = FillMethod::Memcpy;  ///< resolved (never Auto)
-  bool probe = false;  ///< the method was chosen to measure it, not because it won
+  bool probe = false;    ///< the method was chosen to measure it, not because it won
+  bool wake = true;      ///< wake the pool's sleeping threads for this upload's pieces
+  unsigned helpers = 0;  ///< pool threads counted on to fill (the caller fills too)
 };
 
 /// What an upload measured, for record().
@@ -88,24 +103,26 @@ class UploadPlanner {
  public:
   explicit UploadPlanner(const PlannerConfig& config);
 
-  /// Plans an upload of `bytes` (> 0). `stream_idle` is asked (at most once) only when a direct
-  /// part would be planned; it says whether the stream has no work queued.
+  /// Plans an upload of `bytes` (> 0) with the pool as `pool` says. `stream_idle` is asked (at
+  /// most once) only when a direct part would be planned; it says whether the stream has no work
+  /// queued.
   template <class StreamIdle>
-  UploadPlan plan(uint64_t bytes, StreamIdle&& stream_idle) {
-    UploadPlan p = plan_without_direct(bytes);
+  UploadPlan plan(uint64_t bytes, StreamIdle&& stream_idle, const PoolState& pool = {}) {
+    UploadPlan p = plan_without_direct(bytes, pool);
     const auto forced = override_copy();
-    const uint64_t direct =
-        forced.direct_bytes ? std::min(*forced.direct_bytes, bytes) : direct_share(bytes, p.method);
+    const uint64_t direct = forced.direct_bytes ? std::min(*forced.direct_bytes, bytes)
+                                                : direct_share(bytes, p.method, p.helpers);
     if (direct > 0 && stream_idle()) {
       p.direct_bytes = direct;
-      p.piece_bytes = direct < bytes ? ring_piece(bytes - direct, p.method) : 0;
+      p.piece_bytes = direct < bytes ? ring_piece(bytes - direct, p.method, p.helpers) : 0;
     }
     return p;
   }
   /// The plan without a direct part (Wait and Defer reservations, or a busy stream).
-  UploadPlan plan_without_direct(uint64_t bytes);
-  /// The piece size for a ring part of `bytes` filled with `method`.
-  [[nodiscard]] uint64_t ring_piece(uint64_t bytes, FillMethod method) const;
+  UploadPlan plan_without_direct(uint64_t bytes, const PoolState& pool = {});
+  /// The piece size for a ring part of `bytes` filled with `method` by `helpers` pool threads and
+  /// the caller.
+  [[nodiscard]] uint64_t ring_piece(uint64_t bytes, FillMethod method, unsigned helpers) const;
   /// Feeds what an upload planned by plan() measured.
   void record(const UploadPlan& plan, const UploadOutcome& outcome);
   /// The current estimates.
@@ -131,8 +148,8 @@ class UploadPlanner {
   };
   PlanOverride override_copy() const;
   FillMethod choose_method(uint64_t bytes, bool& probe);
-  uint64_t piece_for(uint64_t ring_bytes_of_upload, FillMethod method) const;
-  uint64_t direct_share(uint64_t bytes, FillMethod method);
+  uint64_t piece_for(uint64_t ring_bytes_of_upload, FillMethod method, unsigned helpers) const;
+  uint64_t direct_share(uint64_t bytes, FillMethod method, unsigned helpers);
   double fill_speed(FillMethod method) const;  // bytes per ns, one thread
 
   PlannerConfig config_;

@@ -13,6 +13,7 @@
 
 #include "staging/core/assert.hpp"
 #include "staging/core/fill_pool.hpp"
+#include "staging/core/spin_lock.hpp"
 #include "staging/cuda/event_timeline.hpp"
 #include "staging/cuda/pinned_region_allocator.hpp"
 #include "upload_planner.hpp"
@@ -47,19 +48,25 @@ bool wraps(const void* p, uint64_t bytes) {
 // Takes `lock` within `timeout`, polling (the holder is either quick or waiting inside the ring
 // for at most its own timeout). A polled std::mutex rather than std::timed_mutex: the latter's
 // clocklock is invisible to ThreadSanitizer builds of GCC 12.
-// Yields (no sleep) for the first 100 µs: the holder is usually a reservation about to find room
-// (a copy about to complete), and a sleep would cost ~60 µs of timer slack each time — with
-// several in-place producers queueing for the ring, that latency added up per span.
+// Spins (pause, then a yield) for the first 2 ms and only then sleeps between tries: the holder is
+// usually a reservation about to find room (a copy about to complete), and every thread queued
+// here is a producer with nothing else to do. A sleep costs ~60 µs of timer slack: with several
+// in-place producers queued for the ring, the lock would sit free for that long at each hand-off,
+// and the ring would hand out one span per sleep instead of one per completed copy.
 bool lock_within(std::unique_lock<std::mutex>& lock, Duration timeout) {
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + timeout;
-  for (int round = 0; !lock.try_lock(); ++round) {
+  for (unsigned round = 0; !lock.try_lock(); ++round) {
+    if ((round & 15) != 15) {
+      cpu_relax();
+      continue;
+    }
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return false;
-    if (now - start < std::chrono::microseconds(100)) {
+    if (now - start < std::chrono::milliseconds(2)) {
       std::this_thread::yield();
     } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(round < 64 ? 10 : 50));
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   }
   return true;
@@ -92,6 +99,7 @@ struct Uploader::Impl {
   std::optional<ByteRing> ring;  // guarded by ring_mu
   std::byte* ring_base = nullptr;
   std::shared_ptr<FillPool> pool;
+  unsigned lane = 0;  // this Uploader's lane in the pool (no head-of-line blocking when shared)
   std::unique_ptr<detail::UploadPlanner> planner;
 
   std::mutex ring_mu;
@@ -132,6 +140,24 @@ struct Uploader::Impl {
     const cudaError_t err = api->stream_is_capturing(stream, &capturing);
     if (err != cudaSuccess) return cuda_error(err);
     if (capturing) return error_of(UploadErrorKind::InvalidArgument);
+    return std::nullopt;
+  }
+
+  // Refuses a destination range that leaves the device allocation holding its first byte (see
+  // UploaderConfig::check_destinations).
+  std::optional<UploadError> check_destination(const void* dst, uint64_t bytes) {
+    if (!config.check_destinations) return std::nullopt;
+    void* base = nullptr;
+    std::size_t size = 0;
+    const cudaError_t err = api->address_range(dst, &base, &size);
+    if (err == cudaErrorNotSupported) return std::nullopt;  // the driver cannot say
+    if (err == cudaErrorInvalidValue) return error_of(UploadErrorKind::DestinationOutOfRange);
+    if (err != cudaSuccess) return cuda_error(err);
+    const auto first = reinterpret_cast<std::uintptr_t>(base);
+    const auto at = reinterpret_cast<std::uintptr_t>(dst);
+    if (at < first || at - first > size || bytes > size - (at - first)) {
+      return error_of(UploadErrorKind::DestinationOutOfRange);
+    }
     return std::nullopt;
   }
 
@@ -276,11 +302,19 @@ struct Uploader::Impl {
 
     Expected<TimelineValue, UploadError> run() {
       const auto start = SteadyTime::now();
+      // The pool's idle threads keep looking for this upload's next pieces (no wake-up per
+      // reservation while the upload waits for ring room).
+      const FillPool::Hold hold = m_.pool->hold();
+      detail::PoolState pool;
+      pool.awake = m_.pool->awake();
+      pool.wake_latency = m_.pool->wake_latency();
+      pool.uploads = std::max(1u, m_.pool->holds());
       if (policy_ == ExhaustionPolicy::Split) {
-        plan_ =
-            m_.planner->plan(bytes_, [&] { return m_.api->stream_query(stream_) == cudaSuccess; });
+        plan_ = m_.planner->plan(
+            bytes_, [&] { return m_.api->stream_query(stream_) == cudaSuccess; }, pool);
       } else {
-        plan_ = m_.planner->plan_without_direct(bytes_);  // one reservation for the whole source
+        // One reservation for the whole source.
+        plan_ = m_.planner->plan_without_direct(bytes_, pool);
       }
       reserved_ = plan_.direct_bytes;
       if (plan_.direct_bytes > 0) {
@@ -348,7 +382,7 @@ struct Uploader::Impl {
         // Every pooled event is pending: no direct part, the ring takes the whole source.
         reserved_ = 0;
         plan_.direct_bytes = 0;
-        plan_.piece_bytes = m_.planner->ring_piece(bytes_, plan_.method);
+        plan_.piece_bytes = m_.planner->ring_piece(bytes_, plan_.method, plan_.helpers);
         return std::nullopt;
       }
       direct_point_ = *point;
@@ -383,12 +417,11 @@ struct Uploader::Impl {
     // costs nothing). If it does not complete within drain_timeout the Uploader fails, since the
     // copy may still read the caller's memory.
     std::optional<UploadError> settle_direct() {
+      if (direct_state_ == DirectState::Issued) return settle_direct_failed();  // never recorded
       if (direct_state_ != DirectState::Recorded) return std::nullopt;
       const auto start = SteadyTime::now();
       while (!note_direct_done()) {
-        if (const cudaError_t f = m_.failure(); f != cudaSuccess) {
-          return error_of(UploadErrorKind::Failed, f);
-        }
+        if (m_.failure() != cudaSuccess) return settle_direct_failed();
         const auto waited = SteadyTime::now() - start;
         if (waited >= m_.config.drain_timeout) {
           cudaError_t expected = cudaSuccess;
@@ -402,6 +435,23 @@ struct Uploader::Impl {
         }
       }
       return std::nullopt;
+    }
+
+    // The timeline has stopped (or the direct copy's point was never recorded) with the direct
+    // copy issued: only the stream can still tell when the copy has run. Waits (up to
+    // drain_timeout) until the stream is idle — or answers a sticky error: a broken context runs
+    // nothing more — so that the caller's source is not read after upload() returns.
+    UploadError settle_direct_failed() {
+      const auto start = SteadyTime::now();
+      for (;;) {
+        const cudaError_t q = m_.api->stream_query(stream_);
+        if (q == cudaSuccess || is_sticky(q)) break;  // idle, or a context that runs nothing more
+        if (SteadyTime::now() - start >= m_.config.drain_timeout) break;
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+      direct_state_ = DirectState::Settled;
+      const cudaError_t f = m_.failure();
+      return error_of(UploadErrorKind::Failed, f != cudaSuccess ? f : cudaErrorUnknown);
     }
 
     // True once the direct copy has completed (or there is none to wait for); the first time it
@@ -428,6 +478,7 @@ struct Uploader::Impl {
         p.job.bytes = n;
         p.job.method = plan_.method;
         p.job.slice_bytes = m_.config.fill_slice_bytes;
+        p.job.lane = m_.lane;
         if (n <= m_.config.inline_fill_bytes) {
           copy_to_staging(p.staging, p.job.src, static_cast<std::size_t>(n), plan_.method);
           p.inline_filled = true;
@@ -438,7 +489,7 @@ struct Uploader::Impl {
         }
         k += n;
       }
-      m_.pool->submit(batch_);
+      m_.pool->submit(batch_, plan_.wake);
       reserved_ += r.size;
     }
 
@@ -582,6 +633,7 @@ struct Uploader::Impl {
       return unexpected(counted(error_of(UploadErrorKind::InvalidArgument)));
     }
     if (auto e = check_stream(stream)) return unexpected(counted(*e));
+    if (auto e = check_destination(device_dst, bytes)) return unexpected(counted(*e));
     Pipeline pipeline(*this, static_cast<std::byte*>(device_dst),
                       static_cast<const std::byte*>(host_src), bytes, stream, policy,
                       options.timeout.value_or(config.wait_timeout), options.owner);
@@ -642,6 +694,7 @@ struct Uploader::Impl {
       refused = error_of(UploadErrorKind::InvalidArgument);
     } else {
       refused = check_stream(stream);
+      if (!refused) refused = check_destination(device_dst, used);
     }
     if (refused) {
       close(span, /*cancelled=*/true);
@@ -759,6 +812,7 @@ Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig&
     if (!pool) return unexpected(CreateError::ThreadStartFailed);
     impl->pool = std::move(*pool);
   }
+  impl->lane = impl->pool->new_lane();
   detail::PlannerConfig planner;
   planner.ring_bytes = c.ring_bytes;
   planner.chunk_bytes = c.chunk_bytes;

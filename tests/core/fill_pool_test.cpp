@@ -1,8 +1,9 @@
 // FillPool and copy_to_staging without a GPU: every byte of every job compared with its source
-// (random bytes, never zero, into zeroed destinations), slices claimed FIFO across submitters,
-// cancellation that leaves no thread on the job, completion callbacks, sleeping threads woken by
-// submit, and pinning. ManySubmittersStress is the ThreadSanitizer target: several submitters
-// and threads, random sizes, slices, waits and cancels at once.
+// (random bytes, never zero, into zeroed destinations), slices claimed FIFO within a lane and
+// lanes served in turn, cancellation that leaves no thread on the job, completion callbacks,
+// sleeping threads woken by submit (and timed), jobs submitted without waking anyone, holds that
+// keep idle threads looking, and pinning. ManySubmittersStress is the ThreadSanitizer target:
+// several submitters and threads, random sizes, slices, waits and cancels at once.
 #include "staging/core/fill_pool.hpp"
 
 #include <gtest/gtest.h>
@@ -45,10 +46,12 @@ std::string first_difference(const std::byte* a, const std::byte* b, std::size_t
 }
 
 std::shared_ptr<FillPool> make_pool(unsigned threads, Duration spin = 50us,
-                                    ThreadPinning pinning = ThreadPinning::None) {
+                                    ThreadPinning pinning = ThreadPinning::None,
+                                    Duration held_spin = 2ms) {
   FillPoolConfig c;
   c.threads = threads;
   c.spin = spin;
+  c.held_spin = held_spin;
   c.pinning = pinning;
   auto pool = FillPool::create(c);
   EXPECT_TRUE(pool.has_value());
@@ -248,6 +251,119 @@ TEST(FillPool, SleepingThreadsAreWokenBySubmit) {
   EXPECT_GT(s.wakeups, 0u);
   EXPECT_EQ(s.helped_bytes, 0u);
   EXPECT_EQ(first_difference(dst.data(), src.data(), src.size()), "");
+  // Each wake-up was timed, from the submit's call until the thread ran.
+  EXPECT_GT(s.wake_samples, 0u);
+  EXPECT_GE(s.wake_ns, s.wake_max_ns);
+  EXPECT_GT(pool->wake_latency(), Duration::zero());
+}
+
+// Waits until every thread of `pool` sleeps (they look for `spin` first); false after 10 s.
+bool all_asleep(const FillPool& pool) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (pool.awake() != 0) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+// submit(job, wake = false) wakes nobody: the submitter's wait() fills what no awake thread took.
+TEST(FillPool, AJobSubmittedWithoutWakingIsFilledByItsSubmitter) {
+  auto pool = make_pool(2, Duration::zero(), ThreadPinning::None, Duration::zero());
+  const auto src = random_bytes(1 << 20, 31);
+  std::vector<std::byte> dst(src.size());
+  ASSERT_TRUE(all_asleep(*pool));
+  const FillPoolStats before = pool->stats();
+  FillJob j;
+  set(j, dst.data(), src.data(), src.size(), 65536);
+  pool->submit(j, /*wake=*/false);
+  pool->wait(j);
+  const FillPoolStats after = pool->stats();
+  EXPECT_EQ(after.wakeups, before.wakeups);
+  EXPECT_EQ(after.unwoken_jobs, before.unwoken_jobs + 1);
+  EXPECT_EQ(first_difference(dst.data(), src.data(), src.size()), "");
+}
+
+// While a Hold lives, idle threads keep looking for work (held_spin) instead of sleeping (spin 0);
+// once it is released they sleep again.
+TEST(FillPool, AHoldKeepsIdleThreadsLooking) {
+  auto pool = make_pool(2, Duration::zero(), ThreadPinning::None, 60s);
+  const auto src = random_bytes(1 << 20, 37);
+  std::vector<std::byte> dst(src.size());
+  ASSERT_TRUE(all_asleep(*pool));
+  {
+    FillPool::Hold hold = pool->hold();
+    FillJob j;
+    set(j, dst.data(), src.data(), src.size(), 65536);
+    pool->submit(j);  // wakes both
+    pool->wait(j);
+    const uint64_t sleeps = pool->stats().sleeps;
+    std::this_thread::sleep_for(30ms);
+    EXPECT_EQ(pool->stats().sleeps, sleeps);  // nobody went back to sleep under the hold
+    // A Hold moved from is empty; moving keeps the one hold alive.
+    FillPool::Hold moved = std::move(hold);
+    std::this_thread::sleep_for(10ms);
+    EXPECT_EQ(pool->stats().sleeps, sleeps);
+  }
+  EXPECT_TRUE(all_asleep(*pool));  // released: back to sleep
+  EXPECT_EQ(first_difference(dst.data(), src.data(), src.size()), "");
+}
+
+// Two lanes with three one-slice jobs each, queued while the only thread is busy: the thread then
+// alternates between the lanes (a0 b0 a1 b1 a2 b2) instead of finishing lane a first.
+TEST(FillPool, LanesAreServedInTurn) {
+  auto pool = make_pool(1);
+  const auto src = random_bytes(1 << 20, 41);
+  std::vector<std::byte> dst(src.size());
+  std::mutex order_mu;
+  std::vector<int> order;
+  std::atomic<bool> release{false};
+  struct Ctx {
+    std::mutex* mu;
+    std::vector<int>* order;
+    std::atomic<bool>* release;
+    int id;
+  };
+  // The blocker: its on_done (run by the pool's thread) waits until every other job is queued.
+  FillJob blocker;
+  Ctx blocker_ctx{&order_mu, &order, &release, -1};
+  set(blocker, dst.data(), src.data(), 4096, 4096);
+  blocker.lane = 5;
+  blocker.context = &blocker_ctx;
+  blocker.on_done = [](FillJob&, void* c) {
+    auto* x = static_cast<Ctx*>(c);
+    while (!x->release->load())
+      std::this_thread::yield();
+  };
+  pool->submit(blocker);
+  while (pool->stats().slices == 0)
+    std::this_thread::yield();  // the thread holds the blocker's slice
+  std::deque<FillJob> jobs(6);
+  std::vector<Ctx> ctx;
+  for (int i = 0; i < 6; ++i)
+    ctx.push_back({&order_mu, &order, &release, i});
+  const unsigned lane_a = pool->new_lane(), lane_b = pool->new_lane();
+  EXPECT_NE(lane_a % FillPool::kLanes, lane_b % FillPool::kLanes);
+  for (int i = 0; i < 6; ++i) {
+    FillJob& j = jobs[i];
+    const uint64_t off = 8192 + 4096 * static_cast<uint64_t>(i);
+    set(j, dst.data() + off, src.data() + off, 4096, 4096);
+    j.lane = i < 3 ? lane_a : lane_b;  // jobs 0 1 2 in lane a, 3 4 5 in lane b
+    j.context = &ctx[i];
+    j.on_done = [](FillJob&, void* c) {
+      auto* x = static_cast<Ctx*>(c);
+      std::lock_guard lock(*x->mu);
+      x->order->push_back(x->id);
+    };
+    pool->submit(j);
+  }
+  release.store(true);
+  while (!std::all_of(jobs.begin(), jobs.end(), [&](const FillJob& j) { return pool->done(j); }))
+    std::this_thread::yield();
+  pool->wait(blocker);
+  const bool a_first = order.front() == 0;
+  EXPECT_EQ(order,
+            a_first ? (std::vector<int>{0, 3, 1, 4, 2, 5}) : (std::vector<int>{3, 0, 4, 1, 5, 2}));
 }
 
 TEST(FillPool, WaitForTimesOutOnlyWhenSlicesAreStillRunning) {

@@ -112,8 +112,8 @@ TEST_F(EventTimelineTest, ALostDeviceStopsTheTimeline) {
   EXPECT_EQ(timeline->completed(), 0u);  // the query fails: nothing is known to be complete
   EXPECT_EQ(timeline->error(), cudaErrorDevicesUnavailable);
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(timeline->wait(p1, 30ms), 0u);  // times out: nothing completes any more
-  EXPECT_GE(std::chrono::steady_clock::now() - t0, 30ms);
+  EXPECT_EQ(timeline->wait(p1, 10s), 0u);  // at once: nothing completes any more
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
   EXPECT_FALSE(timeline->open(0s).has_value());
 }
 

@@ -1,5 +1,6 @@
 #include "fake_device.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -71,6 +72,10 @@ void FakeDevice::run(Stream& s) {
     if (s.ops.empty()) return;
     std::function<void()> op = std::move(s.ops.front());
     s.ops.pop_front();
+    if (halted_.load()) {  // a lost device runs nothing more
+      s.cv.notify_all();   // (synchronize() waits for the queue to empty)
+      continue;
+    }
     s.busy = true;
     lock.unlock();
     if (max_delay_.count() > 0) {
@@ -132,7 +137,7 @@ int FakeDevice::close_gate(cudaStream_t stream, std::chrono::milliseconds watchd
   }
   enqueue(*s, [this, id, watchdog] {
     std::unique_lock lock(mu_);
-    if (!progress_cv_.wait_for(lock, watchdog, [&] { return gates_[id].open; })) {
+    if (!progress_cv_.wait_for(lock, watchdog, [&] { return gates_[id].open || halted_.load(); })) {
       violations_.push_back("gate " + std::to_string(id) + " released by its watchdog");
     }
   });
@@ -145,6 +150,24 @@ void FakeDevice::open_gate(int id) {
     gates_[id].open = true;
   }
   progress_cv_.notify_all();
+}
+
+void FakeDevice::halt() {
+  halted_.store(true);
+  {
+    std::lock_guard lock(mu_);  // a gate waiting under mu_ sees halted_ when notified
+  }
+  progress_cv_.notify_all();
+  std::vector<Stream*> all;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& st : streams_)
+      all.push_back(st.get());
+  }
+  for (Stream* st : all) {
+    std::unique_lock lock(st->mu);
+    st->cv.wait(lock, [&] { return !st->busy; });
+  }
 }
 
 void FakeDevice::fail_copies(cudaError_t error, int count) {
@@ -287,7 +310,7 @@ cudaError_t FakeDevice::stream_wait_event(cudaStream_t stream, cudaEvent_t event
   const uint64_t gen = e->recorded.load();
   enqueue(*s, [this, e, gen] {
     std::unique_lock lock(mu_);
-    progress_cv_.wait(lock, [&] { return e->completed.load() >= gen; });
+    progress_cv_.wait(lock, [&] { return e->completed.load() >= gen || halted_.load(); });
   });
   return cudaSuccess;
 }
@@ -354,6 +377,18 @@ cudaError_t FakeDevice::stream_query(cudaStream_t stream) noexcept {
 
 cudaError_t FakeDevice::host_numa_node(int* node) noexcept {
   *node = numa_node_.load();
+  return cudaSuccess;
+}
+
+cudaError_t FakeDevice::address_range(const void* ptr, void** base, std::size_t* size) noexcept {
+  const auto* p = static_cast<const std::byte*>(ptr);
+  std::lock_guard lock(mu_);
+  auto it = device_.upper_bound(p);
+  if (it == device_.begin()) return cudaErrorInvalidValue;
+  --it;
+  if (p >= it->first + std::max<std::size_t>(it->second, 1)) return cudaErrorInvalidValue;
+  *base = const_cast<std::byte*>(it->first);
+  *size = it->second;
   return cudaSuccess;
 }
 

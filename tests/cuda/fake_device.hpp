@@ -13,7 +13,8 @@
 // that does not stage the bytes may): a caller that reused the source too early sees wrong bytes.
 //
 // Several devices: one FakeDevice per device; host_numa_node() answers what set_host_numa_node()
-// said (-1 at first).
+// said (-1 at first). address_range() answers from the device_alloc() blocks, as
+// cuMemGetAddressRange does from the driver's allocations.
 //
 // Threading: every DeviceApi method and helper is safe from any thread.
 #pragma once
@@ -63,6 +64,9 @@ class FakeDevice final : public DeviceApi {
                  std::chrono::milliseconds watchdog = std::chrono::milliseconds(20000));
   void open_gate(int id);
 
+  /// A lost device: from now on the streams run nothing more (queued operations are dropped,
+  /// gates open, events never complete); returns once no operation is running.
+  void halt();
   /// The next `count` copies return `error` without copying.
   void fail_copies(cudaError_t error, int count = 1);
   /// From now on every event query returns `error` (a lost device).
@@ -100,6 +104,8 @@ class FakeDevice final : public DeviceApi {
                                             cudaStream_t stream) noexcept override;
   cudaError_t stream_query(cudaStream_t stream) noexcept override;
   cudaError_t host_numa_node(int* node) noexcept override;
+  /// The device_alloc() block holding `ptr` (cudaErrorInvalidValue outside every one).
+  cudaError_t address_range(const void* ptr, void** base, std::size_t* size) noexcept override;
 
  private:
   struct Event {
@@ -155,6 +161,7 @@ class FakeDevice final : public DeviceApi {
   std::atomic<uint64_t> pageable_copies_{0};
   std::atomic<uint64_t> pageable_bytes_{0};
   std::atomic<int> numa_node_{-1};
+  std::atomic<bool> halted_{false};
 };
 
 }  // namespace staging::cuda::testing

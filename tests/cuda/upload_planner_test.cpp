@@ -1,7 +1,8 @@
 // UploadPlanner without a device: piece sizes from the model (more bytes, larger pieces; even,
 // page-multiple, within [min_piece, chunk]), the direct part (only with few fill threads, only on
 // an idle stream, never when disabled), and the fill-method choice (both measured first, then
-// the faster, the other re-measured now and then, less often while it keeps losing).
+// the faster, the other re-measured now and then, less often while it keeps losing; the prior's
+// method kept against a marginal difference), and whether sleeping fill threads are worth waking.
 #include "upload_planner.hpp"
 
 #include <gtest/gtest.h>
@@ -138,6 +139,78 @@ TEST(UploadPlanner, TheFasterMethodWinsPerSizeClass) {
     EXPECT_GE(probes, 6);
     EXPECT_LE(probes_late, 2);  // backed off to every 256th upload
   }
+}
+
+// 256 MiB uploads (prior: memcpy) measured 2 % faster with streaming stay with memcpy: a margin
+// that small is noise; 20 % faster takes the class.
+TEST(UploadPlanner, ThePriorKeepsAClassAgainstAMarginalDifference) {
+  for (double streaming_gbps : {40.8, 48.0}) {
+    UploadPlanner p(config(8));
+    int streaming_n = 0;
+    for (int i = 0; i < 100; ++i) {
+      const UploadPlan plan = p.plan_without_direct(256 * MiB);
+      streaming_n += plan.method == FillMethod::Streaming && !plan.probe;
+      p.record(plan, outcome(256 * MiB, plan.method == FillMethod::Memcpy ? 40.0 : streaming_gbps));
+    }
+    SCOPED_TRACE(streaming_gbps);
+    if (streaming_gbps < 42) {
+      EXPECT_EQ(streaming_n, 0);
+    } else {
+      EXPECT_GT(streaming_n, 80);
+    }
+  }
+}
+
+// Every thread asleep and a wake-up measured at 100 µs: an upload the caller fills alone in less
+// than ~150 µs wakes nobody and is cut in pieces for the caller alone; a large one wakes them.
+// Unmeasured wake-ups, or threads awake: wake (nothing to lose).
+TEST(UploadPlanner, SleepingThreadsAreWokenOnlyWhenTheyArriveInTime) {
+  UploadPlanner p(config(8, FillMethod::Memcpy));  // 6 GB/s per thread before any measurement
+  PoolState asleep;
+  asleep.awake = 0;
+  asleep.wake_latency = std::chrono::microseconds(100);
+  const UploadPlan small = p.plan_without_direct(256 * KiB, asleep);  // ~44 µs alone
+  EXPECT_FALSE(small.wake);
+  EXPECT_EQ(small.helpers, 0u);
+  const UploadPlan large = p.plan_without_direct(64 * MiB, asleep);
+  EXPECT_TRUE(large.wake);
+  EXPECT_EQ(large.helpers, 8u);
+  // Pieces for the caller alone are no larger than pieces for nine fillers.
+  EXPECT_LE(p.plan_without_direct(4 * MiB, PoolState{0, std::chrono::milliseconds(1)}).piece_bytes,
+            p.plan_without_direct(4 * MiB).piece_bytes);
+  PoolState unmeasured;
+  unmeasured.awake = 0;
+  EXPECT_TRUE(p.plan_without_direct(256 * KiB, unmeasured).wake);
+  PoolState two_awake = asleep;
+  two_awake.awake = 2;
+  const UploadPlan some = p.plan_without_direct(256 * KiB, two_awake);
+  EXPECT_FALSE(some.wake);
+  EXPECT_EQ(some.helpers, 2u);
+  EXPECT_TRUE(p.plan_without_direct(256 * KiB).wake);  // all awake
+}
+
+// A pool shared by two uploads in progress (two devices): each counts on half the threads, and
+// cuts its pieces for that fill rate — never for more threads than it will get.
+TEST(UploadPlanner, AnUploadSharingThePoolPlansWithItsShare) {
+  UploadPlanner p(config(8, FillMethod::Memcpy));
+  PoolState shared;
+  shared.uploads = 2;
+  EXPECT_EQ(p.plan_without_direct(64 * MiB, shared).helpers, 4u);
+  shared.uploads = 3;
+  EXPECT_EQ(p.plan_without_direct(64 * MiB, shared).helpers, 3u);  // rounded up
+  shared.uploads = 100;
+  EXPECT_EQ(p.plan_without_direct(64 * MiB, shared).helpers, 1u);  // never none
+  EXPECT_EQ(p.plan_without_direct(64 * MiB).helpers, 8u);          // alone: all of them
+  shared.uploads = 4;
+  EXPECT_LE(p.plan_without_direct(16 * MiB, shared).piece_bytes,
+            p.plan_without_direct(16 * MiB).piece_bytes);
+  // Asleep and not worth waking: no more helpers than are awake, shared or not.
+  shared.uploads = 2;
+  shared.awake = 1;
+  shared.wake_latency = std::chrono::milliseconds(1);
+  const UploadPlan few = p.plan_without_direct(256 * KiB, shared);
+  EXPECT_FALSE(few.wake);
+  EXPECT_EQ(few.helpers, 1u);
 }
 
 TEST(UploadPlanner, AFixedMethodIsNeverProbed) {

@@ -199,6 +199,41 @@ TEST_F(UploaderGpuTest, InPlaceSpansFromSeveralThreads) {
   EXPECT_EQ(uploader->stats().commits, static_cast<uint64_t>(kThreads * kEach));
 }
 
+// Checked destinations on the driver's own answer (cuMemGetAddressRange): an upload that would
+// run past the end of its cudaMalloc allocation is refused before a byte moves; one that ends on
+// its last byte lands.
+TEST_F(UploaderGpuTest, AnUploadPastTheEndOfItsAllocationIsRefused) {
+  DeviceBuffer dst(1 * MiB);
+  ASSERT_NE(dst.ptr, nullptr);
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  void* base = nullptr;
+  std::size_t size = 0;
+  const cudaError_t range = make_runtime_api(device)->address_range(dst.ptr + 10, &base, &size);
+  if (range == cudaErrorNotSupported) GTEST_SKIP() << "the driver has no cuMemGetAddressRange";
+  ASSERT_EQ(range, cudaSuccess) << error_name(range);
+  EXPECT_EQ(base, static_cast<void*>(dst.ptr));
+  ASSERT_GE(size, 1 * MiB);
+  const auto src = random_bytes(size + 4096, 5);
+  for (uint64_t past : {uint64_t{1}, uint64_t{4096}}) {
+    auto p = uploader->upload(dst.ptr + 4096, src.data(), size - 4096 + past, nullptr);
+    ASSERT_FALSE(p.has_value()) << past;
+    EXPECT_EQ(p.error().kind, UploadErrorKind::DestinationOutOfRange) << past;
+  }
+  std::vector<std::byte> host(1000);  // host memory is no device allocation
+  auto h = uploader->upload(host.data(), src.data(), host.size(), nullptr);
+  ASSERT_FALSE(h.has_value());
+  EXPECT_EQ(h.error().kind, UploadErrorKind::DestinationOutOfRange);
+  const auto untouched = dst.read();
+  for (std::byte b : untouched)
+    ASSERT_EQ(b, std::byte{0});
+  auto p = uploader->upload(dst.ptr + 4096, src.data(), 1 * MiB - 4096, nullptr);
+  ASSERT_TRUE(p.has_value()) << to_string(p.error().kind);
+  ASSERT_TRUE(uploader->wait(*p, 10s));
+  const auto back = dst.read();
+  EXPECT_EQ(first_difference(back.data() + 4096, src.data(), 1 * MiB - 4096), "");
+}
+
 TEST_F(UploaderGpuTest, StreamWaitOrdersAnotherStreamAfterTheUpload) {
   Stream a, b;
   const uint64_t size = 3 * MiB + 1;  // fits the ring: the upload must not wait for the gate

@@ -8,6 +8,8 @@
 //              method: the fill rate that bounds the ring
 //   copy       back-to-back cudaMemcpyAsync from pinned memory per piece size, and the fit
 //              time = size / link rate + overhead: the copy model's two numbers
+//   calls      what one call of each CUDA function the Uploader makes per upload costs the
+//              calling thread (event record and query, capture check, stream query, an async copy)
 //   ceiling    cudaMemcpyAsync from pinned memory, one call per size (the reference)
 //   pageable   cudaMemcpy from the pageable source
 //   register   cudaHostRegister of the source, cudaMemcpyAsync, cudaHostUnregister (all timed)
@@ -121,6 +123,7 @@ class SingleDevice {
     if (int rc = allocate(); rc != 0) return rc;
     if (wanted(cuda_, "fill")) fill_rows();
     if (wanted(cuda_, "copy") && copy_rows() != 0) return 1;
+    if (wanted(cuda_, "calls") && call_costs() != 0) return 1;
     if (baselines() != 0) return 1;
     const UploaderConfig base;
     if (wanted(cuda_, "default") && ring_rows("default", base, base.fill_threads) != 0) return 1;
@@ -259,6 +262,59 @@ class SingleDevice {
     return 0;
   }
 
+  // The calling thread's cost of each CUDA call an upload makes, ns per call (median of batches).
+  int call_costs() {
+    cudaEvent_t event = nullptr;
+    if (failed(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate")) {
+      return 1;
+    }
+    cudaError_t err = cudaSuccess;
+    const auto per_call = [&](const std::function<cudaError_t()>& call, bool sync) {
+      constexpr int kCalls = 200;
+      std::vector<double> batches;
+      for (int b = 0; b < 9 && err == cudaSuccess; ++b) {
+        const auto t0 = Clock::now();
+        for (int i = 0; i < kCalls; ++i) {
+          const cudaError_t e = call();
+          if (e != cudaSuccess && e != cudaErrorNotReady) err = e;
+        }
+        batches.push_back(seconds_since(t0) * 1e9 / kCalls);
+        if (sync) err = cudaStreamSynchronize(stream_);
+      }
+      return median(batches);
+    };
+    bool capturing = false;
+    char buf[512];
+    const double record = per_call([&] { return cudaEventRecord(event, stream_); }, true);
+    const double query = per_call([&] { return cudaEventQuery(event); }, false);
+    const double capture = per_call(
+        [&] {
+          cudaStreamCaptureStatus status{};
+          const cudaError_t e = cudaStreamIsCapturing(stream_, &status);
+          capturing = capturing || status != cudaStreamCaptureStatusNone;
+          return e;
+        },
+        false);
+    const double stream_query = per_call([&] { return cudaStreamQuery(stream_); }, false);
+    const double copy = per_call(
+        [&] { return cudaMemcpyAsync(device_, pinned_, 4096, cudaMemcpyHostToDevice, stream_); },
+        true);
+    cudaEventDestroy(event);
+    if (failed(err, "a call of the calls section")) return 1;
+    std::snprintf(
+        buf, sizeof buf,
+        "calls, ns each on the calling thread: cudaEventRecord %.0f, cudaEventQuery %.0f, "
+        "cudaStreamIsCapturing %.0f, cudaStreamQuery %.0f, cudaMemcpyAsync 4 KiB %.0f",
+        record, query, capture, stream_query, copy);
+    report_.note(buf);
+    report_.context("call_ns_event_record", record);
+    report_.context("call_ns_event_query", query);
+    report_.context("call_ns_stream_is_capturing", capture);
+    report_.context("call_ns_stream_query", stream_query);
+    report_.context("call_ns_memcpy_async", copy);
+    return 0;
+  }
+
   // --- what users do instead --------------------------------------------------------------------
 
   int baselines() {
@@ -391,6 +447,14 @@ class SingleDevice {
       row.fields["helped"] =
           static_cast<double>(after.pool.helped_bytes - before.pool.helped_bytes) /
           std::max<double>(1, static_cast<double>(after.pool.bytes - before.pool.bytes));
+      // Threads woken per upload (0: the pool stayed awake between uploads), and what a wake-up
+      // took on average (µs) over the row.
+      row.fields["wakeups"] =
+          static_cast<double>(after.pool.wakeups - before.pool.wakeups) / uploads;
+      const uint64_t woken = after.pool.wake_samples - before.pool.wake_samples;
+      row.fields["wake_us"] =
+          woken == 0 ? 0.0
+                     : static_cast<double>(after.pool.wake_ns - before.pool.wake_ns) / woken / 1e3;
       if (section == "chunk")
         row.fields["chunk_mib"] = static_cast<double>(config.chunk_bytes) / MiB;
       results_.push_back(
@@ -441,9 +505,28 @@ class SingleDevice {
 
   // --- in-place producers ---------------------------------------------------------------------
 
-  // Runs `one` (a measure()) --inplace-runs times; the row is the median of the runs' medians.
+  // Where in-place producers spend their time, summed over spans (ns).
+  struct SpanTimes {
+    std::atomic<uint64_t> spans{0}, reserve_ns{0}, fill_ns{0}, commit_ns{0};
+    void add(Clock::time_point t0, Clock::time_point reserved, Clock::time_point filled,
+             Clock::time_point committed) {
+      const auto ns = [](Clock::duration d) {
+        return static_cast<uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+      };
+      spans.fetch_add(1, std::memory_order_relaxed);
+      reserve_ns.fetch_add(ns(reserved - t0), std::memory_order_relaxed);
+      fill_ns.fetch_add(ns(filled - reserved), std::memory_order_relaxed);
+      commit_ns.fetch_add(ns(committed - filled), std::memory_order_relaxed);
+    }
+  };
+
+  // Runs `one` (a measure()) --inplace-runs times; the row is the median of the runs' medians,
+  // with the mean time per span spent reserving (waiting for the ring lock and room), filling and
+  // committing (the copy and the event record) over all runs.
   void inplace_row(const std::string& section, unsigned threads, uint64_t span,
-                   const std::function<Row()>& one, const std::string& fill) {
+                   const std::function<Row()>& one, const std::string& fill,
+                   const SpanTimes& times) {
     std::vector<double> runs;
     Row last;
     for (unsigned r = 0; r < std::max(1u, cuda_.inplace_runs); ++r) {
@@ -451,6 +534,10 @@ class SingleDevice {
       runs.push_back(last.gbps);
     }
     last.gbps = median(runs);
+    const double spans = std::max<double>(1, static_cast<double>(times.spans.load()));
+    last.fields["reserve_us"] = static_cast<double>(times.reserve_ns.load()) / spans / 1e3;
+    last.fields["fill_us"] = static_cast<double>(times.fill_ns.load()) / spans / 1e3;
+    last.fields["commit_us"] = static_cast<double>(times.commit_ns.load()) / spans / 1e3;
     last.fields["threads"] = threads;
     last.fields["fill"] = fill;
     last.fields["span_mib"] = static_cast<double>(span) / MiB;
@@ -491,11 +578,13 @@ class SingleDevice {
         if (failed(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"))
           return 1;
       for (uint64_t span_mib : cuda_.span_mib) {
-        // Small enough that every producer holds one span while three times as much is copying:
-        // an open span holds back the reuse of every later byte of the ring.
+        // Small enough that every producer holds one span while as much again is copying (an
+        // open span holds back the reuse of every later byte of the ring), large enough that the
+        // copy's fixed cost stays small (2 MiB at 16 producers).
         const uint64_t span = span_mib != 0 ? span_mib * MiB
-                                            : std::clamp<uint64_t>(c.ring_bytes / (4 * producers),
+                                            : std::clamp<uint64_t>(c.ring_bytes / (2 * producers),
                                                                    MiB, c.chunk_bytes);
+        SpanTimes times;
         inplace_row(
             "inplace", producers, span,
             [&] {
@@ -510,13 +599,17 @@ class SingleDevice {
                       const uint64_t off = cursor.fetch_add(span);
                       if (off >= bytes) break;
                       const uint64_t n = std::min(span, bytes - off);
+                      const auto r0 = Clock::now();
                       auto s = uploader->reserve(n, wait);
                       if (!s) {
                         ++errors;
                         return;
                       }
+                      const auto r1 = Clock::now();
                       copy_to_staging(s->data(), pageable_ + off, n, fill);
+                      const auto r2 = Clock::now();
                       if (!uploader->commit(std::move(*s), device_ + off, streams[p])) ++errors;
+                      times.add(r0, r1, r2, Clock::now());
                     }
                     cudaStreamSynchronize(streams[p]);
                   });
@@ -526,31 +619,37 @@ class SingleDevice {
                 return seconds_since(t0);
               });
             },
-            label);
+            label, times);
       }
       for (auto& s : streams)
         cudaStreamDestroy(s);
     }
 
-    // One producer; a FillPool of N threads (and the producer) fills each span.
+    // One producer; a FillPool of N threads (and the producer) fills each span. The producer
+    // holds the pool while it streams: its threads keep looking for the next span while the
+    // producer waits for ring room, instead of falling asleep between spans.
     for (unsigned team : common_.threads) {
       FillPoolConfig pc;
       pc.threads = team > 0 ? team - 1 : 0;
       auto pool = FillPool::create(pc);
       if (!pool) return 1;
       const uint64_t span = c.chunk_bytes;
+      SpanTimes times;
       inplace_row(
           "inplace-team", std::max(1u, team), span,
           [&] {
             return measure(common_, "inplace-team", bytes, [&] {
+              const FillPool::Hold hold = (*pool)->hold();
               const auto t0 = Clock::now();
               for (uint64_t off = 0; off < bytes; off += span) {
                 const uint64_t n = std::min(span, bytes - off);
+                const auto r0 = Clock::now();
                 auto s = uploader->reserve(n, wait);
                 if (!s) {
                   ++errors;
                   break;
                 }
+                const auto r1 = Clock::now();
                 FillJob job;
                 job.dst = s->data();
                 job.src = pageable_ + off;
@@ -558,13 +657,15 @@ class SingleDevice {
                 job.method = fill;
                 (*pool)->submit(job);
                 (*pool)->wait(job);
+                const auto r2 = Clock::now();
                 if (!uploader->commit(std::move(*s), device_ + off, stream_)) ++errors;
+                times.add(r0, r1, r2, Clock::now());
               }
               cudaStreamSynchronize(stream_);
               return seconds_since(t0);
             });
           },
-          label);
+          label, times);
     }
     if (errors.load() != 0) {
       std::fprintf(stderr, "staging-bench: the in-place paths failed %d times\n", errors.load());
@@ -751,12 +852,12 @@ Backend make_cuda_backend() {
     g->add_option("--inplace-fill", o.inplace_fill,
                   "how in-place producers copy into their spans: memcpy, streaming, auto");
     g->add_option("--span-mib", o.span_mib,
-                  "in-place span sizes, MiB (0: ring / (4 x producers), clamped to [1, chunk])")
+                  "in-place span sizes, MiB (0: ring / (2 x producers), clamped to [1, chunk])")
         ->delimiter(',');
     g->add_option("--multi-sizes", o.multi_sizes_mib, "sizes of the multi-device sections, MiB")
         ->delimiter(',');
     g->add_option("--sections", o.sections,
-                  "only these sections: fill, copy, baselines, default, tuned, ring, chunk, "
+                  "only these sections: fill, copy, calls, baselines, default, tuned, ring, chunk, "
                   "inplace, multi (the ceiling is always measured)")
         ->delimiter(',');
   };

@@ -8,6 +8,7 @@
 //   multi-ring-own     all at once with one Uploader per device, each with its own pool (the
 //                      threads split evenly): what sharing one pool changes
 //   host-memcpy        CPU only: every usable CPU copying pageable memory (the host's bandwidth)
+//   host-stream        the same with streaming stores (no read of the destination)
 // Each device uploads its own pageable source (no two devices read the same bytes).
 #include <algorithm>
 #include <atomic>
@@ -52,6 +53,21 @@ class FirstError {
   std::mutex mu_;
   std::optional<UploadError> error_;
 };
+
+// "0-15,32-47" for a sorted CPU list; "any" for an empty one (not pinned).
+std::string cpu_list(const std::vector<int>& cpus) {
+  if (cpus.empty()) return "any";
+  std::string out;
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1)
+      ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(cpus[i]) +
+           (j > i ? "-" + std::to_string(cpus[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -117,6 +133,22 @@ class Multi {
       threads += pool->threads();
     report_.context("multi_pools", uploader_->pools().size());
     report_.context("multi_fill_threads", threads);
+    // Where each pool's threads may run (the affinity each was given; "any": not pinned).
+    for (std::size_t k = 0; k < uploader_->pools().size(); ++k) {
+      const FillPool& pool = *uploader_->pools()[k];
+      std::vector<std::string> sets;
+      for (const auto& cpus : pool.placement()) {
+        const std::string set = cpu_list(cpus);
+        if (std::find(sets.begin(), sets.end(), set) == sets.end()) sets.push_back(set);
+      }
+      std::string where;
+      for (const std::string& set : sets)
+        where += (where.empty() ? "" : " | ") + set;
+      report_.context("multi_pool" + std::to_string(k),
+                      std::to_string(pool.threads()) + " threads, numa_node " +
+                          std::to_string(pool.config().numa_node) + ", pinning " +
+                          std::string(to_string(pool.config().pinning)) + ", cpus " + where);
+    }
     for (std::size_t i = 0; i < devices_.size(); ++i)
       report_.context("multi_device" + std::to_string(i) + "_numa_node", uploader_->numa_node(i));
 
@@ -146,20 +178,26 @@ class Multi {
     std::byte* a = devices_.front().source;
     std::byte* b = devices_.size() > 1 ? devices_[1].source : nullptr;
     if (b == nullptr) return;
-    Row row = measure(common_, "host-memcpy", max_bytes_, [&] {
-      FillJob job;
-      job.dst = b;
-      job.src = a;
-      job.bytes = max_bytes_;
-      job.method = FillMethod::Memcpy;
-      const auto t0 = Clock::now();
-      (*pool)->submit(job);
-      (*pool)->wait(job);
-      return seconds_since(t0);
-    });
-    row.fields["threads"] = cpus;
-    row.fields["what"] = "CPU only: every usable CPU copying pageable memory (bytes read/s)";
-    report_.add(std::move(row));
+    // Plain stores (each destination line read before it is written) and streaming stores (not
+    // read: what a fill into a ring that does not fit in the cache costs the memory).
+    for (const FillMethod method : {FillMethod::Memcpy, FillMethod::Streaming}) {
+      const bool streaming = method == FillMethod::Streaming;
+      Row row = measure(common_, streaming ? "host-stream" : "host-memcpy", max_bytes_, [&] {
+        FillJob job;
+        job.dst = b;
+        job.src = a;
+        job.bytes = max_bytes_;
+        job.method = method;
+        const auto t0 = Clock::now();
+        (*pool)->submit(job);
+        (*pool)->wait(job);
+        return seconds_since(t0);
+      });
+      row.fields["threads"] = cpus;
+      row.fields["what"] = std::string("CPU only: every usable CPU copying pageable memory with ") +
+                           (streaming ? "streaming" : "plain") + " stores (bytes read/s)";
+      report_.add(std::move(row));
+    }
     // Restore device 1's own pattern (each device uploads distinct bytes).
     std::free(devices_[1].source);
     devices_[1].source = pretouched(max_bytes_, 0x5A5A5A5A00000000ull + devices_[1].index);

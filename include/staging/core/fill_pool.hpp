@@ -3,16 +3,23 @@
 //
 // A submitter describes a piece of staging memory to fill as a FillJob (destination, source,
 // bytes, method). The pool splits it into slices (whole 4 KiB pages, so no two threads write the
-// same cache line) and its threads pull slices from one FIFO queue across all submitters: the
-// oldest piece, the next to be copied to a device, fills first. A claim is a few instructions
-// under a short lock; idle threads look for work for a moment (FillPoolConfig::spin) before they
-// sleep, so a pipeline that submits a piece every few microseconds never pays a wake-up per piece.
-// The submitter fills too: wait() copies the job's unclaimed slices on the calling thread before
-// it waits for the slices other threads hold.
+// same cache line) and its threads take slices from the oldest job first, since it is the next to
+// be copied to a device. Jobs queue in lanes, one per submitter that asks for its own
+// (new_lane(): one per device's uploader, say); threads serve the lanes that have work in turn,
+// slice by slice, so one device's long queue never holds back another's next piece. The submitter
+// fills too: wait() copies the job's unclaimed slices on the calling thread before it waits for the
+// slices other threads hold.
 //
-//   submitter A: submit(a0) submit(a1) ... wait(a0): copies a0's unclaimed slices, then waits
-//   submitter B: submit(b0) ...
-//   queue:       [a0: s0 s1 s2 s3][a1: s0 s1 ...][b0: ...]     threads take slices front first
+//   lane 0 (device 0): [a0: s0 s1 s2 s3][a1: s0 s1 ...]     threads: a0.s0, b0.s0, a0.s1, b0.s1 ...
+//   lane 1 (device 1): [b0: s0 s1 ...]
+//
+// What a claim costs: a few instructions under a SpinLock (spin_lock.hpp) — a waiting thread
+// never sleeps in the kernel, so a dozen threads claiming at once cannot form a convoy of
+// wake-ups. Idle threads look for work for a moment (FillPoolConfig::spin) before they sleep, and
+// for longer (held_spin) while a submitter holds the pool (hold(): an upload in progress whose
+// next pieces are coming), so a pipeline never pays a wake-up per piece. Sleeping threads are
+// woken by submit() (one futex call); the pool measures how long they take to run again
+// (wake_latency()), so that a submitter can fill a small job itself instead of waiting for them.
 //
 // One pool is the CPU budget of all its submitters: several uploaders (one per GPU) that share a
 // pool share its threads, instead of each starting its own and oversubscribing the cores.
@@ -22,6 +29,7 @@
 // GPU-free: the threads only copy memory (copy_to_staging, fill_copy.hpp).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -32,6 +40,7 @@
 #include <span>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "staging/core/counters.hpp"
@@ -39,6 +48,7 @@
 #include "staging/core/expected.hpp"
 #include "staging/core/fill_copy.hpp"
 #include "staging/core/host_topology.hpp"
+#include "staging/core/spin_lock.hpp"
 #include "staging/core/timeline.hpp"
 
 namespace staging {
@@ -68,13 +78,16 @@ struct FillPoolConfig {
   /// new job starts without a wake-up (uploads issued back to back, or one after the other's
   /// stream synchronisation); 0 sleeps at once (no CPU spent idle).
   Duration spin = std::chrono::microseconds(100);
+  /// As `spin`, while some submitter holds the pool (FillPool::hold(): an upload in progress that
+  /// will submit more pieces, after a wait for ring room, say). Taken as at least `spin`.
+  Duration held_spin = std::chrono::milliseconds(2);
   /// The host layout to pin by; null reads it (HostTopology::read()). Only read by create().
   const HostTopology* topology = nullptr;
 };
 
 /// Why FillPool::create made no pool.
 enum class FillPoolError : uint8_t {
-  /// A negative spin.
+  /// A negative spin or held_spin.
   InvalidConfig,
   /// A thread could not be started (the threads started so far were stopped).
   ThreadStartFailed,
@@ -112,6 +125,9 @@ class FillJob {
   /// Bytes per slice (rounded up to 4 KiB); 0: the job spread over every pool thread and the
   /// submitter, at least 32 KiB a slice.
   uint64_t slice_bytes = 0;
+  /// The lane the job queues in (FillPool::new_lane(); any value, taken modulo the lane count).
+  /// Jobs of one lane are served in submission order; lanes with work are served in turn.
+  unsigned lane = 0;
   /// Called once every slice has been copied, by the thread that copied the last one, before
   /// done() turns true; not called for a cancelled job. Must be quick and must not call the pool
   /// for this job. Null: nothing.
@@ -139,6 +155,7 @@ class FillJob {
   FillMethod resolved_ = FillMethod::Memcpy;
   // Guarded by the pool's lock.
   uint64_t claimed_ = 0;
+  unsigned lane_index_ = 0;
   bool linked_ = false;
   FillJob* prev_ = nullptr;
   FillJob* next_ = nullptr;
@@ -165,6 +182,10 @@ struct FillPoolStats {
   uint64_t sleeps = 0;           ///< times a pool thread went to sleep for lack of work
   uint64_t wakeups = 0;  ///< threads woken by submit (a submit finding threads looking wakes none)
   uint64_t cancelled_slices = 0;  ///< slices dropped by cancel()
+  uint64_t unwoken_jobs = 0;      ///< jobs submitted with wake = false
+  uint64_t wake_samples = 0;      ///< wake-ups timed: from submit's wake call until the thread ran
+  uint64_t wake_ns = 0;           ///< their total time
+  uint64_t wake_max_ns = 0;       ///< the longest of them
 };
 
 /// FillPoolStats' counters, in declaration order.
@@ -185,7 +206,11 @@ constexpr auto counters_of(std::type_identity<FillPoolStats>) noexcept {
       counter("streaming_ns", "streaming time (ns)", &S::streaming_ns, CounterUnit::Nanoseconds),
       counter("sleeps", "sleeps", &S::sleeps),
       counter("wakeups", "wake-ups", &S::wakeups),
-      counter("cancelled_slices", "slices cancelled", &S::cancelled_slices)};
+      counter("cancelled_slices", "slices cancelled", &S::cancelled_slices),
+      counter("unwoken_jobs", "jobs submitted without waking threads", &S::unwoken_jobs),
+      counter("wake_samples", "wake-ups timed", &S::wake_samples),
+      counter("wake_ns", "wake-up time (ns)", &S::wake_ns, CounterUnit::Nanoseconds),
+      counter("wake_max_ns", "longest wake-up (ns)", &S::wake_max_ns, CounterUnit::Nanoseconds)};
 }
 static_assert(counters_complete<FillPoolStats>(), "FillPoolStats: counters_of is stale");
 
@@ -193,8 +218,9 @@ static_assert(counters_complete<FillPoolStats>(), "FillPoolStats: counters_of is
 ///
 /// Ownership: owns its threads; made by create() and shared (std::shared_ptr) by its submitters.
 /// The destructor lets the threads copy what is queued, then joins them; no job may be waited
-/// for then. Threading: every member function is safe from any thread, concurrently; a given
-/// job is submitted, waited for and cancelled by one thread at a time.
+/// for then, and no Hold may outlive the pool. Threading: every member function is safe from any
+/// thread, concurrently; a given job is submitted, waited for and cancelled by one thread at a
+/// time.
 class FillPool {
  public:
   /// Starts config.threads threads, pinned as asked. Errors: InvalidConfig, ThreadStartFailed.
@@ -204,11 +230,13 @@ class FillPool {
   FillPool(const FillPool&) = delete;
   FillPool& operator=(const FillPool&) = delete;
 
-  /// Queues `job` (bytes > 0, not queued now) behind every job queued before it. Wakes sleeping
-  /// threads (as many as the job has slices) only when no thread is looking for work.
-  void submit(FillJob& job);
-  /// Queues several jobs in order, with one wake-up.
-  void submit(std::span<FillJob* const> jobs);
+  /// Queues `job` (bytes > 0, not queued now) behind every job of its lane queued before it.
+  /// Wakes sleeping threads (as many as the job has slices) unless `wake` is false: then only
+  /// threads already looking for work may take its slices, and wait() fills the rest (for a job
+  /// the submitter fills faster than a wake-up takes; see wake_latency()).
+  void submit(FillJob& job, bool wake = true);
+  /// Queues several jobs in order, with one wake-up call.
+  void submit(std::span<FillJob* const> jobs, bool wake = true);
   /// True once every slice of `job` has been copied (or cancelled) and its on_done has returned;
   /// the job's bytes are then visible to the caller. Never blocks.
   [[nodiscard]] bool done(const FillJob& job) const noexcept {
@@ -220,7 +248,8 @@ class FillPool {
   /// Copies unclaimed slices of `job` on the calling thread until none is left.
   void help(FillJob& job);
   /// Returns once done(job): helps (copies its unclaimed slices), then waits for the slices other
-  /// threads are copying — looking for a moment, then sleeping.
+  /// threads are copying — looking for a moment (FillPoolConfig::spin, or held_spin while the pool
+  /// is held), then sleeping.
   void wait(FillJob& job);
   /// As wait() for at most `timeout` (helping included); true when done(job).
   bool wait_for(FillJob& job, Duration timeout);
@@ -229,12 +258,77 @@ class FillPool {
   /// already: nothing.
   void cancel(FillJob& job);
 
+  /// A lane for one submitter's jobs (FillJob::lane): successive calls give successive lanes,
+  /// wrapping after the pool's lane count (16), so up to 16 submitters never share one.
+  [[nodiscard]] unsigned new_lane() noexcept {
+    return next_lane_.fetch_add(1, std::memory_order_relaxed) % kLanes;
+  }
+
+  /// Keeps idle threads looking for work (FillPoolConfig::held_spin instead of spin) while it
+  /// lives. Move-only; releasing it (destruction) ends its effect. Threading: any thread; several
+  /// may be alive at once (one per upload in progress, say).
+  class Hold {
+   public:
+    /// A hold on no pool (no effect).
+    Hold() = default;
+    /// Takes `other`'s hold; `other` then holds nothing.
+    Hold(Hold&& other) noexcept : pool_(std::exchange(other.pool_, nullptr)) {}
+    /// Releases this hold, then takes `other`'s.
+    Hold& operator=(Hold&& other) noexcept {
+      if (this != &other) {
+        release();
+        pool_ = std::exchange(other.pool_, nullptr);
+      }
+      return *this;
+    }
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+    /// Releases the hold.
+    ~Hold() { release(); }
+
+   private:
+    friend class FillPool;
+    explicit Hold(FillPool* pool) noexcept : pool_(pool) {
+      pool_->holds_.fetch_add(1, std::memory_order_relaxed);
+    }
+    void release() noexcept {
+      if (pool_ != nullptr) pool_->holds_.fetch_sub(1, std::memory_order_relaxed);
+      pool_ = nullptr;
+    }
+    FillPool* pool_ = nullptr;
+  };
+  /// See Hold. The pool must outlive it.
+  [[nodiscard]] Hold hold() noexcept { return Hold(this); }
+
+  /// Holds alive now (a snapshot): the uploads in progress that share the pool's threads.
+  [[nodiscard]] unsigned holds() const noexcept {
+    const int n = holds_.load(std::memory_order_relaxed);
+    return n > 0 ? static_cast<unsigned>(n) : 0u;
+  }
   /// Threads of the pool.
   [[nodiscard]] unsigned threads() const noexcept { return static_cast<unsigned>(threads_.size()); }
+  /// Threads not asleep now (looking for work or copying): those a job submitted now gets
+  /// without waking anyone. A snapshot.
+  [[nodiscard]] unsigned awake() const noexcept {
+    const unsigned sleeping = sleepers_.load(std::memory_order_relaxed);
+    return sleeping >= threads() ? 0 : threads() - sleeping;
+  }
+  /// How long a sleeping thread has taken, on average, from submit's wake-up call until it ran
+  /// again (zero before the first wake-up was timed). What waking threads for a job costs.
+  [[nodiscard]] Duration wake_latency() const noexcept {
+    return Duration(static_cast<Duration::rep>(wake_avg_ns_.load(std::memory_order_relaxed)));
+  }
+  /// The CPUs each thread was given (empty: not pinned), by thread.
+  [[nodiscard]] const std::vector<std::vector<int>>& placement() const noexcept {
+    return placement_;
+  }
   /// The configuration it was created with (topology: null).
   [[nodiscard]] const FillPoolConfig& config() const noexcept { return config_; }
   /// A snapshot of the counters.
   [[nodiscard]] FillPoolStats stats() const;
+
+  /// Lanes (FillJob::lane is taken modulo this).
+  static constexpr unsigned kLanes = 16;
 
  private:
   struct Slice {
@@ -245,24 +339,41 @@ class FillPool {
     std::atomic<uint64_t> slices{0}, bytes{0}, memcpy_bytes{0}, memcpy_ns{0}, streaming_bytes{0},
         streaming_ns{0};
   };
+  struct Lane {
+    FillJob* head = nullptr;  // jobs with unclaimed slices, in submission order
+    FillJob* tail = nullptr;
+  };
   explicit FillPool(const FillPoolConfig& config);
-  void run(unsigned index, std::vector<int> cpus) noexcept;
+  void run(unsigned index) noexcept;
   bool claim_locked(FillJob* only, Slice& out);
   void unlink_locked(FillJob& job);
   void copy_slice(const Slice& s, Counters& counters) noexcept;
   void finish(FillJob& job, uint64_t slices) noexcept;
   void block_until_done(FillJob& job);
   bool look_for_work() noexcept;
+  Duration spin_limit() const noexcept;  // held_spin while held, else spin
+  void sleep() noexcept;
+  void note_wake(uint64_t ns) noexcept;
   void stop_threads() noexcept;
 
   FillPoolConfig config_;
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_;
-  FillJob* head_ = nullptr;  // jobs with unclaimed slices, FIFO (guarded by mu_)
-  FillJob* tail_ = nullptr;
-  unsigned sleepers_ = 0;               // guarded by mu_
-  bool stop_ = false;                   // guarded by mu_
+  std::vector<std::vector<int>> placement_;
+
+  // The queue: lanes of jobs with unclaimed slices. Guarded by mu_.
+  SpinLock mu_;
+  std::array<Lane, kLanes> lanes_{};
+  uint32_t busy_lanes_ = 0;             // bit i: lane i has a job
+  unsigned turn_ = 0;                   // the lane served next when it has work
   std::atomic<uint64_t> unclaimed_{0};  // slices queued and not claimed (written under mu_)
+  std::atomic<unsigned> next_lane_{0};
+
+  // Sleeping: a thread sleeps on epoch_ (std::atomic::wait: a futex, no mutex to re-take when
+  // woken); submit bumps it and notifies.
+  std::atomic<uint32_t> epoch_{0};
+  std::atomic<unsigned> sleepers_{0};
+  std::atomic<int64_t> wake_stamp_ns_{0};  // when the latest wake-up call was made
+  std::atomic<uint64_t> wake_avg_ns_{0};
+  std::atomic<int> holds_{0};
   std::atomic<bool> stopping_{false};
 
   std::mutex done_mu_;
@@ -271,7 +382,8 @@ class FillPool {
 
   std::vector<std::unique_ptr<Counters>> counters_;  // one per thread
   Counters helper_counters_;                         // submitters' slices
-  std::atomic<uint64_t> jobs_{0}, sleeps_{0}, wakeups_{0}, cancelled_slices_{0};
+  std::atomic<uint64_t> jobs_{0}, sleeps_{0}, wakeups_{0}, cancelled_slices_{0}, unwoken_jobs_{0},
+      wake_samples_{0}, wake_ns_{0}, wake_max_ns_{0};
   std::atomic<unsigned> pinned_{0};
   std::vector<std::thread> threads_;
 };

@@ -54,6 +54,12 @@ class DeviceApi {
   /// cudaDevAttrHostNumaId, else the PCI device's numa_node in sysfs); -1 when the host has no
   /// NUMA layout or it is unknown. `node` is written on success.
   virtual cudaError_t host_numa_node(int* node) noexcept = 0;
+  /// cuMemGetAddressRange(base, size, ptr) (the driver's, reached through the runtime's driver
+  /// entry points): the device allocation that contains `ptr`, written to `base` and `size` on
+  /// success. cudaErrorInvalidValue when `ptr` lies in no allocation the driver knows;
+  /// cudaErrorNotSupported when the driver cannot answer (an old driver without the entry point):
+  /// the caller then has no range to check against.
+  virtual cudaError_t address_range(const void* ptr, void** base, std::size_t* size) noexcept = 0;
 };
 
 /// The CUDA runtime as a DeviceApi, bound to `device`: each call that needs a current device

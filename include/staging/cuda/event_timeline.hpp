@@ -20,8 +20,8 @@
 //
 // Lost device / sticky errors: a failing event query or record stops the timeline for good
 // (fail closed): completed() no longer advances (bytes a copy might still read are never reused),
-// error() reports the first failure, and wait() times out (the ring then answers Timeout, which
-// the Uploader reports as Failed).
+// error() reports the first failure, and wait() returns at once, below the value waited for (a
+// ring waiting for room gives up; the Uploader reports Failed).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -98,14 +98,16 @@ class EventTimeline final : public CompletionSource {
   /// The highest N such that every point <= N has completed; never decreases. Queries the events
   /// of the oldest pending points (cudaEventQuery, no waiting).
   [[nodiscard]] TimelineValue completed() override;
-  /// Polls until completed() >= value or `timeout` passes; returns completed(). Yields between
-  /// polls for the first 50 µs (a copy about to finish is seen at once), then sleeps, backing off
-  /// to 100 µs; never hangs. After a failure it just runs out the timeout.
+  /// Polls until completed() >= value or `timeout` passes; returns completed(). Polls every few
+  /// µs for the first 200 µs (a copy about to finish is seen at once), then sleeps between polls,
+  /// backing off to 100 µs; never hangs. Once the timeline has stopped (error()) it returns at
+  /// once: nothing completes any more.
   TimelineValue wait(TimelineValue value, Duration timeout) override;
   /// True once `point`'s own work has completed: its event reached, or it was released, or
   /// completed() >= point — whatever the points before it do (unlike completed()). False for an
   /// open point, one never handed out, or once the timeline has stopped (and not yet completed).
-  /// Queries the point's event (cudaEventQuery, no waiting).
+  /// Queries the point's event (cudaEventQuery, no waiting); a failing query stops the timeline
+  /// (error()), as in completed().
   [[nodiscard]] bool reached(TimelineValue point);
   /// Makes `stream` wait (cudaStreamWaitEvent) until `point`'s own event is reached; nothing when
   /// it has already completed or was released. Errors: cudaErrorInvalidValue for a point never

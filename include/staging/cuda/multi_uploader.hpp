@@ -12,7 +12,9 @@
 //
 // Each upload goes to one device: upload(index, ...) is Uploader::upload on that device's
 // Uploader (uploader(index) for the rest of its API). Several threads may upload to several
-// devices at once.
+// devices at once. Each device's Uploader queues its pieces in a lane of its own in the shared
+// pool, and the pool's threads serve the lanes with work in turn: one device's queued ring never
+// holds back another device's next piece.
 #pragma once
 
 #include <cstddef>

@@ -113,8 +113,11 @@ struct UploaderConfig {
   /// the CUDA driver has threads of its own), at least 1 and at most 12. On a 16-core host that
   /// is 12: the fill rate must exceed the copy rate (docs/cuda.md, "Fill threads").
   unsigned fill_threads = 0;
-  /// A fill pool shared with other Uploaders (one per device): their common CPU budget. Null:
-  /// create() starts the Uploader's own pool of fill_threads threads.
+  /// A fill pool shared with other Uploaders (one per device): their common CPU budget. Each
+  /// Uploader queues in a lane of its own (FillPool::new_lane()), so none waits behind another's
+  /// queued pieces, and sizes its pieces for its share of the threads: the pool's threads divided
+  /// by the uploads in progress on it (FillPool::holds()). Null: create() starts the Uploader's own
+  /// pool of fill_threads threads.
   std::shared_ptr<FillPool> fill_pool;
   /// Where the own pool's threads run (ignored with fill_pool): Node keeps them on the host NUMA
   /// node closest to the device (no restriction on a host with one node), Core pins one per core
@@ -153,6 +156,13 @@ struct UploaderConfig {
   Duration copy_overhead = std::chrono::microseconds(2);
   /// Pin the ring with cudaHostAllocWriteCombined (the CPU must then never read it).
   bool write_combined = false;
+  /// Checks every upload() and commit() destination against the device allocation that holds
+  /// its first byte (DeviceApi::address_range, one driver call per upload): a range that runs past
+  /// the allocation's end, or an address the driver knows no allocation at, is refused with
+  /// DestinationOutOfRange before anything is reserved or copied. Where the driver cannot answer
+  /// (no cuMemGetAddressRange entry point) nothing is checked. False: destinations are trusted
+  /// (memory the driver does not describe as an allocation, say).
+  bool check_destinations = true;
   /// Runs the byte ring's invariant checker on every operation (slow; for tests).
   bool check_invariants = false;
   /// Receives the ring's timeline events (must outlive the Uploader); null: none. Called under
@@ -206,6 +216,10 @@ enum class UploadErrorKind : uint8_t {
   Cuda,
   /// The Uploader failed earlier on a sticky CUDA error (`cuda`); it does nothing any more.
   Failed,
+  /// upload()/commit() with UploaderConfig::check_destinations: the destination range does not
+  /// lie inside one device allocation (the one holding its first byte, as cuMemGetAddressRange
+  /// reports it), or the driver knows no allocation at that address. Nothing was copied.
+  DestinationOutOfRange,
 };
 
 /// A failed call, with what the caller needs to go on.
@@ -229,8 +243,8 @@ struct UploadError {
 
 /// Names of UploadErrorKind's values, in order (to_string, enum_from_string).
 constexpr auto enum_names(std::type_identity<UploadErrorKind>) noexcept {
-  return std::to_array<std::string_view>(
-      {"InvalidArgument", "WouldBlock", "Timeout", "TooLarge", "Cuda", "Failed"});
+  return std::to_array<std::string_view>({"InvalidArgument", "WouldBlock", "Timeout", "TooLarge",
+                                          "Cuda", "Failed", "DestinationOutOfRange"});
 }
 static_assert(enum_names_complete<UploadErrorKind>(), "UploadErrorKind: a value has no name");
 
@@ -409,7 +423,9 @@ class Uploader {
   /// UploaderConfig::direct) and every copy enqueued: the caller may then reuse `host_src` at
   /// once; the device bytes are there when the returned point completes (and for any later work
   /// on `stream`, by stream order). Copies are enqueued in source order. The calling thread fills
-  /// ring pieces alongside the fill pool while it waits for them.
+  /// ring pieces alongside the fill pool while it waits for them; the pool's idle threads keep
+  /// looking for this upload's pieces until it returns (FillPool::hold()), and sleeping ones are
+  /// woken only when they would arrive before the calling thread is done alone.
   ///
   /// Policy (options.policy or the config's): Split streams any size in reservations of whole
   /// pieces (at most chunk_bytes), waiting up to the timeout for each, and may take a direct part
