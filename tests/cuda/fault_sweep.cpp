@@ -70,8 +70,11 @@ void script(Uploader& u, SweepDevice& device, cudaStream_t s1, cudaStream_t s2,
   const auto note = [&](const UploadError& e) {
     if (e.cuda == injected) out.reported = true;
   };
-  const auto upload = [&](uint64_t bytes, cudaStream_t s, const UploadOptions& o) {
-    Landed l{random_bytes(bytes, seed++), device.alloc(bytes)};
+  // `dst`: a destination allocated beforehand (null: allocated here). On a real device alloc()
+  // synchronises the device, which must not happen while a gate holds a stream.
+  const auto upload = [&](uint64_t bytes, cudaStream_t s, const UploadOptions& o,
+                          std::byte* dst = nullptr) {
+    Landed l{random_bytes(bytes, seed++), dst != nullptr ? dst : device.alloc(bytes)};
     auto p = u.upload(const_cast<std::byte*>(l.dst), l.src.data(), bytes, s, o);
     l.landed = p.has_value();
     l.point = p.value_or(0);
@@ -98,8 +101,9 @@ void script(Uploader& u, SweepDevice& device, cudaStream_t s1, cudaStream_t s2,
   }
   // An upload held back behind a gate, so that stream_wait has something to wait for.
   const cudaStream_t held = device.stream();
+  std::byte* const gated_dst = device.alloc(2000);  // before the gate (see upload)
   const int gate = device.close_gate(held);
-  const TimelineValue gated = upload(2000, held, {});
+  const TimelineValue gated = upload(2000, held, {}, gated_dst);
   if (auto w = u.stream_wait(s2, gated); !w) note(w.error());
   device.open_gate(gate);
   UploadOptions wait;

@@ -21,7 +21,9 @@
 // loop, not the code measured, which is built Release.)
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <barrier>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -160,7 +162,9 @@ BENCHMARK(BM_SlotLeasePlace)->Arg(256);
 // SharedFrame: state.range(0) producer threads (persistent, started once) and uploads of
 // state.range(1) bytes. One iteration is one frame: the owner opens it, every producer joins,
 // places and memcpys 4096 uploads from its own source, and leaves; the owner finishes it (Wait)
-// and so collects every placement sorted by offset. Wall time (UseRealTime).
+// and so collects every placement sorted by offset. Wall time (UseRealTime); placing_rate counts
+// uploads per second of the producers' phase alone. Third argument: 0 places every upload from the
+// shared cursor, 1 from private runs (WriterOptions::run_bytes, run_entries).
 void BM_SharedFrameProducers(benchmark::State& state) {
   struct Payload {
     uint64_t destination;
@@ -169,7 +173,15 @@ void BM_SharedFrameProducers(benchmark::State& state) {
   const auto threads = static_cast<unsigned>(state.range(0));
   const auto size = static_cast<uint64_t>(state.range(1));
   const uint64_t slot = (size + 15) / 16 * 16;
-  std::vector<std::byte> memory(static_cast<std::size_t>(slot * kPerThread * threads));
+  // 0: every placement takes its bytes from the shared cursor (the single-thread layout); 1: each
+  // writer takes private runs of 64 placements' bytes and log entries (one atomic per run).
+  staging::WriterOptions options;
+  if (state.range(2) != 0) {
+    options.run_bytes = slot * 64;
+    options.run_entries = 64;
+  }
+  // Room for every writer's last run to be left partly unused.
+  std::vector<std::byte> memory(static_cast<std::size_t>(slot * (kPerThread + 64) * threads));
   staging::SharedFrame<Payload> frame;
   std::barrier start(threads + 1), done(threads + 1);
   bool stop = false;
@@ -180,7 +192,7 @@ void BM_SharedFrameProducers(benchmark::State& state) {
       for (;;) {
         start.arrive_and_wait();
         if (stop) return;
-        auto writer = frame.join().value();
+        auto writer = frame.join(options).value();
         for (uint64_t i = 0; i < kPerThread; ++i) {
           auto placed = writer.place(size, 16, {t * kPerThread + i});
           if (!placed) std::abort();
@@ -191,10 +203,13 @@ void BM_SharedFrameProducers(benchmark::State& state) {
       }
     });
   }
+  std::chrono::nanoseconds placing{0};
   for (auto _ : state) {
     frame.open(memory);
+    const auto begin = std::chrono::steady_clock::now();
     start.arrive_and_wait();
     done.arrive_and_wait();
+    placing += std::chrono::steady_clock::now() - begin;
     auto placed = frame.finish(staging::DrainMode::Wait, std::chrono::seconds(10));
     if (!placed || placed->size() != kPerThread * threads) state.SkipWithError("lost placements");
     benchmark::DoNotOptimize(placed);
@@ -204,11 +219,16 @@ void BM_SharedFrameProducers(benchmark::State& state) {
   for (auto& t : pool)
     t.join();
   state.counters["per_upload"] = per_operation(state, static_cast<int64_t>(kPerThread * threads));
+  // The producers' phase alone (join, place and write every upload, leave), without the owner's
+  // open and finish: the upload rate the target compares across thread counts.
+  const double uploads = static_cast<double>(state.iterations()) * kPerThread * threads;
+  state.counters["placing_rate"] =
+      benchmark::Counter(uploads / std::max(1e-9, std::chrono::duration<double>(placing).count()));
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(kPerThread * threads));
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kPerThread * threads * size));
 }
 BENCHMARK(BM_SharedFrameProducers)
-    ->ArgsProduct({{1, 2, 4, 8}, {256, 4096, 65536}})
+    ->ArgsProduct({{1, 2, 4, 8}, {256, 4096, 65536}, {0, 1}})
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
