@@ -90,6 +90,11 @@ void FrameState::clear() noexcept {
   oneoff_bytes = 0;
   buffer_dests.clear();
   image_dests.clear();
+  if (shared) (void)shared->frame.seal();  // late joiners of a finished or dropped frame: Sealed
+  shared_buffer = VK_NULL_HANDLE;
+  sharing = false;
+  shared_folded = false;
+  shared_conflict = false;
 }
 
 // The ring route through the strategy; when it has no room, the fallback route (or RingFull).
@@ -210,6 +215,103 @@ detail::BufferDest& buffer_dest(detail::FrameState& f, VkBuffer dst) {
   return f.buffer_dests.back();
 }
 
+// Where bytes [begin, end) of `dst` go among the frame's earlier ranges of it (sorted and
+// disjoint), or OverlapsEarlierUpload.
+struct RangeSlot {
+  detail::BufferDest* dest;
+  std::size_t at;
+};
+Expected<RangeSlot, UploadError> free_range(detail::FrameState& f, VkBuffer dst, uint64_t begin,
+                                            uint64_t end) {
+  detail::BufferDest& dest = buffer_dest(f, dst);
+  // Only the neighbours can overlap [begin, end).
+  const auto next = std::lower_bound(dest.ranges.begin(), dest.ranges.end(),
+                                     std::pair<uint64_t, uint64_t>{begin, 0});
+  if ((next != dest.ranges.end() && next->first < end) ||
+      (next != dest.ranges.begin() && std::prev(next)->second > begin)) {
+    return unexpected(UploadError::OverlapsEarlierUpload);
+  }
+  return RangeSlot{&dest, static_cast<std::size_t>(next - dest.ranges.begin())};
+}
+
+void take_range(const RangeSlot& slot, uint64_t begin, uint64_t end) {
+  slot.dest->ranges.insert(slot.dest->ranges.begin() + static_cast<std::ptrdiff_t>(slot.at),
+                           {begin, end});
+}
+
+detail::ImageBox image_box(VkImageAspectFlags aspect, uint32_t base_layer, uint32_t layers,
+                           VkOffset3D offset, VkExtent3D extent) noexcept {
+  return {aspect,
+          base_layer,
+          base_layer + layers,
+          offset.x,
+          offset.y,
+          offset.z,
+          int64_t{offset.x} + extent.width,
+          int64_t{offset.y} + extent.height,
+          int64_t{offset.z} + extent.depth};
+}
+
+// The frame's record of mip level `mip` of `image` (null when none yet), once `box` is known to
+// overlap no box written earlier and the layouts to agree; else the error.
+Expected<detail::ImageDest*, UploadError> free_box(detail::FrameState& f, VkImage image,
+                                                   uint32_t mip, VkImageLayout old_layout,
+                                                   VkImageLayout new_layout,
+                                                   const detail::ImageBox& box) {
+  detail::ImageDest* dest = nullptr;
+  for (detail::ImageDest& d : f.image_dests) {
+    if (d.image == image && d.mip == mip) dest = &d;
+  }
+  if (dest != nullptr) {
+    if (dest->old_layout != old_layout || dest->new_layout != new_layout)
+      return unexpected(UploadError::ConflictingLayouts);
+    for (const detail::ImageBox& b : dest->boxes) {
+      if (detail::boxes_overlap(b, box)) return unexpected(UploadError::OverlapsEarlierUpload);
+    }
+  }
+  return dest;
+}
+
+void take_box(detail::FrameState& f, detail::ImageDest* dest, VkImage image, uint32_t mip,
+              VkImageAspectFlags barrier_aspect, VkImageLayout old_layout, VkImageLayout new_layout,
+              const detail::ImageBox& box) {
+  if (dest == nullptr) {
+    f.image_dests.push_back({image, mip, barrier_aspect, old_layout, new_layout, {}});
+    dest = &f.image_dests.back();
+  }
+  dest->boxes.push_back(box);
+}
+
+// Takes the shared space's placements into the frame's copies, in staging-offset order (the order
+// one thread placing them would have produced). False when one cannot be recorded (an overlap, or
+// conflicting layouts): the frame is then left as it is and never recorded.
+bool take_shared(detail::FrameState& f,
+                 std::span<const FramePlacement<detail::SharedCopy>> placed) {
+  for (const FramePlacement<detail::SharedCopy>& p : placed) {
+    const detail::SharedCopy& c = p.payload;
+    if (c.buffer != VK_NULL_HANDLE) {
+      const uint64_t end = c.dst_offset + p.size;  // checked by the writer
+      const Expected<RangeSlot, UploadError> slot = free_range(f, c.buffer, c.dst_offset, end);
+      if (!slot) return false;
+      take_range(*slot, c.dst_offset, end);
+      f.buffer_copies.push_back(
+          {f.shared_buffer, c.buffer, VkBufferCopy{p.offset, c.dst_offset, p.size}});
+      continue;
+    }
+    const VkImageSubresourceLayers& sub = c.region.imageSubresource;
+    const detail::ImageBox box = image_box(sub.aspectMask, sub.baseArrayLayer, sub.layerCount,
+                                           c.region.imageOffset, c.region.imageExtent);
+    const Expected<detail::ImageDest*, UploadError> dest =
+        free_box(f, c.image, sub.mipLevel, c.old_layout, c.new_layout, box);
+    if (!dest) return false;
+    take_box(f, *dest, c.image, sub.mipLevel, c.barrier_aspect, c.old_layout, c.new_layout, box);
+    VkBufferImageCopy region = c.region;
+    region.bufferOffset = p.offset;
+    f.image_copies.push_back({f.shared_buffer, c.image, detail::copy_layout(c.old_layout), region});
+  }
+  return true;
+}
+
 }  // namespace
 
 StagingFrame::StagingFrame() noexcept = default;
@@ -260,19 +362,12 @@ Expected<std::span<std::byte>, UploadError> StagingFrame::reserve(VkBuffer dst, 
   const std::optional<uint64_t> end = checked_add(dst_offset, size);
   if (!end) return unexpected(UploadError::Overflow);
   detail::FrameState& f = *state_;
-  detail::BufferDest& dest = buffer_dest(f, dst);
-  // The ranges are disjoint and sorted: only the neighbours can overlap [dst_offset, end).
-  const auto next = std::lower_bound(dest.ranges.begin(), dest.ranges.end(),
-                                     std::pair<uint64_t, uint64_t>{dst_offset, 0});
-  if ((next != dest.ranges.end() && next->first < *end) ||
-      (next != dest.ranges.begin() && std::prev(next)->second > dst_offset)) {
-    return unexpected(UploadError::OverlapsEarlierUpload);
-  }
-  const std::size_t at = static_cast<std::size_t>(next - dest.ranges.begin());
+  const Expected<RangeSlot, UploadError> slot = free_range(f, dst, dst_offset, *end);
+  if (!slot) return unexpected(slot.error());
   const Expected<detail::Placement, UploadError> placed =
       ring_->place(f, size, ring_->limits.buffer_copy_alignment, dst_offset % 4 == 0);
   if (!placed) return unexpected(placed.error());
-  dest.ranges.insert(dest.ranges.begin() + static_cast<std::ptrdiff_t>(at), {dst_offset, *end});
+  take_range(*slot, dst_offset, *end);
   if (placed->kind == detail::Placement::Kind::Update) {
     f.updates.push_back({dst, dst_offset, size, placed->ptr});
   } else {
@@ -307,9 +402,8 @@ Expected<void, UploadError> StagingFrame::upload(const BufferDestination& dst, u
   return upload(dst.buffer, dst_offset, data);
 }
 
-namespace {
+namespace detail {
 
-// `region` with the destination's image and format where it leaves them unset.
 ImageRegion described(const ImageDestination& dst, const ImageRegion& region) noexcept {
   ImageRegion r = region;
   if (r.image == VK_NULL_HANDLE) r.image = dst.image;
@@ -317,7 +411,9 @@ ImageRegion described(const ImageDestination& dst, const ImageRegion& region) no
   return r;
 }
 
-}  // namespace
+}  // namespace detail
+
+using detail::described;
 
 Expected<ImageSpan, UploadError> StagingFrame::reserve(const ImageDestination& dst,
                                                        const ImageRegion& region) {
@@ -340,41 +436,16 @@ Expected<ImageSpan, UploadError> StagingFrame::reserve(const ImageRegion& region
       detail::image_layout(region, ring_->limits);
   if (!layout) return unexpected(layout.error());
   detail::FrameState& f = *state_;
-  const detail::ImageBox box{
-      layout->aspect,
-      region.base_layer,
-      region.base_layer + region.layer_count,
-      region.offset.x,
-      region.offset.y,
-      region.offset.z,
-      int64_t{region.offset.x} + region.extent.width,
-      int64_t{region.offset.y} + region.extent.height,
-      int64_t{region.offset.z} + region.extent.depth,
-  };
-  detail::ImageDest* dest = nullptr;
-  for (detail::ImageDest& d : f.image_dests) {
-    if (d.image == region.image && d.mip == region.mip_level) dest = &d;
-  }
-  if (dest != nullptr) {
-    if (dest->old_layout != region.old_layout || dest->new_layout != region.new_layout)
-      return unexpected(UploadError::ConflictingLayouts);
-    for (const detail::ImageBox& b : dest->boxes) {
-      if (detail::boxes_overlap(b, box)) return unexpected(UploadError::OverlapsEarlierUpload);
-    }
-  }
+  const detail::ImageBox box = image_box(layout->aspect, region.base_layer, region.layer_count,
+                                         region.offset, region.extent);
+  const Expected<detail::ImageDest*, UploadError> dest =
+      free_box(f, region.image, region.mip_level, region.old_layout, region.new_layout, box);
+  if (!dest) return unexpected(dest.error());
   const Expected<detail::Placement, UploadError> placed =
       ring_->place(f, layout->texels.padded_bytes, layout->texels.offset_alignment, false);
   if (!placed) return unexpected(placed.error());
-  if (dest == nullptr) {
-    f.image_dests.push_back({region.image,
-                             region.mip_level,
-                             layout->barrier_aspect,
-                             region.old_layout,
-                             region.new_layout,
-                             {}});
-    dest = &f.image_dests.back();
-  }
-  dest->boxes.push_back(box);
+  take_box(f, *dest, region.image, region.mip_level, layout->barrier_aspect, region.old_layout,
+           region.new_layout, box);
   f.image_copies.push_back({
       placed->buffer,
       region.image,
@@ -412,9 +483,34 @@ Expected<void, UploadError> StagingFrame::upload(const ImageRegion& region,
   return {};
 }
 
+Expected<SharedUploads, UploadError> StagingFrame::share(uint64_t bytes) {
+  if (!state_) return unexpected(UploadError::Inactive);
+  if (bytes == 0) return unexpected(UploadError::ZeroSize);
+  detail::FrameState& f = *state_;
+  if (f.sharing) return unexpected(UploadError::AlreadyShared);
+  if (!f.shared) f.shared = std::make_unique<detail::SharedState>();
+  const Expected<detail::Placement, UploadError> placed =
+      ring_->place(f, bytes, ring_->limits.buffer_copy_alignment, false);
+  if (!placed) return unexpected(placed.error());
+  f.shared->limits = ring_->limits;
+  f.shared->frame.open(std::span(placed->ptr, static_cast<std::size_t>(bytes)), placed->offset);
+  f.shared_buffer = placed->buffer;
+  f.sharing = true;
+  return SharedUploads(f.shared.get());
+}
+
 Expected<RetirementPoint, FinishError> StagingFrame::finish(
     const Visibility& visibility, std::optional<RetirementPoint> external) {
   if (!state_) return unexpected(FinishError::Inactive);
+  detail::FrameState& f = *state_;
+  if (f.sharing && !f.shared_folded) {
+    // Seals the space (if the owner did not); its uploads are final once every writer left.
+    const auto placed = f.shared->frame.finish(DrainMode::Report);
+    if (!placed) return unexpected(FinishError::WritersActive);
+    f.shared_folded = true;
+    f.shared_conflict = !take_shared(f, *placed);
+  }
+  if (f.shared_conflict) return unexpected(FinishError::SharedConflict);
   Expected<RetirementPoint, FinishError> point = ring_->finish(*state_, visibility, external);
   if (!point) return point;
   ring_->recycle(std::move(state_));

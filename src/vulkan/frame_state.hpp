@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "staging/core/copy_layout.hpp"
+#include "staging/core/shared_frame.hpp"
 #include "staging/vulkan/format.hpp"
 #include "staging/vulkan/frame.hpp"
 #include "staging/vulkan/memory.hpp"
@@ -33,6 +34,9 @@ struct ImageLayout {
 /// under `limits`.
 Expected<ImageLayout, UploadError> image_layout(const ImageRegion& region,
                                                 const CopyLimits& limits) noexcept;
+
+/// `region` with the destination's image and format where it leaves them unset.
+ImageRegion described(const ImageDestination& dst, const ImageRegion& region) noexcept;
 
 /// Host memory for vkCmdUpdateBuffer data: fixed chunks, so spans handed out stay valid until
 /// clear(); chunks are kept for the next frame.
@@ -101,6 +105,13 @@ struct Placement {
   std::byte* ptr = nullptr;
 };
 
+/// A frame's shared space (StagingFrame::share()): the core's SharedFrame over the staging bytes,
+/// and what writers need to lay out uploads. Kept with the pooled FrameState from frame to frame.
+struct SharedState {
+  SharedFrame<SharedCopy> frame;
+  CopyLimits limits;  // a copy of the ring's: read by writer threads
+};
+
 /// One open frame.
 struct FrameState {
   uint64_t id = 0;  // its number on the ring's frame sequence
@@ -117,6 +128,11 @@ struct FrameState {
   uint64_t oneoff_bytes = 0;
   std::vector<BufferDest> buffer_dests;
   std::vector<ImageDest> image_dests;
+  std::unique_ptr<SharedState> shared;      // allocated on the first share(), then kept
+  VkBuffer shared_buffer = VK_NULL_HANDLE;  // the staging buffer holding the shared space
+  bool sharing = false;                     // share() was called on this frame
+  bool shared_folded = false;               // finish() took the shared placements in
+  bool shared_conflict = false;             // ... and found one it cannot record
 
   void clear() noexcept;
 };

@@ -1,15 +1,16 @@
-// Many producer threads writing one Vulkan frame: a SharedFrame over a mapped staging buffer on
-// the test device (lavapipe in CI, under validation and synchronization validation). Eight
-// threads join the open frame, take uploads from one shuffled list (buffer ranges of 1 byte to
-// 64 KiB, and every level and layer of RGBA8 and — where the device has them — BC1 and BC7 mip
-// chains), place and write them; the owner seals the frame while they are still writing, waits
-// for them to leave, records one copy per placement into one command buffer (one barrier before,
-// one after) and submits it once. Every destination byte is read back and compared.
+// Many producer threads writing one Vulkan frame through the library: StagingFrame::share() on a
+// ring (slot strategy and byte strategy), on the test device (lavapipe in CI, under validation and
+// synchronization validation). Eight threads join the shared space, take uploads from one
+// shuffled list (buffer ranges of 1 byte to 64 KiB, and every level and layer of RGBA8 and —
+// where the device has them — BC1 and BC7 mip chains), place and write them through the checked
+// destinations; the shared space holds only about 3/4 of them, so some are refused (DoesNotFit)
+// and handed to the owner, which uploads them through the frame itself. The owner seals the space
+// while the threads are still writing; finish() answers WritersActive while a writer is inside,
+// then records every copy into one command buffer. Every destination byte is read back and
+// compared.
 //
-//   staging  [ t3:b17 | t0:img(2,1) | t5:b4 | t0:b9 ... |   free   ]   placed by 8 threads
-//   commands  barrier(images -> TRANSFER_DST) · copy × placements · barrier(-> readers)
-#include "staging/core/shared_frame.hpp"
-
+//   shared space [ t3:b17 | t0:img(2,1) | t5:b4 | t0:b9 ... ]  full: the rest go through the frame
+//   commands      barrier(images -> TRANSFER_DST) · copies · barrier(-> readers) · readbacks
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,12 +18,14 @@
 #include <cstring>
 #include <deque>
 #include <latch>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
 
 #include "gpu.hpp"
 #include "staging/core/upload_pieces.hpp"
+#include "staging/vulkan/ring.hpp"
 
 namespace staging::vulkan::test {
 namespace {
@@ -30,21 +33,15 @@ namespace {
 using namespace std::chrono_literals;
 constexpr uint64_t KiB = 1024;
 
-// Where a placement goes: a range of the destination buffer, or one layer of one level of an
-// image (the payload the owner records each copy from).
-struct Destination {
+// One upload: `size` bytes of `from`, to bytes [offset, ...) of the buffer (image == UINT32_MAX),
+// or to one layer of one level of an image.
+struct Item {
   uint32_t image = UINT32_MAX;  // index into the test's images; UINT32_MAX: the buffer
   uint32_t level = 0;
   uint32_t layer = 0;
   uint64_t offset = 0;  // buffer: the destination offset
-};
-
-// One upload: `size` bytes of `source` from `from`, to `to`.
-struct Item {
-  Destination to;
   const std::byte* from = nullptr;
   uint64_t size = 0;
-  uint64_t alignment = 1;
 };
 
 struct Mips {
@@ -54,11 +51,11 @@ struct Mips {
   std::vector<std::byte> bytes;  // packed, every level (layers of a level together)
 };
 
-class SharedVulkanFrameTest : public GpuTest {
+class SharedVulkanFrameTest : public GpuTest, public ::testing::WithParamInterface<Setup> {
  protected:
   void TearDown() override {
     if (gpu != nullptr) {
-      gpu->destroy(staging);
+      vkDeviceWaitIdle(gpu->device);
       gpu->destroy(dst);
       for (Mips& m : images)
         gpu->destroy(m.image);
@@ -77,13 +74,34 @@ class SharedVulkanFrameTest : public GpuTest {
     images.push_back(std::move(m));
   }
 
-  TestBuffer staging;
+  // Uploads `item` through `to` (a SharedWriter or the StagingFrame: the same calls).
+  template <class To>
+  Expected<void, UploadError> put(To& to, const Item& item) {
+    const std::span<const std::byte> bytes(item.from, static_cast<std::size_t>(item.size));
+    if (item.image == UINT32_MAX)
+      return to.upload(BufferDestination{dst.buffer, dst_size}, item.offset, bytes);
+    const Mips& m = images[item.image];
+    const TexelExtent e = mip_extent(m.shape.extent, item.level);
+    const ImageDestination target{m.image.image,
+                                  m.format,
+                                  {m.shape.extent.width, m.shape.extent.height, 1},
+                                  m.shape.levels,
+                                  m.shape.layers};
+    ImageRegion region;
+    region.mip_level = item.level;
+    region.base_layer = item.layer;
+    region.extent = {e.width, e.height, 1};
+    region.new_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;  // for the readback
+    return to.upload(target, region, bytes);
+  }
+
   TestBuffer dst;
+  uint64_t dst_size = 0;
   std::deque<Mips> images;
 };
 
-TEST_F(SharedVulkanFrameTest, EightProducersRandomUploadsOneFrameEveryByteArrives) {
-  std::mt19937_64 rng(20261130);
+TEST_P(SharedVulkanFrameTest, EightProducersRandomUploadsOneFrameEveryByteArrives) {
+  std::mt19937_64 rng(test_seed(20261130));
   // The buffer uploads: sizes from 1 byte to 64 KiB (many small, some large), back to back in the
   // destination so no two overlap.
   std::vector<uint64_t> sizes;
@@ -108,8 +126,7 @@ TEST_F(SharedVulkanFrameTest, EightProducersRandomUploadsOneFrameEveryByteArrive
   std::vector<Item> items;
   uint64_t at = 0;
   for (uint64_t s : sizes) {
-    items.push_back({Destination{UINT32_MAX, 0, 0, at}, buffer_source.data() + at, s,
-                     uint64_t{1} << (rng() % 5)});
+    items.push_back({UINT32_MAX, 0, 0, at, buffer_source.data() + at, s});
     at += s;
   }
   uint64_t image_total = 0;
@@ -119,121 +136,91 @@ TEST_F(SharedVulkanFrameTest, EightProducersRandomUploadsOneFrameEveryByteArrive
       const LevelLayout l = level_layout(m.shape, level).value();
       const uint64_t layer_bytes = l.layout.packed_bytes / m.shape.layers;
       for (uint32_t layer = 0; layer < m.shape.layers; ++layer) {
-        // Image copies start at a multiple of the block size (and of 4).
-        items.push_back({Destination{i, level, layer, 0},
-                         m.bytes.data() + l.offset + layer * layer_bytes, layer_bytes, 16});
+        items.push_back(
+            {i, level, layer, 0, m.bytes.data() + l.offset + layer * layer_bytes, layer_bytes});
         image_total += layer_bytes;
       }
     }
   }
   std::shuffle(items.begin(), items.end(), rng);
 
-  constexpr uint32_t kThreads = 8;
-  constexpr uint64_t kRun = 64 * KiB;
-  // Room for every byte twice: alignment padding and the tails of runs a writer gave up on (a
-  // placement larger than what is left of its run takes a new run) are gaps no copy reads.
-  const uint64_t capacity = 2 * (buffer_bytes + image_total) + 2 * kThreads * kRun;
-  staging = gpu->make_buffer(capacity, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, true);
+  dst_size = buffer_bytes;
   dst = gpu->make_buffer(
       buffer_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT, false);
-  ASSERT_NE(staging.buffer, VK_NULL_HANDLE);
   ASSERT_NE(dst.buffer, VK_NULL_HANDLE);
 
-  SharedFrame<Destination> frame;
-  frame.open(std::span(staging.mapped, static_cast<std::size_t>(capacity)));
+  // The ring holds every byte twice over (the shared space, and the uploads it refuses placed by
+  // the owner, with alignment padding); the shared space about 3/4 of them.
+  const uint64_t total = buffer_bytes + image_total;
+  const uint64_t needed = 2 * total + 64 * KiB;
+  const uint64_t shared_bytes = total / 4 * 3;
+  Ring ring = Ring::create(gpu->ring_device(), with_setup({}, GetParam(), needed)).value();
+  VkCommandBuffer cmd = gpu->begin_commands();
+  StagingFrame frame = ring.begin(cmd, needed).value();
+  ASSERT_EQ(frame.route(), Route::Ring);
+  const SharedUploads shared = frame.share(shared_bytes).value();
+  EXPECT_EQ(shared.capacity(), shared_bytes);
+  EXPECT_EQ(frame.share(16).error(), UploadError::AlreadyShared);
+
+  // The owner's own writer keeps the space from draining until it leaves (finish() is refused
+  // while it is inside).
+  SharedWriter held = shared.join().value();
+
+  constexpr uint32_t kThreads = 8;
   std::atomic<std::size_t> next{0};
-  std::atomic<int> refused{0};
-  std::atomic<uint64_t> refused_free{0};
+  std::mutex refused_lock;
+  std::vector<std::size_t> refused;  // indices into items
+  std::atomic<int> errors{0};
   std::latch joined(kThreads);
   std::vector<std::thread> threads;
   for (uint32_t t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       // Half the threads place from private runs, half straight from the shared cursor.
-      auto writer = frame.join({.run_bytes = t % 2 == 0 ? kRun : 0, .run_entries = 8});
+      auto writer = shared.join({.run_bytes = t % 2 == 0 ? 64 * KiB : 0, .run_entries = 8});
       joined.count_down();
-      if (!writer) return;
+      if (!writer) {
+        errors.fetch_add(1);
+        return;
+      }
       for (std::size_t i = next.fetch_add(1); i < items.size(); i = next.fetch_add(1)) {
-        const Item& item = items[i];
-        auto placed = writer->place(item.size, item.alignment, item.to);
-        if (!placed) {
-          refused.fetch_add(1);
-          refused_free.store(placed.error().free);
-          continue;
+        const auto done = put(*writer, items[i]);
+        if (done) continue;
+        if (done.error() == UploadError::DoesNotFit) {
+          const std::lock_guard lock(refused_lock);
+          refused.push_back(i);
+        } else {
+          errors.fetch_add(1);
         }
-        std::memcpy(placed->bytes.data(), item.from, static_cast<std::size_t>(item.size));
       }
       writer->leave();
     });
   }
-  // Seal while the producers are still writing: finish() waits for the last one to leave.
+  // Seal while the producers are still writing: later writers are refused by name; finish()
+  // waits for none.
   joined.wait();
-  auto placements = frame.finish(DrainMode::Wait, 60s);
+  shared.seal();
+  EXPECT_TRUE(shared.sealed());
+  EXPECT_EQ(shared.join().error(), UploadError::Sealed);
+  EXPECT_EQ(frame.finish().error(), FinishError::WritersActive);
+  held.leave();
+  EXPECT_EQ(held.upload(dst.buffer, 0, std::span(buffer_source.data(), 1)).error(),
+            UploadError::Inactive);
+  ASSERT_TRUE(shared.wait_drained(60s));
   for (auto& t : threads)
     t.join();
-  ASSERT_TRUE(placements.has_value()) << placements.error().writers << " writers still inside";
-  ASSERT_EQ(refused.load(), 0) << "last refusal with " << refused_free.load() << " bytes free of "
-                               << capacity << " (" << frame.used_bytes() << " used)";
-  ASSERT_EQ(placements->size(), items.size());
-
-  // One command buffer: images to TRANSFER_DST, one copy per placement (in offset order), then
-  // everything to the readers (the readback copies).
-  const Dispatch& d = gpu->dispatch;
-  VkCommandBuffer cmd = gpu->begin_commands();
-  std::vector<VkImageMemoryBarrier2> to_dst;
-  std::vector<VkImageMemoryBarrier2> to_src;
-  for (const Mips& m : images) {
-    VkImageMemoryBarrier2 b{
-        .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
-        .srcStageMask = VK_PIPELINE_STAGE_2_NONE,
-        .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-        .dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-        .oldLayout = VK_IMAGE_LAYOUT_UNDEFINED,
-        .newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-        .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-        .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-        .image = m.image.image,
-        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, m.shape.levels, 0, m.shape.layers}};
-    to_dst.push_back(b);
-    b.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-    b.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-    b.dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT;
-    b.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
-    b.newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-    to_src.push_back(b);
+  ASSERT_EQ(errors.load(), 0);
+  EXPECT_GT(refused.size(), 0u) << "the shared space holds 3/4 of the bytes";
+  // What did not fit, through the frame itself on the owner thread.
+  for (std::size_t i : refused) {
+    const auto done = put(frame, items[i]);
+    ASSERT_TRUE(done) << to_string(done.error());
   }
-  const VkDependencyInfo before{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                                .imageMemoryBarrierCount = static_cast<uint32_t>(to_dst.size()),
-                                .pImageMemoryBarriers = to_dst.data()};
-  d.vkCmdPipelineBarrier2(cmd, &before);
-  uint64_t last_end = 0;
-  for (const auto& p : *placements) {
-    EXPECT_GE(p.offset, last_end) << "placements overlap";
-    last_end = p.offset + p.size;
-    if (p.payload.image == UINT32_MAX) {
-      const VkBufferCopy copy{p.offset, p.payload.offset, p.size};
-      d.vkCmdCopyBuffer(cmd, staging.buffer, dst.buffer, 1, &copy);
-      continue;
-    }
-    const Mips& m = images[p.payload.image];
-    const TexelExtent e = mip_extent(m.shape.extent, p.payload.level);
-    const VkBufferImageCopy copy{
-        .bufferOffset = p.offset,
-        .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, p.payload.level, p.payload.layer, 1},
-        .imageExtent = {e.width, e.height, 1}};
-    d.vkCmdCopyBufferToImage(cmd, staging.buffer, m.image.image,
-                             VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &copy);
-  }
-  const VkMemoryBarrier2 buffers{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                                 .srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                                 .srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                                 .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                                 .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT};
-  const VkDependencyInfo after{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                               .memoryBarrierCount = 1,
-                               .pMemoryBarriers = &buffers,
-                               .imageMemoryBarrierCount = static_cast<uint32_t>(to_src.size()),
-                               .pImageMemoryBarriers = to_src.data()};
-  d.vkCmdPipelineBarrier2(cmd, &after);
+  const RetirementPoint point =
+      frame
+          .finish({.stages = VK_PIPELINE_STAGE_2_COPY_BIT, .access = VK_ACCESS_2_TRANSFER_READ_BIT})
+          .value();
+  std::printf("[vulkan] %zu uploads, %zu through the shared space, %zu refused (DoesNotFit)\n",
+              items.size(), items.size() - refused.size(), refused.size());
 
   // The readbacks, in the same command buffer (each image's at a multiple of 16 bytes, as image
   // copies want).
@@ -252,19 +239,55 @@ TEST_F(SharedVulkanFrameTest, EightProducersRandomUploadsOneFrameEveryByteArrive
     gpu->record_image_readback(cmd, m.image, VK_IMAGE_ASPECT_COLOR_BIT, back.buffer, offsets);
     image_at += round16(m.bytes.size());
   }
-  gpu->submit_and_wait(cmd);
+  const VkSemaphoreSubmitInfo signal = point.signal_info();
+  gpu->submit(cmd, {}, {&signal, 1});
+  gpu->wait(point.semaphore, point.value);
+  ASSERT_TRUE(ring.wait_idle(60s));
+  gpu->free_commands(cmd);
 
   const std::byte* got = back.mapped;
-  EXPECT_EQ(std::memcmp(got, buffer_source.data(), static_cast<std::size_t>(buffer_bytes)), 0)
+  EXPECT_EQ(first_difference({got, static_cast<std::size_t>(buffer_bytes)}, buffer_source), -1)
       << "buffer uploads";
   got += round16(buffer_bytes);
   for (const Mips& m : images) {
-    EXPECT_EQ(std::memcmp(got, m.bytes.data(), m.bytes.size()), 0)
+    EXPECT_EQ(first_difference({got, m.bytes.size()}, m.bytes), -1)
         << "image of format " << static_cast<int>(m.format);
     got += round16(m.bytes.size());
   }
   gpu->destroy(back);
 }
+
+// Shared uploads cannot be checked against each other while threads place them: finish() finds
+// the overlap and refuses to record the frame, which is then dropped.
+TEST_P(SharedVulkanFrameTest, OverlapWithTheFramesOwnUploadIsRefusedAtFinish) {
+  std::mt19937_64 rng(test_seed(7));
+  const std::vector<std::byte> bytes = random_bytes(rng, 64);
+  dst_size = 256;
+  dst = gpu->make_buffer(dst_size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, false);
+  Ring ring = Ring::create(gpu->ring_device(), with_setup({}, GetParam(), 1024 * KiB)).value();
+  VkCommandBuffer cmd = gpu->begin_commands();
+  {
+    StagingFrame frame = ring.begin(cmd, 4 * KiB).value();
+    const SharedUploads shared = frame.share(1 * KiB).value();
+    std::thread([&] {
+      SharedWriter w = shared.join().value();
+      EXPECT_TRUE(w.upload(BufferDestination{dst.buffer, dst_size}, 0, std::span(bytes).first(32)));
+      EXPECT_EQ(
+          w.upload(BufferDestination{dst.buffer, dst_size}, 250, std::span(bytes).first(8)).error(),
+          UploadError::OutOfBounds);
+      EXPECT_EQ(w.reserve(dst.buffer, 0, 2 * KiB).error(), UploadError::DoesNotFit);
+    }).join();
+    ASSERT_TRUE(frame.upload(dst.buffer, 16, std::span(bytes).first(32)));
+    EXPECT_EQ(frame.finish().error(), FinishError::SharedConflict);
+    EXPECT_EQ(frame.finish().error(), FinishError::SharedConflict);
+  }  // dropped: nothing recorded
+  EXPECT_EQ(ring.stats().frames_dropped, 1u);
+  gpu->free_commands(cmd);
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, SharedVulkanFrameTest,
+                         ::testing::Values(Setup::Slots, Setup::BytesFallback),
+                         [](const auto& param) { return std::string(setup_name(param.param)); });
 
 }  // namespace
 }  // namespace staging::vulkan::test

@@ -40,6 +40,8 @@ struct RingImpl;
 struct FrameState;
 }  // namespace detail
 
+class SharedUploads;
+
 /// A point on a timeline semaphore: once the semaphore's value is >= `value`, the GPU has
 /// finished every copy of the frame and the ring reclaims its staging memory (I3).
 struct RetirementPoint {
@@ -182,6 +184,14 @@ enum class UploadError : uint8_t {
   FormatMismatch,
   /// The region names another image than the described one.
   DestinationMismatch,
+  /// A shared-space writer arrived after the space was sealed (SharedUploads::seal(), or the
+  /// frame's finish()).
+  Sealed,
+  /// The frame's shared space has no room left for this upload (nothing placed): upload it
+  /// through the frame itself, on the owner thread, or in a later frame.
+  DoesNotFit,
+  /// share() was already called on this frame (one shared space per frame).
+  AlreadyShared,
 };
 
 /// Why finish() did not record the frame. The frame stays open: fix the cause and finish again,
@@ -196,6 +206,12 @@ enum class FinishError : uint8_t {
   PointAlreadyReached,
   /// Reading the external semaphore failed (VK_ERROR_DEVICE_LOST).
   DeviceLost,
+  /// Writers are still inside the frame's shared space (it is now sealed): call finish() again
+  /// once they have left (SharedUploads::wait_drained()).
+  WritersActive,
+  /// A shared upload overlaps another upload of the frame, or names other layouts for a mip level
+  /// than another upload: the copies cannot be recorded. Drop the frame.
+  SharedConflict,
 };
 
 /// Names of Route's, UploadError's and FinishError's values, in order (staging::to_string,
@@ -204,15 +220,32 @@ constexpr auto enum_names(std::type_identity<Route>) noexcept {
   return std::to_array<std::string_view>({"Ring", "Fallback"});
 }
 constexpr auto enum_names(std::type_identity<UploadError>) noexcept {
-  return std::to_array<std::string_view>(
-      {"Inactive", "NullDestination", "ZeroSize", "Overflow", "UnsupportedFormat", "BadAspect",
-       "Misaligned", "SizeMismatch", "OverlapsEarlierUpload", "ConflictingLayouts",
-       "FallbackCapReached", "AllocationFailed", "RingFull", "TooLarge", "InvalidDestination",
-       "OutOfBounds", "NoSuchSubresource", "FormatMismatch", "DestinationMismatch"});
+  return std::to_array<std::string_view>({"Inactive",
+                                          "NullDestination",
+                                          "ZeroSize",
+                                          "Overflow",
+                                          "UnsupportedFormat",
+                                          "BadAspect",
+                                          "Misaligned",
+                                          "SizeMismatch",
+                                          "OverlapsEarlierUpload",
+                                          "ConflictingLayouts",
+                                          "FallbackCapReached",
+                                          "AllocationFailed",
+                                          "RingFull",
+                                          "TooLarge",
+                                          "InvalidDestination",
+                                          "OutOfBounds",
+                                          "NoSuchSubresource",
+                                          "FormatMismatch",
+                                          "DestinationMismatch",
+                                          "Sealed",
+                                          "DoesNotFit",
+                                          "AlreadyShared"});
 }
 constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
-  return std::to_array<std::string_view>(
-      {"Inactive", "NullSemaphore", "PointAlreadyReached", "DeviceLost"});
+  return std::to_array<std::string_view>({"Inactive", "NullSemaphore", "PointAlreadyReached",
+                                          "DeviceLost", "WritersActive", "SharedConflict"});
 }
 static_assert(enum_names_complete<Route>() && enum_names_complete<UploadError>() &&
                   enum_names_complete<FinishError>(),
@@ -337,6 +370,17 @@ class StagingFrame {
   /// reserve() of an image region in a described image, checked as the described upload().
   Expected<ImageSpan, UploadError> reserve(const ImageDestination& dst, const ImageRegion& region);
 
+  /// Carves `bytes` of staging memory out of the frame for several threads to upload into at once
+  /// (see SharedUploads, shared_uploads.hpp): placed like any upload (the ring under either
+  /// strategy; on the fallback route, or when the ring has no room, one one-off buffer), so the
+  /// frame must have room for it. Returns the handle to hand to the writers; one shared space per
+  /// frame. finish() seals the space, records one copy per shared upload with the frame's own, and
+  /// answers WritersActive while a writer is still inside. Every writer must leave before the
+  /// frame is finished, dropped or destroyed, and the handle must not be used after that.
+  /// Owner thread. Errors: Inactive, ZeroSize, AlreadyShared, and those of placing `bytes` as
+  /// upload() (FallbackCapReached, TooLarge, AllocationFailed, RingFull).
+  Expected<SharedUploads, UploadError> share(uint64_t bytes);
+
   /// Records the frame into its command buffer (which must be recording, outside a render pass):
   /// the copies, batched into one command per source and destination, then one pipeline barrier
   /// making them visible to `visibility`'s consumers (with the image layout transitions asked
@@ -344,9 +388,12 @@ class StagingFrame {
   /// before the copies. Returns the retirement point the caller's submission must signal: by
   /// default a new value of the ring's timeline semaphore (signal ring points in the order their
   /// frames finished); `external` instead names a point on the caller's own timeline that its
-  /// submission signals. Consumes the frame on success. Errors: Inactive, NullSemaphore,
-  /// PointAlreadyReached, DeviceLost (the frame is then left open; on DeviceLost the ring has
-  /// also failed every frame in flight, as Ring::poll() does).
+  /// submission signals. Consumes the frame on success. With a shared space (share()) it is
+  /// sealed first and its uploads are recorded in staging-offset order among the frame's own.
+  /// Errors: Inactive, NullSemaphore, PointAlreadyReached, DeviceLost, WritersActive (writers
+  /// still inside the shared space: call again once they left), SharedConflict (the frame is then
+  /// left open; on DeviceLost the ring has also failed every frame in flight, as Ring::poll()
+  /// does).
   Expected<RetirementPoint, FinishError> finish(const Visibility& visibility = {},
                                                 std::optional<RetirementPoint> external = {});
 
@@ -371,3 +418,5 @@ class StagingFrame {
 };
 
 }  // namespace staging::vulkan
+
+#include "staging/vulkan/shared_uploads.hpp"  // StagingFrame::share()'s handle

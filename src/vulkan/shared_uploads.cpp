@@ -1,0 +1,171 @@
+// SharedUploads and SharedWriter: uploads placed into a frame's shared space from any thread (the
+// core's SharedFrame); StagingFrame::finish() records them (frame.cpp).
+#include "staging/vulkan/shared_uploads.hpp"
+
+#include <cstring>
+
+#include "frame_state.hpp"
+#include "staging/core/align.hpp"
+
+namespace staging::vulkan {
+
+namespace {
+
+UploadError upload_error(SharedPlaceErrorKind kind) noexcept {
+  switch (kind) {
+    case SharedPlaceErrorKind::ZeroSize:
+      return UploadError::ZeroSize;
+    case SharedPlaceErrorKind::Overflow:
+      return UploadError::Overflow;
+    case SharedPlaceErrorKind::Inactive:
+      return UploadError::Inactive;
+    case SharedPlaceErrorKind::DoesNotFit:
+    case SharedPlaceErrorKind::TooManyPlacements:  // no cap is set: cannot happen
+      return UploadError::DoesNotFit;
+    case SharedPlaceErrorKind::OutOfMemory:
+      return UploadError::AllocationFailed;
+  }
+  return UploadError::DoesNotFit;
+}
+
+}  // namespace
+
+// ---- SharedWriter -----------------------------------------------------------------------------
+
+Expected<std::span<std::byte>, UploadError> SharedWriter::place(uint64_t size, uint64_t alignment,
+                                                                const detail::SharedCopy& copy) {
+  const auto placed = writer_.place(size, alignment, copy);
+  if (!placed) return unexpected(upload_error(placed.error().kind));
+  return placed->bytes;
+}
+
+Expected<std::span<std::byte>, UploadError> SharedWriter::reserve(VkBuffer dst, uint64_t dst_offset,
+                                                                  uint64_t size) {
+  if (state_ == nullptr) return unexpected(UploadError::Inactive);
+  if (dst == VK_NULL_HANDLE) return unexpected(UploadError::NullDestination);
+  if (size == 0) return unexpected(UploadError::ZeroSize);
+  if (!checked_add(dst_offset, size)) return unexpected(UploadError::Overflow);
+  detail::SharedCopy copy;
+  copy.buffer = dst;
+  copy.dst_offset = dst_offset;
+  return place(size, state_->limits.buffer_copy_alignment, copy);
+}
+
+Expected<std::span<std::byte>, UploadError> SharedWriter::reserve(const BufferDestination& dst,
+                                                                  uint64_t dst_offset,
+                                                                  uint64_t size) {
+  if (state_ == nullptr) return unexpected(UploadError::Inactive);
+  if (auto checked = check_destination(dst, dst_offset, size); !checked)
+    return unexpected(checked.error());
+  return reserve(dst.buffer, dst_offset, size);
+}
+
+Expected<void, UploadError> SharedWriter::upload(VkBuffer dst, uint64_t dst_offset,
+                                                 std::span<const std::byte> data) {
+  const Expected<std::span<std::byte>, UploadError> span = reserve(dst, dst_offset, data.size());
+  if (!span) return unexpected(span.error());
+  std::memcpy(span->data(), data.data(), data.size());
+  return {};
+}
+
+Expected<void, UploadError> SharedWriter::upload(const BufferDestination& dst, uint64_t dst_offset,
+                                                 std::span<const std::byte> data) {
+  const Expected<std::span<std::byte>, UploadError> span = reserve(dst, dst_offset, data.size());
+  if (!span) return unexpected(span.error());
+  std::memcpy(span->data(), data.data(), data.size());
+  return {};
+}
+
+Expected<ImageSpan, UploadError> SharedWriter::reserve(const ImageRegion& region) {
+  if (state_ == nullptr) return unexpected(UploadError::Inactive);
+  const Expected<detail::ImageLayout, UploadError> layout =
+      detail::image_layout(region, state_->limits);
+  if (!layout) return unexpected(layout.error());
+  detail::SharedCopy copy;
+  copy.image = region.image;
+  copy.old_layout = region.old_layout;
+  copy.new_layout = region.new_layout;
+  copy.barrier_aspect = layout->barrier_aspect;
+  copy.region = VkBufferImageCopy{
+      .bufferOffset = 0,
+      .bufferRowLength = layout->buffer_row_length(),
+      .bufferImageHeight = 0,
+      .imageSubresource = {layout->aspect, region.mip_level, region.base_layer, region.layer_count},
+      .imageOffset = region.offset,
+      .imageExtent = region.extent,
+  };
+  const Expected<std::span<std::byte>, UploadError> bytes =
+      place(layout->texels.padded_bytes, layout->texels.offset_alignment, copy);
+  if (!bytes) return unexpected(bytes.error());
+  return ImageSpan{
+      .bytes = *bytes,
+      .row_pitch = layout->texels.row_pitch,
+      .slice_pitch = layout->texels.slice_pitch,
+      .layer_pitch = layout->texels.layer_pitch,
+      .row_bytes = layout->texels.row_bytes,
+      .rows = layout->texels.rows,
+  };
+}
+
+Expected<ImageSpan, UploadError> SharedWriter::reserve(const ImageDestination& dst,
+                                                       const ImageRegion& region) {
+  if (state_ == nullptr) return unexpected(UploadError::Inactive);
+  if (auto checked = check_destination(dst, region); !checked) return unexpected(checked.error());
+  return reserve(detail::described(dst, region));
+}
+
+Expected<void, UploadError> SharedWriter::upload(const ImageRegion& region,
+                                                 std::span<const std::byte> texels) {
+  if (state_ == nullptr) return unexpected(UploadError::Inactive);
+  const Expected<detail::ImageLayout, UploadError> layout =
+      detail::image_layout(region, state_->limits);
+  if (!layout) return unexpected(layout.error());
+  if (texels.size() != layout->texels.packed_bytes) return unexpected(UploadError::SizeMismatch);
+  const Expected<ImageSpan, UploadError> span = reserve(region);
+  if (!span) return unexpected(span.error());
+  repack_rows(span->bytes.data(), texels.data(), layout->texels);
+  return {};
+}
+
+Expected<void, UploadError> SharedWriter::upload(const ImageDestination& dst,
+                                                 const ImageRegion& region,
+                                                 std::span<const std::byte> texels) {
+  if (state_ == nullptr) return unexpected(UploadError::Inactive);
+  if (auto checked = check_destination(dst, region); !checked) return unexpected(checked.error());
+  return upload(detail::described(dst, region), texels);
+}
+
+// ---- SharedUploads ----------------------------------------------------------------------------
+
+Expected<SharedWriter, UploadError> SharedUploads::join(WriterOptions options) const noexcept {
+  if (state_ == nullptr) return unexpected(UploadError::Inactive);
+  auto writer = state_->frame.join(options);
+  if (!writer) return unexpected(UploadError::Sealed);
+  return SharedWriter(state_, std::move(*writer));
+}
+
+uint32_t SharedUploads::seal() const noexcept {
+  return state_ != nullptr ? state_->frame.seal() : 0;
+}
+
+bool SharedUploads::wait_drained(Duration timeout) const {
+  return state_ == nullptr || state_->frame.wait_drained(timeout);
+}
+
+uint64_t SharedUploads::capacity() const noexcept {
+  return state_ != nullptr ? state_->frame.capacity() : 0;
+}
+
+uint64_t SharedUploads::used_bytes() const noexcept {
+  return state_ != nullptr ? state_->frame.used_bytes() : 0;
+}
+
+uint32_t SharedUploads::writers() const noexcept {
+  return state_ != nullptr ? state_->frame.writers() : 0;
+}
+
+bool SharedUploads::sealed() const noexcept {
+  return state_ == nullptr || state_->frame.sealed();
+}
+
+}  // namespace staging::vulkan
