@@ -148,6 +148,7 @@ class FakeStreamBackend final : public StreamBackend, public RegionAllocator {
     queue_.stall();
     lost_ = true;
   }
+  /// Whether lose_device() was called.
   [[nodiscard]] bool lost() const noexcept override {
     std::lock_guard lock(mutex_);
     return lost_;
