@@ -171,7 +171,8 @@ class StreamerBackend;
 /// Ownership: owns its staging memory, command pool, semaphore and pump thread, and shares its
 /// fill pool. Destroying it
 /// stops the pump, cancels what is queued, waits (without a time limit, unless the device is
-/// lost) for its last submission to complete, then frees everything. References the device and hook, which must outlive it.
+/// lost) for its last submission to complete, then frees everything. References the device and
+/// hook, which must outlive it.
 class Streamer {
  public:
   /// Makes a streamer on `device` (Vulkan 1.2+ with timelineSemaphore and synchronization2).
