@@ -231,6 +231,7 @@ Expected<StreamTicket, EnqueueError> StreamScheduler::enqueue(const StreamReques
 
   std::unique_lock lock(mutex_);
   if (stopping_) return unexpected(EnqueueError::Stopped);
+  if (check_lost_locked()) return unexpected(EnqueueError::DeviceLost);
   if (!queue_has_room_locked(*upload)) {
     const auto refuse = [&](bool timed_out) {
       if (deps_.observer != nullptr) {
@@ -244,13 +245,14 @@ Expected<StreamTicket, EnqueueError> StreamScheduler::enqueue(const StreamReques
     }
     ++stats_.queue_waits;
     const auto deadline = deadline_after(timeout);
-    if (!room_cv_.wait_until(lock, deadline,
-                             [&] { return stopping_ || queue_has_room_locked(*upload); })) {
+    if (!room_cv_.wait_until(
+            lock, deadline, [&] { return stopping_ || lost_ || queue_has_room_locked(*upload); })) {
       ++stats_.queue_timeouts;
       refuse(true);
       return unexpected(EnqueueError::Timeout);
     }
     if (stopping_) return unexpected(EnqueueError::Stopped);
+    if (lost_) return unexpected(EnqueueError::DeviceLost);
   }
   upload->id = next_upload_++;
   upload->queued = true;
@@ -287,6 +289,7 @@ Expected<StreamTicket, EnqueueError> StreamScheduler::write_in_place(const Strea
   std::shared_ptr<detail::StreamUpload> upload = std::move(*made);
   std::lock_guard lock(mutex_);
   if (stopping_) return unexpected(EnqueueError::Stopped);
+  if (check_lost_locked()) return unexpected(EnqueueError::DeviceLost);
   upload->id = next_upload_++;
   ++stats_.enqueued;
   stats_.enqueued_bytes += upload->bytes;
@@ -316,6 +319,14 @@ Expected<InPlacePiece, InPlaceError> StreamScheduler::next_piece(const StreamTic
   };
   for (;;) {
     if (stopping_) return unexpected(InPlaceError::Stopped);
+    if (check_lost_locked()) {
+      if (!u->stopped) {
+        u->stopped = true;
+        u->failed = true;
+        if (u->pending == 0) end_upload_locked(*u, StreamStatus::Failed);
+      }
+      return unexpected(InPlaceError::DeviceLost);
+    }
     if (u->stopped) return unexpected(InPlaceError::Cancelled);
     if (u->request.pieces.done()) return unexpected(InPlaceError::Done);
     retire_locked(deps_.backend->completed());
@@ -459,12 +470,14 @@ StreamStatus StreamScheduler::status(const StreamTicket& ticket) {
   detail::StreamUpload* u = ticket.upload_.get();
   if (u == nullptr) return StreamStatus::Failed;
   StreamStatus s = u->status.load(std::memory_order_acquire);
-  if (s == StreamStatus::Submitted &&
-      deps_.backend->completed() >= u->value.load(std::memory_order_acquire)) {
+  if (s != StreamStatus::Submitted) return s;
+  if (deps_.backend->completed() >= u->value.load(std::memory_order_acquire)) {
     StreamStatus expected = StreamStatus::Submitted;
     u->status.compare_exchange_strong(expected, StreamStatus::Complete);
-    s = StreamStatus::Complete;
+    return StreamStatus::Complete;
   }
+  // Not complete, and never will be: the scheduler marks it Failed as it sees the loss.
+  if (deps_.backend->lost()) return StreamStatus::Failed;
   return s;
 }
 
@@ -474,10 +487,21 @@ StreamStatus StreamScheduler::wait(const StreamTicket& ticket, Duration timeout)
   const auto deadline = deadline_after(timeout);
   {
     std::unique_lock lock(mutex_);
-    state_cv_.wait_until(lock, deadline, [&] {
+    for (;;) {
       const StreamStatus s = u->status.load(std::memory_order_acquire);
-      return s != StreamStatus::Queued && s != StreamStatus::Streaming;
-    });
+      if (s != StreamStatus::Queued && s != StreamStatus::Streaming) break;
+      // A lost device ends queued uploads at once and the pieces being filled at their failed
+      // submission; an in-place upload between pieces ends here.
+      if (check_lost_locked() && u->in_place && u->pending == 0 && !u->piece_out) {
+        u->stopped = true;
+        u->failed = true;
+        end_upload_locked(*u, StreamStatus::Failed);
+        break;
+      }
+      const Duration left = remaining(deadline);
+      if (left <= Duration{0}) break;
+      state_cv_.wait_for(lock, std::min(left, config_.wait_slice));
+    }
   }
   StreamStatus s = status(ticket);
   if (s == StreamStatus::Submitted) {
@@ -488,6 +512,37 @@ StreamStatus StreamScheduler::wait(const StreamTicket& ticket, Duration timeout)
 }
 
 // --- bookkeeping --------------------------------------------------------------------------------
+
+// Once the backend's device is lost (checked without a device call): every queued upload fails,
+// every submitted upload not complete reads Failed, and producers and waiters wake. Pieces being
+// filled fail at their submission (the backend refuses it). Nothing is cut any more, and the
+// batches in flight never retire: their staging bytes are not reused. True when lost.
+bool StreamScheduler::check_lost_locked() {
+  if (lost_) return true;
+  if (!deps_.backend->lost()) return false;
+  lost_ = true;
+  for (auto& q : queues_) {
+    while (!q.empty()) {
+      const std::shared_ptr<detail::StreamUpload> u = q.front();
+      unqueue_locked(*u);
+      u->stopped = true;
+      u->failed = true;
+      if (u->pending == 0 && !u->piece_out) end_upload_locked(*u, StreamStatus::Failed);
+    }
+  }
+  for (auto& b : batches_) {
+    if (b->state != Batch::State::Submitted) continue;
+    for (auto& u : b->uploads) {
+      if (u->value.load(std::memory_order_acquire) <= completed_) continue;
+      StreamStatus expected = StreamStatus::Submitted;
+      if (u->status.compare_exchange_strong(expected, StreamStatus::Failed)) ++stats_.failed;
+    }
+  }
+  work_cv_.notify_all();
+  room_cv_.notify_all();
+  state_cv_.notify_all();
+  return true;
+}
 
 void StreamScheduler::unqueue_locked(detail::StreamUpload& upload) {
   const std::size_t p = index(upload.request.priority);
@@ -774,6 +829,7 @@ bool StreamScheduler::waited_for_ring(std::unique_lock<std::mutex>& lock, uint64
     const TimelineValue reached = deps_.backend->wait(*value, slice);
     lock.lock();
     retire_locked(reached);
+    if (check_lost_locked()) return true;  // progress of a kind: nothing more will retire
     return reached >= *value;
   }
   return state_cv_.wait_for(lock, slice) == std::cv_status::no_timeout;
@@ -783,6 +839,7 @@ PumpResult StreamScheduler::pump_once(Duration max_wait) {
   std::unique_lock lock(mutex_);
   if (stopping_) return PumpResult::Stopped;
   retire_locked(deps_.backend->completed());
+  (void)check_lost_locked();  // empties the queues: nothing more is cut
   // Cut as many batches as the ring has room for (one at a time without a pool) and start
   // filling them; the oldest is submitted as soon as it is filled.
   const std::size_t depth = deps_.fill_pool == nullptr         ? 1
@@ -841,6 +898,7 @@ bool StreamScheduler::drain(Duration timeout) {
     if (filling_.empty()) {
       std::unique_lock lock(mutex_);
       retire_locked(deps_.backend->completed());
+      if (check_lost_locked()) return false;
       if (front_locked() == nullptr) {
         if (batches_.empty()) return true;
         if (remaining(deadline) <= Duration{0}) return false;
@@ -858,6 +916,7 @@ bool StreamScheduler::wait_idle(Duration timeout) {
   std::unique_lock lock(mutex_);
   for (;;) {
     retire_locked(deps_.backend->completed());
+    if (check_lost_locked()) return false;
     const bool queued = front_locked() != nullptr;
     if (!queued && batches_.empty()) return true;
     const Duration left = remaining(deadline);

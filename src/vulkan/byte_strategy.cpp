@@ -86,11 +86,15 @@ PlaceResult ByteStrategy::place(uint64_t frame, uint64_t size, uint64_t alignmen
   return result;
 }
 
-void ByteStrategy::flush(uint64_t frame) {
+Expected<void, AllocError> ByteStrategy::flush(uint64_t frame) {
   const FrameBytes* f = frame_bytes(frame);
-  if (f == nullptr) return;
-  for (const FrameBytes::Range& w : f->written)
-    memory_->flush(*regions_[w.region], w.offset, w.size);
+  if (f == nullptr) return {};
+  for (const FrameBytes::Range& w : f->written) {
+    if (auto flushed = memory_->flush(*regions_[w.region], w.offset, w.size); !flushed) {
+      return flushed;
+    }
+  }
+  return {};
 }
 
 void ByteStrategy::end(uint64_t /*frame*/) {}

@@ -27,7 +27,7 @@ class ByteStrategy final : public RingStrategy, private RegionAllocator {
 
   Expected<void, Refusal> begin(uint64_t frame, uint64_t needed) override;
   PlaceResult place(uint64_t frame, uint64_t size, uint64_t alignment) override;
-  void flush(uint64_t frame) override;
+  Expected<void, AllocError> flush(uint64_t frame) override;
   void end(uint64_t frame) override;
   void release(uint64_t frame, Release how, TimelineValue completed) noexcept override;
 

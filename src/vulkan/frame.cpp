@@ -170,9 +170,11 @@ Expected<RetirementPoint, FinishError> RingImpl::finish(FrameState& f, const Vis
     if (r == VK_SUCCESS && reached >= external->value)
       return unexpected(FinishError::PointAlreadyReached);
   }
-  if (f.route == Route::Ring) strategy->flush(f.id);  // 1
-  for (const StagingMemory& m : f.oneoffs)
-    memory.flush(m, 0, m.size);
+  // 1 (a failed flush records nothing: the frame stays open)
+  if (f.route == Route::Ring && !strategy->flush(f.id)) return unexpected(FinishError::FlushFailed);
+  for (const StagingMemory& m : f.oneoffs) {
+    if (!memory.flush(m, 0, m.size)) return unexpected(FinishError::FlushFailed);
+  }
   recorder.barrier_before(f, vis, stats);  // 2
   recorder.copies(f, stats);               // 3
   recorder.barrier_after(f, vis, stats);   // 4

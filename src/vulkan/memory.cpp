@@ -121,17 +121,22 @@ Expected<StagingMemory, AllocError> DefaultMemory::allocate(uint64_t size) {
   return out;
 }
 
-void DefaultMemory::flush(const StagingMemory& memory, uint64_t offset, uint64_t size) {
+Expected<void, AllocError> DefaultMemory::flush(const StagingMemory& memory, uint64_t offset,
+                                                uint64_t size) {
   const FlushRange range = flush_range(offset, size, atom_, memory.memory_size);
-  if (range.size == 0) return;
+  if (range.size == 0) return {};
   const VkMappedMemoryRange mapped_range{
       .sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
       .memory = memory.memory,
       .offset = range.offset,
       .size = range.size,
   };
-  if (VkResult r = dispatch_.vkFlushMappedMemoryRanges(device_, 1, &mapped_range); r != VK_SUCCESS)
+  if (VkResult r = dispatch_.vkFlushMappedMemoryRanges(device_, 1, &mapped_range);
+      r != VK_SUCCESS) {
     last_error_ = r;
+    return unexpected(to_alloc_error(r));
+  }
+  return {};
 }
 
 void DefaultMemory::release(const StagingMemory& memory) noexcept {

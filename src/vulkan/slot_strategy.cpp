@@ -43,10 +43,11 @@ PlaceResult SlotStrategy::place(uint64_t frame, uint64_t size, uint64_t alignmen
   return result;
 }
 
-void SlotStrategy::flush(uint64_t frame) {
+Expected<void, AllocError> SlotStrategy::flush(uint64_t frame) {
   if (Open* open = open_frame(frame)) {
-    memory_->flush(open->buffer->memory(), 0, open->lease.cursor());
+    return memory_->flush(open->buffer->memory(), 0, open->lease.cursor());
   }
+  return {};
 }
 
 void SlotStrategy::end(uint64_t frame) {

@@ -26,11 +26,12 @@ void MemorySource::release(const StagingMemory& memory) noexcept {
   if (!leaking_) hook_->release(memory);
 }
 
-void MemorySource::flush(const StagingMemory& memory, uint64_t offset, uint64_t size) {
-  if (size == 0 || !needs_flush(memory)) return;
-  hook_->flush(memory, offset, size);
+Expected<void, AllocError> MemorySource::flush(const StagingMemory& memory, uint64_t offset,
+                                               uint64_t size) {
+  if (size == 0 || !needs_flush(memory)) return {};
   ++flushes_;
   flushed_bytes_ += size;
+  return hook_->flush(memory, offset, size);
 }
 
 }  // namespace staging::vulkan::detail

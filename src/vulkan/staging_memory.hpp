@@ -32,8 +32,8 @@ class MemorySource {
     return !memory.coherent || flush_always_;
   }
   /// Makes the CPU's writes to [offset, offset + size) visible to the device when needs_flush();
-  /// counted in flushes().
-  void flush(const StagingMemory& memory, uint64_t offset, uint64_t size);
+  /// counted in flushes(). Errors: the hook's (MemoryHook::flush).
+  Expected<void, AllocError> flush(const StagingMemory& memory, uint64_t offset, uint64_t size);
 
   /// The memory type of the last buffer made (none before the first).
   [[nodiscard]] std::optional<uint32_t> memory_type() const noexcept { return memory_type_; }

@@ -57,8 +57,9 @@ class RingStrategy {
   virtual Expected<void, Refusal> begin(uint64_t frame, uint64_t needed) = 0;
   /// Places `size` (> 0) bytes aligned to `alignment` for open frame `frame`.
   virtual PlaceResult place(uint64_t frame, uint64_t size, uint64_t alignment) = 0;
-  /// Flushes what open frame `frame` wrote (non-coherent memory).
-  virtual void flush(uint64_t frame) = 0;
+  /// Flushes what open frame `frame` wrote (non-coherent memory). Errors: the first failed
+  /// flush's (the frame stays open).
+  virtual Expected<void, AllocError> flush(uint64_t frame) = 0;
   /// Open frame `frame` was recorded; its bytes are read until release().
   virtual void end(uint64_t frame) = 0;
   /// Frame `frame` (open or ended; or one this strategy never saw) no longer holds its bytes,

@@ -96,6 +96,16 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
 
   Expected<TimelineValue, SubmitError> submit(const StreamBatch& batch) override {
     if (lost_.load(std::memory_order_relaxed)) return unexpected(SubmitError::DeviceLost);
+    // The batch's bytes visible to the device first: a failed flush records and submits
+    // nothing (the scheduler fails the batch's uploads and reclaims its bytes).
+    if (!staging_.coherent) {
+      flushes_.fetch_add(1, std::memory_order_relaxed);
+      if (auto flushed = hook_->flush(staging_, batch.offset, batch.bytes); !flushed) {
+        if (flushed.error() != AllocError::DeviceLost) return unexpected(SubmitError::Failed);
+        mark_lost();
+        return unexpected(SubmitError::DeviceLost);
+      }
+    }
     Slot* slot = free_command_buffer();
     if (slot == nullptr) return unexpected(SubmitError::Failed);
     const VkCommandBufferBeginInfo begin{
@@ -109,10 +119,6 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
     if (d_.vkEndCommandBuffer(slot->cmd) != VK_SUCCESS) {
       (void)d_.vkResetCommandBuffer(slot->cmd, 0);  // not left recording for its next use
       return unexpected(SubmitError::Failed);
-    }
-    if (!staging_.coherent) {
-      hook_->flush(staging_, batch.offset, batch.bytes);
-      flushes_.fetch_add(1, std::memory_order_relaxed);
     }
     const TimelineValue value = next_value_ + 1;
     const VkCommandBufferSubmitInfo cmd_info{
@@ -167,7 +173,7 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
   }
 
   TimelineValue wait(TimelineValue value, Duration timeout) override {
-    if (completed() >= value) return completed_.load(std::memory_order_acquire);
+    if (completed() >= value || lost()) return completed_.load(std::memory_order_acquire);
     if (value > last_submitted_.load(std::memory_order_acquire)) return completed();  // unreachable
     const VkSemaphoreWaitInfo info{
         .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
@@ -178,6 +184,8 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
     if (d_.vkWaitSemaphores(device_, &info, to_ns(timeout)) == VK_ERROR_DEVICE_LOST) mark_lost();
     return completed();
   }
+
+  bool lost() const noexcept override { return lost_.load(std::memory_order_acquire); }
 
   void released(void* context) noexcept override { delete static_cast<UploadTarget*>(context); }
 
@@ -213,7 +221,8 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
   };
 
   void mark_lost() {
-    if (!lost_.exchange(true)) device_lost_.fetch_add(1, std::memory_order_relaxed);
+    if (!lost_.exchange(true, std::memory_order_acq_rel))
+      device_lost_.fetch_add(1, std::memory_order_relaxed);
   }
 
   // A command buffer whose last submission completed, or a new one.
@@ -349,6 +358,8 @@ StreamUploadError from(EnqueueError e) noexcept {
       return StreamUploadError::TooLarge;
     case EnqueueError::Stopped:
       return StreamUploadError::Stopped;
+    case EnqueueError::DeviceLost:
+      return StreamUploadError::DeviceLost;
   }
   return StreamUploadError::Empty;
 }

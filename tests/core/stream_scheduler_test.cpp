@@ -370,6 +370,34 @@ TEST_F(StreamTest, AFailedSubmissionFailsItsUploadsAndFreesItsBytes) {
   EXPECT_EQ(scheduler->stats().failed, 2u);
 }
 
+TEST_F(StreamTest, ALostDeviceFailsEveryUploadNotCompleteAtOnceAndRefusesNewOnes) {
+  // ring (16 KiB): [ a: submitted, never completes ]   queue: b (no room)
+  make({.ring_bytes = 16 * K, .max_batch_bytes = 16 * K});
+  backend.stall();
+  auto a = scheduler->enqueue(buffer(16 * K)).value();
+  EXPECT_EQ(scheduler->pump_once(), PumpResult::Submitted);
+  auto b = scheduler->enqueue(buffer(8 * K)).value();
+  EXPECT_EQ(scheduler->pump_once(), PumpResult::RingFull);
+  EXPECT_EQ(scheduler->status(a), StreamStatus::Submitted);
+  backend.lose_device();
+  // A waiter on the queued upload wakes at once (no pump runs), not at its timeout.
+  const auto began = std::chrono::steady_clock::now();
+  EXPECT_EQ(scheduler->wait(b, 10s), StreamStatus::Failed);
+  EXPECT_EQ(scheduler->wait(a, 10s), StreamStatus::Failed);
+  EXPECT_LT(std::chrono::steady_clock::now() - began, 2s);
+  EXPECT_EQ(a.status(), StreamStatus::Failed);
+  EXPECT_EQ(scheduler->status(b), StreamStatus::Failed);
+  EXPECT_EQ(scheduler->enqueue(buffer(4 * K)).error(), EnqueueError::DeviceLost);
+  EXPECT_EQ(scheduler->write_in_place(buffer(4 * K)).error(), EnqueueError::DeviceLost);
+  EXPECT_EQ(scheduler->pump_once(), PumpResult::Idle);
+  EXPECT_FALSE(scheduler->drain(10ms));
+  // a's staging bytes are never reused: the device may still read them.
+  EXPECT_EQ(scheduler->ring_stats().in_flight_bytes, 16 * K);
+  EXPECT_EQ(scheduler->stats().failed, 2u);
+  EXPECT_EQ(targets[0]->released, 1u);
+  EXPECT_EQ(targets[1]->released, 1u);
+}
+
 TEST_F(StreamTest, StopRefusesNewWorkAndWakesWaiters) {
   make({.ring_bytes = 64 * K, .max_queued_bytes = 16 * K});
   ASSERT_TRUE(scheduler->enqueue(buffer(16 * K)));

@@ -3,8 +3,9 @@
 // across begin()) runs once to count the calls the ring makes through its dispatch table, then
 // once for every N with the N-th call of one kind failing — for every kind that can fail:
 // creating a buffer or semaphore, allocating, binding or mapping memory (out of device memory),
-// flushing, and the device lost from the N-th allocation, semaphore read or semaphore wait on (in
-// the middle of a frame, with frames in flight). Every run asserts:
+// flushing (finish() answers FlushFailed, records nothing, and the frame is dropped: no copy
+// reads bytes the device may not see), and the device lost from the N-th allocation, semaphore read
+// or semaphore wait on (in the middle of a frame, with frames in flight). Every run asserts:
 //   - the error reaches the caller as a value (an UploadError, a BeginError, a FinishError, a
 //     WaitError or Ring::CreateError; nothing else: no crash, no abort);
 //   - nothing is corrupted: once the fault is gone, the next frame succeeds, and the destination
@@ -45,6 +46,7 @@ struct Seen {
   uint64_t begin_refused = 0;
   uint64_t uploads_refused = 0;
   uint64_t finish_lost = 0;
+  uint64_t finish_flush_failed = 0;
   uint64_t waits_lost = 0;
   uint64_t uploads_accepted = 0;
   /// Calls of each kind made by the scripted frames (before the recovery frame).
@@ -117,8 +119,10 @@ Seen run_script(Gpu& gpu, FaultDispatch& faults, Setup setup, uint64_t seed) {
         if (i == 3) own = RetirementPoint{external, ++external_value};
         Expected<RetirementPoint, FinishError> point = frame.finish(kAfterCopies, own);
         if (!point) {
-          EXPECT_EQ(point.error(), FinishError::DeviceLost);
-          ++seen.finish_lost;
+          const FinishError e = point.error();
+          EXPECT_TRUE(e == FinishError::DeviceLost || e == FinishError::FlushFailed)
+              << to_string(e);
+          ++(e == FinishError::FlushFailed ? seen.finish_flush_failed : seen.finish_lost);
           if (own) --external_value;
           continue;  // the frame is dropped: nothing was recorded
         }
@@ -185,7 +189,9 @@ TEST_P(FaultSweep, EveryFailingCallIsReportedLeaksNothingAndTheNextFrameRecovers
 
   // The clean run: how many calls of each kind the script makes.
   const Seen clean = run_script(*gpu, faults, setup, seed);
-  EXPECT_EQ(clean.uploads_refused + clean.begin_refused + clean.finish_lost + clean.waits_lost, 0u);
+  EXPECT_EQ(clean.uploads_refused + clean.begin_refused + clean.finish_lost +
+                clean.finish_flush_failed + clean.waits_lost,
+            0u);
   ASSERT_EQ(faults.live(), LiveObjects{});
   const std::array<uint64_t, support::kFaultCalls> counts = clean.calls;
 
@@ -206,7 +212,11 @@ TEST_P(FaultSweep, EveryFailingCallIsReportedLeaksNothingAndTheNextFrameRecovers
       const Seen seen = run_script(*gpu, faults, setup, seed);
       ++points;
       fired += faults.fired() ? 1 : 0;
+      // Every failed flush reaches the caller, as finish()'s FlushFailed, and only it does.
+      EXPECT_EQ(seen.finish_flush_failed,
+                kind.call == FaultCall::FlushMappedMemoryRanges && faults.fired() ? 1u : 0u);
       total.create_failed += seen.create_failed;
+      total.finish_flush_failed += seen.finish_flush_failed;
       total.begin_refused += seen.begin_refused;
       total.uploads_refused += seen.uploads_refused;
       total.finish_lost += seen.finish_lost;
@@ -223,17 +233,19 @@ TEST_P(FaultSweep, EveryFailingCallIsReportedLeaksNothingAndTheNextFrameRecovers
   std::printf(
       "[fault sweep] %s: %llu fault points (%s); the fault fired in %llu; the caller saw: %llu "
       "Ring::create errors, %llu begin refusals, %llu upload refusals, %llu finish DeviceLost, "
-      "%llu wait DeviceLost; nothing left alive after any run\n",
+      "%llu finish FlushFailed, %llu wait DeviceLost; nothing left alive after any run\n",
       setup_name(setup), static_cast<unsigned long long>(points), per_kind.c_str(),
       static_cast<unsigned long long>(fired), static_cast<unsigned long long>(total.create_failed),
       static_cast<unsigned long long>(total.begin_refused),
       static_cast<unsigned long long>(total.uploads_refused),
       static_cast<unsigned long long>(total.finish_lost),
+      static_cast<unsigned long long>(total.finish_flush_failed),
       static_cast<unsigned long long>(total.waits_lost));
   RecordProperty("fault_points", std::to_string(points));
   EXPECT_EQ(fired, points);  // every call counted in the clean run was reached and failed
   EXPECT_GT(total.uploads_refused, 0u);
   EXPECT_GT(total.waits_lost + total.finish_lost, 0u);
+  EXPECT_GT(total.finish_flush_failed, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Setups, FaultSweep,

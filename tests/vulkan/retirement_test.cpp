@@ -214,9 +214,10 @@ class FailingMemory final : public MemoryHook {
     }
     return real_.allocate(size);
   }
-  void flush(const StagingMemory& m, uint64_t offset, uint64_t size) override {
+  Expected<void, AllocError> flush(const StagingMemory& m, uint64_t offset,
+                                   uint64_t size) override {
     flushes.push_back({offset, size});
-    real_.flush(m, offset, size);
+    return real_.flush(m, offset, size);
   }
   void release(const StagingMemory& m) noexcept override { real_.release(m); }
   int fail = 0;

@@ -3,10 +3,11 @@
 // calls it makes through its dispatch table, then once for every N with the N-th call of one kind
 // failing: creating the command pool, the semaphore, the staging buffer and its memory,
 // allocating, beginning or ending a command buffer, submitting (out of memory), and the device
-// lost from the N-th submission on — in the middle of a stream. (The device lost as the streamer
-// reads its timeline is a second, disabled sweep: see kStreamLossFaults.)
-// Every run asserts: Streamer::create or the upload answers with an error value, or the upload's
-// wait answers Complete or Failed (never hangs); the validation layer stays silent; after the
+// lost from the N-th submission on — in the middle of a stream; a second sweep loses the device
+// as the streamer reads or waits on its timeline (kStreamLossFaults).
+// Every run asserts: Streamer::create or the upload answers with an error value (DeviceLost once
+// the device is lost), or the upload's wait answers Complete or Failed, promptly (never at its
+// timeout); the validation layer stays silent; after the
 // streamer's destruction nothing made through the table is alive; and once the fault is gone a
 // new streamer delivers both uploads, read back byte for byte.
 //
@@ -16,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -37,7 +39,7 @@ using support::LiveObjects;
 constexpr uint64_t KiB = 1024;
 
 struct StreamSeen {
-  uint64_t create_failed = 0, uploads_refused = 0, failed = 0, complete = 0, lost_submitted = 0;
+  uint64_t create_failed = 0, uploads_refused = 0, failed = 0, complete = 0;
   std::array<uint64_t, support::kFaultCalls> calls{};
 };
 
@@ -51,7 +53,7 @@ StreamerConfig stream_config(Gpu& gpu, std::mutex& queue_mutex) {
 }
 
 // Streams `a` to offset 0 and `b` to offset 128 KiB of `dst`; returns the statuses (Complete
-// updates `model`).
+// updates `model`). An upload may be refused only as DeviceLost, once the device is lost.
 void stream_two(Gpu& gpu, Streamer& streamer, std::mutex& queue_mutex, VkBuffer dst,
                 const std::vector<std::byte>& a, const std::vector<std::byte>& b,
                 std::vector<std::byte>& model, StreamSeen& seen) {
@@ -63,25 +65,36 @@ void stream_two(Gpu& gpu, Streamer& streamer, std::mutex& queue_mutex, VkBuffer 
                         StreamPriority::Now, 5s);
     if (!t) {
       ++seen.uploads_refused;
-      ADD_FAILURE() << "upload refused: " << to_string(t.error());
+      if (t.error() != StreamUploadError::DeviceLost || streamer.stats().device_lost == 0) {
+        ADD_FAILURE() << "upload refused: " << to_string(t.error());
+      }
       continue;
     }
     tickets.emplace_back(std::move(*t), i);
   }
   for (auto& [ticket, i] : tickets) {
+    const auto began = std::chrono::steady_clock::now();
     const StreamStatus status = streamer.wait(ticket, 20s);
+    // Promptly: a lost device fails the upload at once, never at the wait's timeout.
+    EXPECT_LT(std::chrono::steady_clock::now() - began, 10s) << to_string(status);
     if (status == StreamStatus::Complete) {
       ++seen.complete;
       std::memcpy(model.data() + uploads[i].first, uploads[i].second->data(),
                   uploads[i].second->size());
-    } else if (status == StreamStatus::Submitted) {
-      // Submitted before the device was lost: wait() answers at once, the ticket stays
-      // Submitted (not Failed); the loss shows in the streamer's counters.
-      EXPECT_GT(streamer.stats().device_lost, 0u) << "Submitted after a 20 s wait";
-      ++seen.lost_submitted;
     } else {
       EXPECT_EQ(status, StreamStatus::Failed) << to_string(status);
+      EXPECT_EQ(streamer.status(ticket), status) << "status() disagrees with wait()";
       ++seen.failed;
+    }
+  }
+  if (streamer.stats().device_lost > 0) {
+    // Lost: a new upload is refused by name.
+    const Expected<StreamTicket, StreamUploadError> late =
+        streamer.upload(BufferTarget{.buffer = dst}, a, StreamPriority::Now, 1s);
+    if (late) {
+      ADD_FAILURE() << "an upload was taken on a lost device";
+    } else {
+      EXPECT_EQ(late.error(), StreamUploadError::DeviceLost);
     }
   }
   std::lock_guard lock(queue_mutex);  // the real queue is done before anything is freed
@@ -147,10 +160,8 @@ constexpr StreamFault kStreamFaults[] = {
 };
 
 // The device lost as the streamer reads or waits on its timeline (the loss seen by the
-// completion side, not by a submission). Not run by default: uploads queued or streaming at the
-// loss then stay Queued or Streaming until the caller's wait() times out, and one already
-// Submitted stays Submitted — the streamer does not fail them (stats().device_lost counts the
-// loss). Enable with --gtest_also_run_disabled_tests once the streamer fails them.
+// completion side, not by a submission): every upload not complete fails at once (queued,
+// streaming or submitted), and a new upload answers DeviceLost.
 constexpr StreamFault kStreamLossFaults[] = {
     {FaultCall::GetSemaphoreCounterValue, VK_ERROR_DEVICE_LOST},
     {FaultCall::WaitSemaphores, VK_ERROR_DEVICE_LOST},
@@ -180,8 +191,7 @@ void sweep_stream(Gpu* gpu, std::span<const StreamFault> kinds, const char* name
       ++points;
       fired += faults.fired() ? 1 : 0;
       total.create_failed += seen.create_failed;
-      total.failed += seen.failed;
-      total.lost_submitted += seen.lost_submitted;
+      total.failed += seen.failed + seen.uploads_refused;
       if (::testing::Test::HasFailure()) return;
     }
     per_kind += std::string(per_kind.empty() ? "" : ", ") + std::string(to_string(kind.call)) +
@@ -190,12 +200,11 @@ void sweep_stream(Gpu* gpu, std::span<const StreamFault> kinds, const char* name
   std::printf(
       "[fault sweep] Streamer, %s: %llu fault points (%s); the fault fired in %llu; the caller "
       "saw: "
-      "%llu Streamer::create errors, %llu failed uploads, %llu uploads left Submitted on a lost "
-      "device; nothing left alive after any run\n",
+      "%llu Streamer::create errors, %llu failed or refused uploads; nothing left alive after "
+      "any run\n",
       name, static_cast<unsigned long long>(points), per_kind.c_str(),
       static_cast<unsigned long long>(fired), static_cast<unsigned long long>(total.create_failed),
-      static_cast<unsigned long long>(total.failed),
-      static_cast<unsigned long long>(total.lost_submitted));
+      static_cast<unsigned long long>(total.failed));
   ::testing::Test::RecordProperty("fault_points", std::to_string(points));
   EXPECT_GT(fired, 0u);
   EXPECT_GT(total.failed, 0u);
@@ -205,7 +214,7 @@ TEST_F(GpuTest, StreamFaultSweepEveryFailingCallIsAnErrorOrAFailedUploadAndLeaks
   sweep_stream(gpu, kStreamFaults, "creation, recording and submission");
 }
 
-TEST_F(GpuTest, DISABLED_StreamDeviceLostOnTheTimelineFailsEveryUploadInFlight) {
+TEST_F(GpuTest, StreamDeviceLostOnTheTimelineFailsEveryUploadInFlight) {
   sweep_stream(gpu, kStreamLossFaults, "device lost on the timeline");
 }
 

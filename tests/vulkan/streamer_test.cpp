@@ -421,6 +421,59 @@ TEST_F(StreamerTest, ErrorsAreValues) {
   EXPECT_EQ(streamer->upload(wide, row, StreamPriority::Now).error(), StreamUploadError::TooLarge);
 }
 
+// DefaultMemory that reports its memory as not coherent (so every submission flushes it) and
+// fails the next `fail` flushes with OutOfMemory.
+class FlakyFlushMemory final : public MemoryHook {
+ public:
+  explicit FlakyFlushMemory(Gpu& gpu) : real_(gpu.physical_device, gpu.device, gpu.dispatch) {}
+  Expected<StagingMemory, AllocError> allocate(uint64_t size) override {
+    auto made = real_.allocate(size);
+    if (made) made->coherent = false;
+    return made;
+  }
+  Expected<void, AllocError> flush(const StagingMemory& m, uint64_t offset,
+                                   uint64_t size) override {
+    ++flushes;
+    if (fail > 0) {
+      --fail;
+      return unexpected(AllocError::OutOfMemory);
+    }
+    return real_.flush(m, offset, size);
+  }
+  void release(const StagingMemory& m) noexcept override { real_.release(m); }
+  int fail = 0;
+  int flushes = 0;
+
+ private:
+  DefaultMemory real_;
+};
+
+TEST_F(StreamerTest, AFailedFlushFailsItsUploadBeforeSubmittingAndTheNextOneArrives) {
+  FlakyFlushMemory memory(*gpu);
+  memory.fail = 1;
+  StreamerConfig config;
+  config.queue = gpu->queue;
+  config.families = {gpu->queue_family, gpu->queue_family};
+  config.queue_mutex = &queue_mutex;
+  config.ring_bytes = 256 * KiB;
+  config.pump_thread = false;
+  config.memory = &memory;
+  streamer = std::move(Streamer::create(gpu->ring_device(), config).value());
+  const auto lost = random_bytes(32 * KiB, 12), kept = random_bytes(32 * KiB, 13);
+  TestBuffer& dst = device_buffer(lost.size());
+  auto a = streamer->upload(BufferTarget{.buffer = dst.buffer}, lost, StreamPriority::Now).value();
+  (void)streamer->drain(10s);
+  EXPECT_EQ(streamer->wait(a, 10s), StreamStatus::Failed);
+  EXPECT_EQ(streamer->stats().submissions, 0u);  // nothing read the unflushed bytes
+  auto b = streamer->upload(BufferTarget{.buffer = dst.buffer}, kept, StreamPriority::Now).value();
+  EXPECT_TRUE(streamer->drain(10s));
+  ASSERT_EQ(streamer->wait(b, 10s), StreamStatus::Complete);
+  EXPECT_EQ(read_buffer(b, dst.buffer, 0, kept.size()), kept);
+  EXPECT_EQ(memory.flushes, 2);
+  EXPECT_EQ(streamer->stats().stream.failed, 1u);
+  streamer.reset();  // before the hook it releases its staging memory through
+}
+
 // --- ownership transfer with an explicit family pair, recorded on this device ----------------
 //
 // The device has one family, so a release to a second family cannot be submitted. The streamer

@@ -168,7 +168,8 @@ class TypedMemory final : public staging::vulkan::MemoryHook {
  public:
   TypedMemory(Context& vk, uint32_t type);
   Expected<staging::vulkan::StagingMemory, AllocError> allocate(uint64_t size) override;
-  void flush(const staging::vulkan::StagingMemory& memory, uint64_t offset, uint64_t size) override;
+  Expected<void, AllocError> flush(const staging::vulkan::StagingMemory& memory, uint64_t offset,
+                                   uint64_t size) override;
   void release(const staging::vulkan::StagingMemory& memory) noexcept override;
 
  private:

@@ -536,7 +536,11 @@ class SmallBench {
         const auto t0 = Clock::now();
         std::memcpy(m->mapped, source_.data() + i * w.size, w.size);
         memcpy_s.back() += seconds_since(t0);
-        if (!m->coherent) memory.flush(*m, 0, w.size);
+        if (!m->coherent && !memory.flush(*m, 0, w.size)) {
+          memory.release(*m);
+          failed = true;
+          return std::nullopt;
+        }
         const VkBufferCopy region{0, uint64_t{i} * w.size, w.size};
         vkCmdCopyBuffer(slot.cmd, m->buffer, dst_.buffer, 1, &region);
         slot.oneoffs.push_back(*m);

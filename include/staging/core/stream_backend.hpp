@@ -87,6 +87,10 @@ class StreamBackend {
   /// Waits until completed() >= value or `timeout` passes (must return within about
   /// `timeout`; 0 polls) and returns completed().
   virtual TimelineValue wait(TimelineValue value, Duration timeout) = 0;
+  /// Whether the device is lost: nothing submitted completes past completed() any more and
+  /// submit() answers DeviceLost. Once true, stays true. Cheap (no device call); any thread.
+  /// The scheduler then fails every upload not complete (see StreamScheduler).
+  [[nodiscard]] virtual bool lost() const noexcept { return false; }
   /// The upload whose record is `context` will have no more pieces submitted (its last piece
   /// was submitted, or it was cancelled or failed): the backend may drop what it kept for
   /// recording its pieces. Called once per upload that had a non-null context.

@@ -163,11 +163,14 @@ enum class EnqueueError : uint8_t {
   TooLarge,
   /// The scheduler is stopping (stop() was called).
   Stopped,
+  /// The backend's device is lost (StreamBackend::lost()): nothing can stream any more.
+  DeviceLost,
 };
 
 /// Names of EnqueueError's values, in order (to_string, enum_from_string).
 constexpr auto enum_names(std::type_identity<EnqueueError>) noexcept {
-  return std::to_array<std::string_view>({"Empty", "QueueFull", "Timeout", "TooLarge", "Stopped"});
+  return std::to_array<std::string_view>(
+      {"Empty", "QueueFull", "Timeout", "TooLarge", "Stopped", "DeviceLost"});
 }
 static_assert(enum_names_complete<EnqueueError>(), "EnqueueError: a value has no name");
 
@@ -216,12 +219,14 @@ enum class InPlaceError : uint8_t {
   TooLarge,
   /// The scheduler is stopping.
   Stopped,
+  /// The backend's device is lost: the upload failed.
+  DeviceLost,
 };
 
 /// Names of InPlaceError's values, in order (to_string, enum_from_string).
 constexpr auto enum_names(std::type_identity<InPlaceError>) noexcept {
   return std::to_array<std::string_view>(
-      {"BadTicket", "Done", "Cancelled", "Timeout", "TooLarge", "Stopped"});
+      {"BadTicket", "Done", "Cancelled", "Timeout", "TooLarge", "Stopped", "DeviceLost"});
 }
 static_assert(enum_names_complete<InPlaceError>(), "InPlaceError: a value has no name");
 
@@ -378,18 +383,20 @@ class StreamScheduler {
   // --- producers (any thread) -----------------------------------------------------------------
 
   /// Queues an upload from a pointer. When the queue is at its cap, waits up to `timeout` for
-  /// room (0: refuses at once). Errors: Empty, TooLarge, QueueFull, Timeout, Stopped.
+  /// room (0: refuses at once). Errors: Empty, TooLarge, QueueFull, Timeout, Stopped,
+  /// DeviceLost (the backend's device is lost; a producer waiting for room wakes with it).
   Expected<StreamTicket, EnqueueError> enqueue(const StreamRequest& request,
                                                Duration timeout = Duration{0});
 
   /// Starts an upload written in place (request.source is ignored): the caller takes its pieces
   /// one at a time with next_piece(), writes and commits each. Not queued and not counted in
-  /// the queue's cap (the ring is its backpressure). Errors: Empty, TooLarge, Stopped.
+  /// the queue's cap (the ring is its backpressure). Errors: Empty, TooLarge, Stopped,
+  /// DeviceLost.
   Expected<StreamTicket, EnqueueError> write_in_place(const StreamRequest& request);
   /// Reserves the next piece of an in-place upload, as large as the ring's room and the batch
   /// size allow; waits up to `timeout` for room (0: refuses at once). The piece's bytes hold
   /// back the reuse of every later piece of the ring until committed: write them promptly.
-  /// Errors: BadTicket, Done, Cancelled, Timeout, TooLarge, Stopped.
+  /// Errors: BadTicket, Done, Cancelled, Timeout, TooLarge, Stopped, DeviceLost.
   Expected<InPlacePiece, InPlaceError> next_piece(const StreamTicket& ticket,
                                                   Duration timeout = Duration{0});
   /// Submits a written piece (a batch of its own). Returns the timeline value it signals, or
@@ -403,10 +410,12 @@ class StreamScheduler {
   /// Cancels an upload: see CancelResult. Any thread.
   CancelResult cancel(const StreamTicket& ticket);
 
-  /// The upload's status, Complete once the backend's timeline has reached its value.
+  /// The upload's status, Complete once the backend's timeline has reached its value; Failed
+  /// when it had not when the backend's device was lost (StreamBackend::lost()).
   [[nodiscard]] StreamStatus status(const StreamTicket& ticket);
   /// Waits up to `timeout` for the upload to be complete (or to end otherwise) and returns its
-  /// status: until its last piece is submitted, then on the backend's timeline.
+  /// status: until its last piece is submitted, then on the backend's timeline. Returns Failed
+  /// within about wait_slice once the backend's device is lost.
   StreamStatus wait(const StreamTicket& ticket, Duration timeout);
 
   // --- the pump (one thread at a time) --------------------------------------------------------
@@ -464,6 +473,7 @@ class StreamScheduler {
   std::shared_ptr<detail::StreamUpload> front_locked();
   std::optional<TimelineValue> wait_token_value_locked(uint64_t token) const;
   bool waited_for_ring(std::unique_lock<std::mutex>& lock, uint64_t token, Duration max_wait);
+  bool check_lost_locked();
 
   StreamSchedulerConfig config_;
   Deps deps_;
@@ -484,6 +494,7 @@ class StreamScheduler {
   TimelineValue completed_ = 0;
   StreamStats stats_;
   bool stopping_ = false;
+  bool lost_ = false;        // the backend's device is lost: every upload not complete failed
   std::mutex submit_mutex_;  // one submit() at a time
   // The pump's own (one pump thread at a time; no lock): batches being filled, oldest first,
   // and fill jobs kept for reuse.

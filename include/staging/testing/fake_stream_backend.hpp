@@ -80,6 +80,7 @@ class FakeStreamBackend final : public StreamBackend, public RegionAllocator {
   /// when fail_next_submit() armed it.
   Expected<TimelineValue, SubmitError> submit(const StreamBatch& batch) override {
     std::lock_guard lock(mutex_);
+    if (lost_) return unexpected(SubmitError::DeviceLost);
     if (fail_next_) {
       const SubmitError e = *fail_next_;
       fail_next_.reset();
@@ -139,6 +140,18 @@ class FakeStreamBackend final : public StreamBackend, public RegionAllocator {
   void release() {
     std::lock_guard lock(mutex_);
     queue_.release();
+  }
+  /// The device is lost from now on: nothing more completes, submit() answers DeviceLost and
+  /// lost() true.
+  void lose_device() {
+    std::lock_guard lock(mutex_);
+    queue_.stall();
+    lost_ = true;
+  }
+  /// Whether lose_device() was called.
+  [[nodiscard]] bool lost() const noexcept override {
+    std::lock_guard lock(mutex_);
+    return lost_;
   }
   /// The next submit() fails with `error`.
   void fail_next_submit(SubmitError error) {
@@ -214,6 +227,7 @@ class FakeStreamBackend final : public StreamBackend, public RegionAllocator {
   std::deque<Pending> pending_;
   std::vector<FakeSubmission> submissions_;
   std::optional<SubmitError> fail_next_;
+  bool lost_ = false;
 };
 
 }  // namespace staging::testing

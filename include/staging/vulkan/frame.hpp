@@ -212,6 +212,10 @@ enum class FinishError : uint8_t {
   /// A shared upload overlaps another upload of the frame, or names other layouts for a mip level
   /// than another upload: the copies cannot be recorded. Drop the frame.
   SharedConflict,
+  /// Flushing the frame's writes to non-coherent memory failed (MemoryHook::flush; out of
+  /// memory or a lost device): nothing was recorded, so no copy reads bytes the device may not
+  /// see. Finish again (the flush is retried) or drop the frame.
+  FlushFailed,
 };
 
 /// Names of Route's, UploadError's and FinishError's values, in order (staging::to_string,
@@ -245,7 +249,8 @@ constexpr auto enum_names(std::type_identity<UploadError>) noexcept {
 }
 constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
   return std::to_array<std::string_view>({"Inactive", "NullSemaphore", "PointAlreadyReached",
-                                          "DeviceLost", "WritersActive", "SharedConflict"});
+                                          "DeviceLost", "WritersActive", "SharedConflict",
+                                          "FlushFailed"});
 }
 static_assert(enum_names_complete<Route>() && enum_names_complete<UploadError>() &&
                   enum_names_complete<FinishError>(),
@@ -391,8 +396,9 @@ class StagingFrame {
   /// submission signals. Consumes the frame on success. With a shared space (share()) it is
   /// sealed first and its uploads are recorded in staging-offset order among the frame's own.
   /// Errors: Inactive, NullSemaphore, PointAlreadyReached, DeviceLost, WritersActive (writers
-  /// still inside the shared space: call again once they left), SharedConflict (the frame is then
-  /// left open; on DeviceLost the ring has also failed every frame in flight, as Ring::poll()
+  /// still inside the shared space: call again once they left), SharedConflict, FlushFailed
+  /// (the frame is then left open, nothing recorded; on DeviceLost the ring has also failed every
+  /// frame in flight, as Ring::poll()
   /// does).
   Expected<RetirementPoint, FinishError> finish(const Visibility& visibility = {},
                                                 std::optional<RetirementPoint> external = {});

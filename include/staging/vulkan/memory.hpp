@@ -64,7 +64,11 @@ class MemoryHook {
   /// Makes the CPU's writes to bytes [offset, offset + size) of `memory` visible to the device
   /// (vkFlushMappedMemoryRanges, rounded out as flush_range() does). Called only for memory with
   /// coherent == false, after the writes and before the submission that reads them.
-  virtual void flush(const StagingMemory& memory, uint64_t offset, uint64_t size) = 0;
+  /// Errors: OutOfMemory (host or device), DeviceLost, Other — the bytes may not be visible to
+  /// the device: the caller submits nothing that reads them (a frame's finish() answers
+  /// FinishError::FlushFailed, a Streamer's upload fails).
+  virtual Expected<void, AllocError> flush(const StagingMemory& memory, uint64_t offset,
+                                           uint64_t size) = 0;
   /// Destroys the buffer and its memory. Called only once no submitted copy can read it (or the
   /// device is lost).
   virtual void release(const StagingMemory& memory) noexcept = 0;
@@ -119,8 +123,10 @@ class DefaultMemory final : public MemoryHook {
   /// call (last_error() has the VkResult); Other when no allowed memory type is HOST_VISIBLE
   /// (last_error() VK_ERROR_FEATURE_NOT_PRESENT). A failure leaks nothing.
   Expected<StagingMemory, AllocError> allocate(uint64_t size) override;
-  /// vkFlushMappedMemoryRanges over flush_range(); a failure is only kept in last_error().
-  void flush(const StagingMemory& memory, uint64_t offset, uint64_t size) override;
+  /// vkFlushMappedMemoryRanges over flush_range(). Errors: to_alloc_error() of its VkResult
+  /// (also kept in last_error()).
+  Expected<void, AllocError> flush(const StagingMemory& memory, uint64_t offset,
+                                   uint64_t size) override;
   /// vkDestroyBuffer, vkUnmapMemory, vkFreeMemory; null handles are skipped.
   void release(const StagingMemory& memory) noexcept override;
 

@@ -112,6 +112,8 @@ enum class StreamUploadError : uint8_t {
   Timeout,
   /// The streamer is being destroyed.
   Stopped,
+  /// The device was lost: nothing streams any more (make a new device and streamer).
+  DeviceLost,
 };
 
 /// Names of StreamerCreateError's values, in order (to_string, enum_from_string).
@@ -126,7 +128,7 @@ static_assert(enum_names_complete<StreamerCreateError>(),
 constexpr auto enum_names(std::type_identity<StreamUploadError>) noexcept {
   return std::to_array<std::string_view>({"NullTarget", "Empty", "UnsupportedFormat",
                                           "SizeMismatch", "TooLarge", "QueueFull", "Timeout",
-                                          "Stopped"});
+                                          "Stopped", "DeviceLost"});
 }
 static_assert(enum_names_complete<StreamUploadError>(), "StreamUploadError: a value has no name");
 
@@ -168,8 +170,9 @@ class StreamerBackend;
 ///
 /// Ownership: owns its staging memory, command pool, semaphore and pump thread, and shares its
 /// fill pool. Destroying it
-/// stops the pump, cancels what is queued, waits (without a time limit) for its last submission
-/// to complete, then frees everything. References the device and hook, which must outlive it.
+/// stops the pump, cancels what is queued, waits (without a time limit, unless the device is
+/// lost) for its last submission to complete, then frees everything. References the device and
+/// hook, which must outlive it.
 class Streamer {
  public:
   /// Makes a streamer on `device` (Vulkan 1.2+ with timelineSemaphore and synchronization2).
@@ -185,7 +188,7 @@ class Streamer {
   /// Queues `data` for bytes [target.offset, target.offset + data.size()) of the target buffer.
   /// `data` must stay valid and unchanged until the ticket's status is past Streaming. When the
   /// queue is at its cap, waits up to `timeout` (0: refuses at once). Errors: NullTarget, Empty,
-  /// QueueFull, Timeout, Stopped.
+  /// QueueFull, Timeout, Stopped, DeviceLost.
   Expected<StreamTicket, StreamUploadError> upload(const BufferTarget& target,
                                                    std::span<const std::byte> data,
                                                    StreamPriority priority,
@@ -193,7 +196,7 @@ class Streamer {
   /// Queues `texels` — every level and layer of the target, tightly packed (levels in order,
   /// then layers, slices, rows of texel blocks; see upload_pieces.hpp) — for the target image.
   /// Errors: NullTarget, Empty, UnsupportedFormat, SizeMismatch, TooLarge, QueueFull, Timeout,
-  /// Stopped.
+  /// Stopped, DeviceLost.
   Expected<StreamTicket, StreamUploadError> upload(const ImageTarget& target,
                                                    std::span<const std::byte> texels,
                                                    StreamPriority priority,
@@ -204,7 +207,7 @@ class Streamer {
 
   /// Starts an upload of `size` bytes written in place (a decoder writes straight into staging):
   /// take its pieces with next_piece(), write them, commit(). Errors: NullTarget, Empty,
-  /// Stopped.
+  /// Stopped, DeviceLost.
   Expected<StreamTicket, StreamUploadError> write_in_place(const BufferTarget& target,
                                                            uint64_t size, StreamPriority priority);
   /// The same for every level and layer of an image target.
@@ -221,9 +224,12 @@ class Streamer {
 
   /// Cancels an upload (see CancelResult).
   CancelResult cancel(const StreamTicket& ticket);
-  /// The upload's status (Complete once the timeline has reached its value).
+  /// The upload's status (Complete once the timeline has reached its value; Failed when the
+  /// device was lost before it did).
   [[nodiscard]] StreamStatus status(const StreamTicket& ticket);
   /// Waits up to `timeout` for the upload to complete (or end otherwise); returns its status.
+  /// Once the device is lost (seen by a submission or by a read of the timeline) every upload
+  /// not complete fails: queued ones at once, waiters wake, later uploads answer DeviceLost.
   StreamStatus wait(const StreamTicket& ticket, Duration timeout);
   /// Waits up to `timeout` until nothing is queued and every submission has completed (the
   /// pump thread keeps going meanwhile; without one, pumps on the calling thread). True when
