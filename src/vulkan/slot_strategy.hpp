@@ -1,4 +1,4 @@
-// Internal: Strategy::Slots — seed 004's slot ring (staging::StagingRing) over staging buffers
+// Internal: Strategy::Slots — the slot ring (staging::StagingRing) over staging buffers
 // from the ring's MemorySource. A frame takes one slot at begin() and bumps a cursor through it;
 // the slot retires with the frame's own point (its FenceToken: a timeline of one step, since
 // frames may finish on different semaphores and retire in any order). Not installed.

@@ -108,7 +108,7 @@ void StagingFrame::close() noexcept {
     }
     // else: the lease's destructor gives the still-mapped slot back (Ready).
   } else if (state_ == State::Finished && token_.pending()) {
-    // The seed's dropped encoder: the token dies unfired and the slot becomes Abandoned.
+    // A dropped encoder: the token dies unfired and the slot becomes Abandoned.
     ++stats.frames_abandoned;
   }
   if (copies_.capacity() != 0) {

@@ -11,7 +11,7 @@
 //                               wall time per upload, all threads together — the multi-producer
 //                               scaling without a GPU (8 threads at 4 KiB vs 1 thread).
 //
-// Target (issue 7): <= 50 ns per reservation for reserve + retire with the checker off.
+// Target: <= 50 ns per reservation for reserve + retire with the checker off.
 // Every benchmark reports `per_reservation` (or `per_placement`): seconds per operation with an SI
 // prefix ("37.4n" = 37.4 ns), the CPU time divided by the reservations made — for the
 // ReserveRetire benchmarks the same as the Time column (one reservation per iteration), for the
