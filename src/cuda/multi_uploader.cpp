@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 
 #include "staging/core/assert.hpp"
@@ -9,81 +11,67 @@
 
 namespace staging::cuda {
 
-struct MultiUploader::Impl {
-  struct Entry {
-    int device = 0;
-    int node = -1;
-    std::unique_ptr<DeviceApi> owned_api;  // the runtime's, when create() made it
-    std::optional<Uploader> uploader;
-  };
-  std::shared_ptr<PinnedBudget> budget;
-  std::vector<std::shared_ptr<FillPool>> pools;
-  std::vector<Entry> entries;  // destroyed before the pools (declared after them)
+namespace {
 
-  ~Impl() {
-    for (Entry& e : entries)
-      e.uploader.reset();  // each drains its copies before its api goes
-  }
+using CreateError = Uploader::CreateError;
+
+// One device of a MultiUploader.
+struct DeviceEntry {
+  int device = 0;
+  int node = -1;
+  DeviceApi* api = nullptr;              // apis[i], or owned_api
+  std::unique_ptr<DeviceApi> owned_api;  // the runtime's, when create() made it
+  std::optional<Uploader> uploader;
 };
 
-Expected<MultiUploader, Uploader::CreateError> MultiUploader::create(
-    const MultiUploaderConfig& config, std::span<DeviceApi* const> apis) {
-  using CreateError = Uploader::CreateError;
-  auto impl = std::make_unique<Impl>();
-
-  // The devices and their APIs.
-  std::vector<DeviceApi*> api_of;
+// The devices and their APIs: `apis` as given (device i is apis[i]), else the runtime's for
+// config.devices (every device when empty).
+Expected<std::vector<DeviceEntry>, CreateError> open_devices(const MultiUploaderConfig& config,
+                                                             std::span<DeviceApi* const> apis) {
+  std::vector<DeviceEntry> entries;
   if (!apis.empty()) {
     for (std::size_t i = 0; i < apis.size(); ++i) {
       if (apis[i] == nullptr) return unexpected(CreateError::InvalidConfig);
-      Impl::Entry& e = impl->entries.emplace_back();
+      DeviceEntry& e = entries.emplace_back();
       e.device = static_cast<int>(i);
-      api_of.push_back(apis[i]);
+      e.api = apis[i];
     }
-  } else {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-      return unexpected(CreateError::NoDevice);
-    }
-    std::vector<int> devices = config.devices;
-    if (devices.empty()) {
-      for (int d = 0; d < count; ++d)
-        devices.push_back(d);
-    }
-    if (std::set<int>(devices.begin(), devices.end()).size() != devices.size()) {
-      return unexpected(CreateError::InvalidConfig);
-    }
-    for (int d : devices) {
-      if (d < 0 || d >= count) return unexpected(CreateError::NoDevice);
-      Impl::Entry& e = impl->entries.emplace_back();
-      e.device = d;
-      e.owned_api = make_runtime_api(d);
-      api_of.push_back(e.owned_api.get());
-    }
+    return entries;
   }
-  const std::size_t n = impl->entries.size();
-  if (n == 0) return unexpected(CreateError::NoDevice);
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    return unexpected(CreateError::NoDevice);
+  }
+  std::vector<int> devices = config.devices;
+  if (devices.empty()) {
+    for (int d = 0; d < count; ++d)
+      devices.push_back(d);
+  }
+  if (std::set<int>(devices.begin(), devices.end()).size() != devices.size()) {
+    return unexpected(CreateError::InvalidConfig);
+  }
+  for (int d : devices) {
+    if (d < 0 || d >= count) return unexpected(CreateError::NoDevice);
+    DeviceEntry& e = entries.emplace_back();
+    e.device = d;
+    e.owned_api = make_runtime_api(d);
+    e.api = e.owned_api.get();
+  }
+  return entries;
+}
 
-  // The rings' share of the cap.
-  const UploaderConfig& base = config.uploader;
-  const uint64_t align = std::max<uint64_t>(1, base.alignment);
-  const uint64_t ring =
-      config.pinned_bytes == 0 ? base.ring_bytes : config.pinned_bytes / n / align * align;
-  if (ring == 0) return unexpected(CreateError::InvalidConfig);
-  impl->budget =
-      std::make_shared<PinnedBudget>(config.pinned_bytes == 0 ? ring * n : config.pinned_bytes);
-
-  // The devices' NUMA nodes: one pool per node where the host has several and the devices
-  // spread over them, else one pool for all.
-  const HostTopology topology =
-      config.topology != nullptr ? *config.topology : HostTopology::read();
+// The devices' NUMA nodes (recorded in each entry), grouped: one group per node where the host
+// has several and the devices spread over them, else one group (node -1) for all.
+std::map<int, std::vector<std::size_t>> group_by_node(std::vector<DeviceEntry>& entries,
+                                                      const HostTopology& topology) {
+  const std::size_t n = entries.size();
   std::map<int, std::vector<std::size_t>> by_node;
   for (std::size_t i = 0; i < n; ++i) {
     int node = -1;
-    if (api_of[i]->host_numa_node(&node) != cudaSuccess || topology.node(node) == nullptr) {
+    if (entries[i].api->host_numa_node(&node) != cudaSuccess || topology.node(node) == nullptr) {
       node = -1;
     }
-    impl->entries[i].node = node;
+    entries[i].node = node;
     by_node[topology.multi_node() ? node : -1].push_back(i);
   }
   if (by_node.size() > 1 && by_node.count(-1) != 0) {
@@ -93,13 +81,22 @@ Expected<MultiUploader, Uploader::CreateError> MultiUploader::create(
       all[i] = i;
     by_node = {{-1, all}};
   }
+  return by_node;
+}
+
+// One fill pool per group, its threads the group's share of the total; pool_of[i] is device i's.
+Expected<void, CreateError> make_pools(const MultiUploaderConfig& config,
+                                       const HostTopology& topology,
+                                       const std::map<int, std::vector<std::size_t>>& by_node,
+                                       std::size_t n, std::vector<std::shared_ptr<FillPool>>& pools,
+                                       std::vector<std::shared_ptr<FillPool>>& pool_of) {
   const unsigned cpus = static_cast<unsigned>(topology.cpus(-1).size());
   unsigned total = config.fill_threads;
   if (total == 0) {
     total = std::min<unsigned>(cpus > n ? cpus - static_cast<unsigned>(n) : 1,
                                12 * static_cast<unsigned>(n));
   }
-  std::vector<std::shared_ptr<FillPool>> pool_of(n);
+  pool_of.assign(n, nullptr);
   for (const auto& [node, members] : by_node) {
     FillPoolConfig pc;
     pc.threads = std::max<unsigned>(1, static_cast<unsigned>(uint64_t{total} * members.size() / n));
@@ -112,19 +109,60 @@ Expected<MultiUploader, Uploader::CreateError> MultiUploader::create(
                             ? CreateError::InvalidConfig
                             : CreateError::ThreadStartFailed);
     }
-    impl->pools.push_back(*pool);
+    pools.push_back(*pool);
     for (std::size_t i : members)
       pool_of[i] = *pool;
   }
+  return {};
+}
+
+}  // namespace
+
+struct MultiUploader::Impl {
+  std::shared_ptr<PinnedBudget> budget;
+  std::vector<std::shared_ptr<FillPool>> pools;
+  std::vector<DeviceEntry> entries;  // destroyed before the pools (declared after them)
+
+  ~Impl() {
+    for (DeviceEntry& e : entries)
+      e.uploader.reset();  // each drains its copies before its api goes
+  }
+};
+
+Expected<MultiUploader, Uploader::CreateError> MultiUploader::create(
+    const MultiUploaderConfig& config, std::span<DeviceApi* const> apis) {
+  auto impl = std::make_unique<Impl>();
+  auto entries = open_devices(config, apis);
+  if (!entries) return unexpected(entries.error());
+  impl->entries = std::move(*entries);
+  const std::size_t n = impl->entries.size();
+  if (n == 0) return unexpected(CreateError::NoDevice);
+
+  // The rings' share of the cap.
+  const UploaderConfig& base = config.uploader;
+  const uint64_t align = std::max<uint64_t>(1, base.alignment);
+  const uint64_t ring =
+      config.pinned_bytes == 0 ? base.ring_bytes : config.pinned_bytes / n / align * align;
+  if (ring == 0) return unexpected(CreateError::InvalidConfig);
+  impl->budget =
+      std::make_shared<PinnedBudget>(config.pinned_bytes == 0 ? ring * n : config.pinned_bytes);
+
+  const HostTopology topology =
+      config.topology != nullptr ? *config.topology : HostTopology::read();
+  const auto by_node = group_by_node(impl->entries, topology);
+  std::vector<std::shared_ptr<FillPool>> pool_of;
+  if (auto made = make_pools(config, topology, by_node, n, impl->pools, pool_of); !made) {
+    return unexpected(made.error());
+  }
 
   for (std::size_t i = 0; i < n; ++i) {
-    Impl::Entry& e = impl->entries[i];
+    DeviceEntry& e = impl->entries[i];
     UploaderConfig c = base;
     c.ring_bytes = ring;
     c.device = e.device;
     c.fill_pool = pool_of[i];
     c.pinned_budget = impl->budget;
-    auto u = Uploader::create(c, api_of[i]);
+    auto u = Uploader::create(c, e.api);
     if (!u) return unexpected(u.error());
     e.uploader.emplace(std::move(*u));
   }
@@ -172,7 +210,7 @@ const PinnedBudget& MultiUploader::budget() const noexcept {
 
 MultiUploaderStats MultiUploader::stats() const {
   MultiUploaderStats s;
-  for (const Impl::Entry& e : impl_->entries) {
+  for (const DeviceEntry& e : impl_->entries) {
     UploaderStats u = e.uploader->stats();
     s.bytes_uploaded += u.bytes_uploaded;
     s.devices.push_back(std::move(u));
