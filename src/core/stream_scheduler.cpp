@@ -300,6 +300,53 @@ Expected<StreamTicket, EnqueueError> StreamScheduler::write_in_place(const Strea
   return StreamTicket(std::move(upload));
 }
 
+std::optional<InPlacePiece> StreamScheduler::cut_in_place_piece_locked(const StreamTicket& ticket) {
+  detail::StreamUpload* u = ticket.upload_.get();
+  const uint64_t a = u->request.alignment;
+  const uint64_t free = ring_->largest_free();
+  const uint64_t left = u->request.pieces.total_bytes() - u->request.pieces.cut_bytes();
+  const uint64_t max_batch = std::max(config_.max_batch_bytes, u->request.pieces.smallest_next());
+  // First assuming no padding at the ring's head (the usual case), then leaving room for it.
+  for (const uint64_t slack : {uint64_t{0}, a - 1}) {
+    const uint64_t budget = std::min(free > slack ? free - slack : 0, max_batch);
+    if (budget < std::min(config_.min_batch_bytes, left)) continue;
+    PieceCursor cursor = u->request.pieces;
+    const auto piece = cursor.next(budget);
+    if (!piece) continue;
+    ReserveRequest rr;
+    rr.size = piece->staging_bytes;
+    rr.alignment = a;
+    rr.token = next_token_;
+    rr.owner = u->request.owner;
+    const auto res = ring_->reserve(rr);
+    if (!res) continue;
+    auto batch = std::make_unique<Batch>();
+    batch->token = next_token_++;
+    batch->reservation = *res;
+    batch->in_place = true;
+    batch->pieces.push_back({*piece, res->offset, u->id, u->request.context});
+    batch->uploads.push_back(ticket.upload_);
+    u->request.pieces = cursor;
+    ++u->pending;
+    u->piece_out = true;
+    u->status.store(StreamStatus::Streaming, std::memory_order_release);
+    ++stats_.pieces;
+    ++stats_.in_place_pieces;
+    ++stats_.in_flight_batches;
+    InPlacePiece out;
+    out.piece = *piece;
+    out.bytes = std::span(deps_.backend->mapped(res->region) + res->offset,
+                          static_cast<std::size_t>(piece->staging_bytes));
+    out.token = batch->token;
+    if (deps_.observer != nullptr) {
+      deps_.observer->on_batch({now(), batch->token, res->size, 1, u->id, u->request.priority});
+    }
+    batches_.push_back(std::move(batch));
+    return out;
+  }
+  return std::nullopt;
+}
+
 Expected<InPlacePiece, InPlaceError> StreamScheduler::next_piece(const StreamTicket& ticket,
                                                                  Duration timeout) {
   detail::StreamUpload* u = ticket.upload_.get();
@@ -330,48 +377,9 @@ Expected<InPlacePiece, InPlaceError> StreamScheduler::next_piece(const StreamTic
     if (u->stopped) return unexpected(InPlaceError::Cancelled);
     if (u->request.pieces.done()) return unexpected(InPlaceError::Done);
     retire_locked(deps_.backend->completed());
-    const uint64_t a = u->request.alignment;
-    const uint64_t free = ring_->largest_free();
-    const uint64_t left = u->request.pieces.total_bytes() - u->request.pieces.cut_bytes();
-    const uint64_t max_batch = std::max(config_.max_batch_bytes, u->request.pieces.smallest_next());
-    // First assuming no padding at the ring's head (the usual case), then leaving room for it.
-    for (const uint64_t slack : {uint64_t{0}, a - 1}) {
-      const uint64_t budget = std::min(free > slack ? free - slack : 0, max_batch);
-      if (budget < std::min(config_.min_batch_bytes, left)) continue;
-      PieceCursor cursor = u->request.pieces;
-      const auto piece = cursor.next(budget);
-      if (!piece) continue;
-      ReserveRequest rr;
-      rr.size = piece->staging_bytes;
-      rr.alignment = a;
-      rr.token = next_token_;
-      rr.owner = u->request.owner;
-      const auto res = ring_->reserve(rr);
-      if (!res) continue;
-      auto batch = std::make_unique<Batch>();
-      batch->token = next_token_++;
-      batch->reservation = *res;
-      batch->in_place = true;
-      batch->pieces.push_back({*piece, res->offset, u->id, u->request.context});
-      batch->uploads.push_back(ticket.upload_);
-      u->request.pieces = cursor;
-      ++u->pending;
-      u->piece_out = true;
-      u->status.store(StreamStatus::Streaming, std::memory_order_release);
-      ++stats_.pieces;
-      ++stats_.in_place_pieces;
-      ++stats_.in_flight_batches;
-      InPlacePiece out;
-      out.piece = *piece;
-      out.bytes = std::span(deps_.backend->mapped(res->region) + res->offset,
-                            static_cast<std::size_t>(piece->staging_bytes));
-      out.token = batch->token;
-      if (deps_.observer != nullptr) {
-        deps_.observer->on_batch({now(), batch->token, res->size, 1, u->id, u->request.priority});
-      }
-      batches_.push_back(std::move(batch));
+    if (auto out = cut_in_place_piece_locked(ticket)) {
       report_wait();
-      return out;
+      return *out;
     }
     if (remaining(deadline) <= Duration{0}) {
       ++stats_.in_place_timeouts;

@@ -474,6 +474,9 @@ class StreamScheduler {
   std::optional<TimelineValue> wait_token_value_locked(uint64_t token) const;
   bool waited_for_ring(std::unique_lock<std::mutex>& lock, uint64_t token, Duration max_wait);
   bool check_lost_locked();
+  // next_piece()'s cut and reservation of one in-place piece of `ticket`'s upload, when the ring
+  // has room for one now (mutex_ held).
+  std::optional<InPlacePiece> cut_in_place_piece_locked(const StreamTicket& ticket);
 
   StreamSchedulerConfig config_;
   Deps deps_;
