@@ -738,15 +738,54 @@ Uploader::Impl::~Impl() {
 
 // --- Uploader ----------------------------------------------------------------------------------
 
+namespace {
+
+// Every field of `c` within its documented range.
+bool valid(const UploaderConfig& c) {
+  return c.ring_bytes != 0 && c.events != 0 && c.alignment != 0 && c.alignment <= c.ring_bytes &&
+         supported(c.policy) && c.wait_timeout >= Duration::zero() &&
+         c.drain_timeout >= Duration::zero() && c.copy_overhead >= Duration::zero() &&
+         c.link_gbps > 0;
+}
+
+// The Uploader's own fill pool (no UploaderConfig::fill_pool given): fill_threads threads (0: the
+// host's CPUs less two, 1 to 12; written back into `c`), pinned near the device's NUMA node.
+auto own_fill_pool(UploaderConfig& c, DeviceApi& api) {
+  FillPoolConfig pc;
+  if (c.fill_threads == 0) {
+    const auto cpus = static_cast<unsigned>(HostTopology::read().cpus(-1).size());
+    c.fill_threads = std::clamp(cpus > 2 ? cpus - 2 : 1u, 1u, 12u);
+  }
+  pc.threads = c.fill_threads;
+  pc.pinning = c.fill_pinning;
+  int node = -1;
+  if (c.fill_pinning != ThreadPinning::None && api.host_numa_node(&node) != cudaSuccess) {
+    node = -1;
+  }
+  pc.numa_node = node;
+  return FillPool::create(pc);
+}
+
+detail::PlannerConfig planner_config(const UploaderConfig& c, unsigned fill_threads) {
+  detail::PlannerConfig planner;
+  planner.ring_bytes = c.ring_bytes;
+  planner.chunk_bytes = c.chunk_bytes;
+  planner.min_piece_bytes = c.min_piece_bytes;
+  planner.alignment = c.alignment;
+  planner.fill_threads = fill_threads;
+  planner.fill = c.fill;
+  planner.direct = c.direct;
+  planner.link_gbps = c.link_gbps;
+  planner.copy_overhead = c.copy_overhead;
+  return planner;
+}
+
+}  // namespace
+
 Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig& config,
                                                            DeviceApi* api) {
   UploaderConfig c = config;
-  if (c.ring_bytes == 0 || c.events == 0 || c.alignment == 0 || c.alignment > c.ring_bytes ||
-      !supported(c.policy) || c.wait_timeout < Duration::zero() ||
-      c.drain_timeout < Duration::zero() || c.copy_overhead < Duration::zero() ||
-      !(c.link_gbps > 0)) {
-    return unexpected(CreateError::InvalidConfig);
-  }
+  if (!valid(c)) return unexpected(CreateError::InvalidConfig);
   c.chunk_bytes = std::clamp(c.chunk_bytes, c.alignment, c.ring_bytes);
   c.min_piece_bytes = std::clamp<uint64_t>(c.min_piece_bytes, 1, c.chunk_bytes);
 
@@ -795,35 +834,13 @@ Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig&
   if (c.fill_pool) {
     impl->pool = c.fill_pool;
   } else {
-    FillPoolConfig pc;
-    if (c.fill_threads == 0) {
-      const auto cpus = static_cast<unsigned>(HostTopology::read().cpus(-1).size());
-      c.fill_threads = std::clamp(cpus > 2 ? cpus - 2 : 1u, 1u, 12u);
-    }
-    pc.threads = c.fill_threads;
-    impl->config.fill_threads = c.fill_threads;
-    pc.pinning = c.fill_pinning;
-    int node = -1;
-    if (c.fill_pinning != ThreadPinning::None && api->host_numa_node(&node) != cudaSuccess) {
-      node = -1;
-    }
-    pc.numa_node = node;
-    auto pool = FillPool::create(pc);
+    auto pool = own_fill_pool(c, *api);
     if (!pool) return unexpected(CreateError::ThreadStartFailed);
     impl->pool = std::move(*pool);
+    impl->config.fill_threads = c.fill_threads;
   }
   impl->lane = impl->pool->new_lane();
-  detail::PlannerConfig planner;
-  planner.ring_bytes = c.ring_bytes;
-  planner.chunk_bytes = c.chunk_bytes;
-  planner.min_piece_bytes = c.min_piece_bytes;
-  planner.alignment = c.alignment;
-  planner.fill_threads = impl->pool->threads();
-  planner.fill = c.fill;
-  planner.direct = c.direct;
-  planner.link_gbps = c.link_gbps;
-  planner.copy_overhead = c.copy_overhead;
-  impl->planner = std::make_unique<detail::UploadPlanner>(planner);
+  impl->planner = std::make_unique<detail::UploadPlanner>(planner_config(c, impl->pool->threads()));
   return Uploader(std::move(impl));
 }
 
