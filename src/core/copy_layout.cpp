@@ -31,8 +31,11 @@ bool fill_pitches(TextureLayout& l, const CopyLimits& limits) noexcept {
   if (!row_pitch || !alignment) return false;
   l.row_pitch = *row_pitch;
   l.offset_alignment = *alignment;
-  l.row_length = l.row_pitch / l.block.bytes * l.block.width;
-  if (l.row_length > UINT32_MAX) return false;
+  // In texels: row_pitch / bytes * width may pass 2^64 (a huge row pitch alignment).
+  const std::optional<uint64_t> row_length =
+      checked_mul(l.row_pitch / l.block.bytes, l.block.width);
+  if (!row_length || *row_length > UINT32_MAX) return false;
+  l.row_length = *row_length;
   const std::optional<uint64_t> slice = checked_mul(l.row_pitch, l.rows);
   const std::optional<uint64_t> layer = slice ? checked_mul(*slice, l.slices) : std::nullopt;
   const std::optional<uint64_t> padded = layer ? checked_mul(*layer, l.layers) : std::nullopt;

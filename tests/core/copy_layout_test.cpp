@@ -144,6 +144,12 @@ TEST(CopyLayout, EmptyAndOverflowingRegionsAreRefused) {
   // bufferRowLength is 32 bits: a row pitch of 2^32 texels or more cannot be expressed.
   EXPECT_EQ(texture_layout({UINT32_MAX, 1, 1}, 1, TexelBlock{1, 1, 1, 1, 0}, kWebGpu).error(),
             LayoutError::Overflow);
+  // A row pitch alignment of 2^63 + 14 bytes: the pitch fits 64 bits, but in texels (2-texel
+  // blocks of 1 byte) it is 2^64 + 28, which must not wrap around to 28.
+  CopyLimits huge;
+  huge.texture_row_pitch_alignment = (uint64_t{1} << 63) + 14;
+  EXPECT_EQ(texture_layout({2, 1, 1}, 1, TexelBlock{1, 2, 2, 1, 0}, huge).error(),
+            LayoutError::Overflow);
 }
 
 TEST(CopyLayout, MipExtentsHalveAndNeverReachZero) {
