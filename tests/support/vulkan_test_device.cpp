@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "vulkan_commands.hpp"
+
 namespace staging::vulkan::support {
 
 namespace {
@@ -234,6 +236,14 @@ bool TestDevice::pick_device(Failure& failure) {
                                  .pNext = &v12};
     vkGetPhysicalDeviceFeatures2(d, &f2);
     if (!v12.timelineSemaphore || !sync2.synchronization2) continue;
+    if (options_.dynamic_rendering) {
+      VkPhysicalDeviceDynamicRenderingFeatures rendering{
+          .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DYNAMIC_RENDERING_FEATURES};
+      VkPhysicalDeviceFeatures2 query{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                      .pNext = &rendering};
+      vkGetPhysicalDeviceFeatures2(d, &query);
+      if (!core_sync2 || !rendering.dynamicRendering) continue;
+    }
     const int rank = type_rank(p.deviceType);
     if (rank >= best_rank) continue;
     best_rank = rank;
@@ -244,9 +254,10 @@ bool TestDevice::pick_device(Failure& failure) {
     host_query_reset_ = v12.hostQueryReset == VK_TRUE;
   }
   if (physical_ == VK_NULL_HANDLE) {
-    failure.reason = options_.api_version >= VK_API_VERSION_1_3
+    failure.reason = options_.api_version >= VK_API_VERSION_1_3 || options_.dynamic_rendering
                          ? "no Vulkan 1.3 device with timeline semaphores and synchronization2"
                          : "no Vulkan 1.2+ device with timeline semaphores and synchronization2";
+    if (options_.dynamic_rendering) failure.reason += " and dynamic rendering";
     if (!options_.device_name.empty())
       failure.reason += " named like '" + options_.device_name + "'";
     return false;
@@ -300,7 +311,9 @@ bool TestDevice::create_device(Failure& failure) {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES,
       .synchronization2 = VK_TRUE};
   VkPhysicalDeviceVulkan13Features v13{
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, .synchronization2 = VK_TRUE};
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+      .synchronization2 = VK_TRUE,
+      .dynamicRendering = options_.dynamic_rendering ? VK_TRUE : VK_FALSE};
   VkPhysicalDeviceVulkan12Features v12{
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
       .pNext = core_sync2_ ? static_cast<void*>(&v13) : static_cast<void*>(&sync2),
@@ -526,6 +539,31 @@ VkResult TestDevice::submit(const Queue& queue, VkCommandBuffer cmd,
 
 void TestDevice::free_commands(const Queue& queue, VkCommandBuffer cmd) const {
   vkFreeCommandBuffers(device_, queue.pool, 1, &cmd);
+}
+
+bool TestDevice::run_once(const Queue& queue, const std::function<void(VkCommandBuffer)>& body,
+                          uint64_t timeout_s) const {
+  VkCommandBuffer cmd = begin_commands(queue);
+  if (cmd == VK_NULL_HANDLE) return false;
+  full_barrier(cmd);
+  body(cmd);
+  full_barrier(cmd);
+  memory_barrier(cmd, kAnyWrite, kHostRead);
+  VkFence fence = VK_NULL_HANDLE;
+  const VkFenceCreateInfo fence_info{.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  if (vkCreateFence(device_, &fence_info, nullptr, &fence) != VK_SUCCESS) {
+    free_commands(queue, cmd);
+    return false;
+  }
+  const bool submitted = submit(queue, cmd, {}, {}, fence) == VK_SUCCESS;
+  const bool done = submitted && vkWaitForFences(device_, 1, &fence, VK_TRUE,
+                                                 timeout_s * 1000000000) == VK_SUCCESS;
+  if (done || !submitted) {
+    // (A command buffer still pending stays with the pool, which frees it; its fence leaks.)
+    free_commands(queue, cmd);
+    vkDestroyFence(device_, fence, nullptr);
+  }
+  return done;
 }
 
 }  // namespace staging::vulkan::support

@@ -69,6 +69,8 @@ struct Options {
   uint32_t api_version = VK_API_VERSION_1_3;
   /// Also create a queue of a transfer-only family when the device has one.
   bool transfer_queue = true;
+  /// Require and enable dynamic rendering (Vulkan 1.3 devices only; for programs that draw).
+  bool dynamic_rendering = false;
   /// Called for every finding (instead of printing it to stderr), on the thread of the Vulkan
   /// call that caused it. The finding is counted either way.
   std::function<void(const Message&)> on_finding;
@@ -195,6 +197,13 @@ class TestDevice {
                   std::span<const VkSemaphoreSubmitInfo> signals,
                   VkFence fence = VK_NULL_HANDLE) const;
   void free_commands(const Queue& queue, VkCommandBuffer cmd) const;
+  /// Records `body` into a fresh command buffer of `queue` between full barriers (every earlier
+  /// write before it; everything it wrote visible to later commands and to host reads), submits
+  /// it after everything submitted to `queue` before and waits until the GPU has finished it.
+  /// False when recording, submission or the wait fails, or after `timeout_s` seconds (the
+  /// command buffer is then left to the pool). The caller serialises submissions to `queue`.
+  bool run_once(const Queue& queue, const std::function<void(VkCommandBuffer)>& body,
+                uint64_t timeout_s = 60) const;
 
  private:
   TestDevice() = default;

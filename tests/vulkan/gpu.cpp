@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "vulkan_commands.hpp"
+
 namespace staging::vulkan::test {
 
 namespace {
@@ -180,50 +182,16 @@ void Gpu::wait(VkSemaphore semaphore, uint64_t value) {
 void Gpu::record_readback(VkCommandBuffer cmd, VkBuffer src, uint64_t offset, uint64_t size,
                           VkBuffer dst, uint64_t dst_offset) {
   // The readback buffer may have been written by an earlier submission (write-after-write).
-  const VkBufferMemoryBarrier2 before{.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2,
-                                      .srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                                      .srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                                      .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                                      .dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                                      .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-                                      .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-                                      .buffer = dst,
-                                      .offset = dst_offset,
-                                      .size = size};
-  const VkDependencyInfo before_dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                                    .bufferMemoryBarrierCount = 1,
-                                    .pBufferMemoryBarriers = &before};
-  dispatch.vkCmdPipelineBarrier2(cmd, &before_dep);
+  support::buffer_barrier(cmd, dst, dst_offset, size, support::kCopyWrite, support::kCopyWrite);
   const VkBufferCopy region{offset, dst_offset, size};
   vkCmdCopyBuffer(cmd, src, dst, 1, &region);
-  const VkBufferMemoryBarrier2 barrier{.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2,
-                                       .srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                                       .srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                                       .dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT,
-                                       .dstAccessMask = VK_ACCESS_2_HOST_READ_BIT,
-                                       .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-                                       .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-                                       .buffer = dst,
-                                       .offset = dst_offset,
-                                       .size = size};
-  const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                             .bufferMemoryBarrierCount = 1,
-                             .pBufferMemoryBarriers = &barrier};
-  dispatch.vkCmdPipelineBarrier2(cmd, &dep);
+  support::buffer_barrier(cmd, dst, dst_offset, size, support::kCopyWrite, support::kHostRead);
 }
 
 void Gpu::record_image_readback(VkCommandBuffer cmd, const TestImage& image,
                                 VkImageAspectFlags aspect, VkBuffer dst,
                                 std::span<const uint64_t> offsets) {
-  const VkMemoryBarrier2 before{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                                .srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                                .srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                                .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                                .dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT};
-  const VkDependencyInfo before_dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                                    .memoryBarrierCount = 1,
-                                    .pMemoryBarriers = &before};
-  dispatch.vkCmdPipelineBarrier2(cmd, &before_dep);
+  support::memory_barrier(cmd, support::kCopyWrite, support::kCopyWrite);
   std::vector<VkBufferImageCopy> regions;
   for (uint32_t m = 0; m < image.mips; ++m) {
     regions.push_back(VkBufferImageCopy{
@@ -235,15 +203,7 @@ void Gpu::record_image_readback(VkCommandBuffer cmd, const TestImage& image,
   }
   vkCmdCopyImageToBuffer(cmd, image.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, dst,
                          static_cast<uint32_t>(regions.size()), regions.data());
-  const VkMemoryBarrier2 after{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                               .srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                               .srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                               .dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT,
-                               .dstAccessMask = VK_ACCESS_2_HOST_READ_BIT};
-  const VkDependencyInfo after_dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                                   .memoryBarrierCount = 1,
-                                   .pMemoryBarriers = &after};
-  dispatch.vkCmdPipelineBarrier2(cmd, &after_dep);
+  support::memory_barrier(cmd, support::kCopyWrite, support::kHostRead);
 }
 
 void GpuTest::SetUp() {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu.hpp"
+#include "vulkan_commands.hpp"
 
 namespace staging::vulkan::test {
 
@@ -37,16 +38,9 @@ class Harness {
     VkCommandBuffer cmd = commands();
     const VkBufferCopy region{0, 0, size};
     vkCmdCopyBuffer(cmd, back_.buffer, dst.buffer, 1, &region);
-    const VkMemoryBarrier2 barrier{
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-        .srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-        .srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-        .dstStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
-        .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT};
-    const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                               .memoryBarrierCount = 1,
-                               .pMemoryBarriers = &barrier};
-    gpu.dispatch.vkCmdPipelineBarrier2(cmd, &dep);
+    support::memory_barrier(cmd, support::kCopyWrite,
+                            {VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                             VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT});
     gpu.submit(cmd, {}, {});
     vkQueueWaitIdle(gpu.queue);
   }

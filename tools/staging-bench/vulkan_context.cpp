@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstdio>
 
+#include "vulkan_commands.hpp"
+
 namespace staging::bench::vk {
 namespace {
 
@@ -66,8 +68,6 @@ bool Context::init(const Options& options, std::string& why) {
   };
   use_queue(graphics_, d.universal(), "graphics");
   if (d.transfer() != nullptr) use_queue(transfer_, *d.transfer(), "transfer");
-  const VkFenceCreateInfo fence{.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  vkCreateFence(device_, &fence, nullptr, &fence_);
 
   dispatch_ = d.dispatch();
   g_create_buffer = dispatch_.vkCreateBuffer;
@@ -84,7 +84,6 @@ Context::~Context() {
       vkDestroyQueryPool(device_, p, nullptr);
     for (VkSemaphore s : semaphores_)
       vkDestroySemaphore(device_, s, nullptr);
-    if (fence_ != VK_NULL_HANDLE) vkDestroyFence(device_, fence_, nullptr);
   }
   // device_owner_ then destroys the pools, the device and the instance.
 }
@@ -249,46 +248,11 @@ void Context::submit(const Queue& queue, VkCommandBuffer cmd, const VkSemaphoreS
 }
 
 void Context::full_barrier(VkCommandBuffer cmd) {
-  const VkMemoryBarrier2 all{
-      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-      .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-      .srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT,
-      .dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-      .dstAccessMask = VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT};
-  const VkDependencyInfo dep{
-      .sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO, .memoryBarrierCount = 1, .pMemoryBarriers = &all};
-  vkCmdPipelineBarrier2(cmd, &dep);
+  staging::vulkan::support::full_barrier(cmd);
 }
 
 bool Context::run_once(const Queue& queue, const std::function<void(VkCommandBuffer)>& body) {
-  VkCommandBuffer cmd = allocate_commands(queue);
-  if (cmd == VK_NULL_HANDLE) return false;
-  begin(cmd);
-  full_barrier(cmd);
-  body(cmd);
-  full_barrier(cmd);
-  // Host reads of what the commands wrote: the fence wait makes the writes available to the host
-  // only together with a barrier to HOST; full_barrier covers ALL_COMMANDS, add the host stage.
-  const VkMemoryBarrier2 host{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                              .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                              .srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT,
-                              .dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT,
-                              .dstAccessMask = VK_ACCESS_2_HOST_READ_BIT};
-  const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                             .memoryBarrierCount = 1,
-                             .pMemoryBarriers = &host};
-  vkCmdPipelineBarrier2(cmd, &dep);
-  vkEndCommandBuffer(cmd);
-  const VkCommandBufferSubmitInfo cmd_info{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
-                                           .commandBuffer = cmd};
-  const VkSubmitInfo2 submit{.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
-                             .commandBufferInfoCount = 1,
-                             .pCommandBufferInfos = &cmd_info};
-  vkResetFences(device_, 1, &fence_);
-  bool ok = vkQueueSubmit2(queue.queue, 1, &submit, fence_) == VK_SUCCESS &&
-            vkWaitForFences(device_, 1, &fence_, VK_TRUE, uint64_t{60} * 1000000000) == VK_SUCCESS;
-  if (ok) free_commands(queue, cmd);  // (a command buffer still pending is leaked, not freed)
-  return ok;
+  return device_owner_->run_once(queue, body);
 }
 
 VkSemaphore Context::make_timeline() {

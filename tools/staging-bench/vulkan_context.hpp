@@ -152,7 +152,6 @@ class Context {
   Queue graphics_;
   Queue transfer_;
   std::vector<uint32_t> families_;
-  VkFence fence_ = VK_NULL_HANDLE;
   bool validation_ = false;
   bool host_query_reset_ = false;
   bool bc_ = false;

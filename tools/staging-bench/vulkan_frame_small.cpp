@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 
+#include "vulkan_commands.hpp"
 #include "vulkan_scenarios.hpp"
 
 namespace staging::bench::vk {
@@ -76,26 +77,15 @@ constexpr Visibility kVisibility{.stages = kConsumers,
                                  .prior_stages = kConsumers | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
                                  .prior_access = VK_ACCESS_2_TRANSFER_WRITE_BIT};
 
-void memory_barrier(VkCommandBuffer cmd, VkPipelineStageFlags2 src, VkAccessFlags2 src_access,
-                    VkPipelineStageFlags2 dst, VkAccessFlags2 dst_access) {
-  const VkMemoryBarrier2 b{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                           .srcStageMask = src,
-                           .srcAccessMask = src_access,
-                           .dstStageMask = dst,
-                           .dstAccessMask = dst_access};
-  const VkDependencyInfo dep{
-      .sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO, .memoryBarrierCount = 1, .pMemoryBarriers = &b};
-  vkCmdPipelineBarrier2(cmd, &dep);
-}
-
 // The same two barriers the ring records, as global barriers (oneoff and update routes).
 void barrier_before(VkCommandBuffer cmd) {
-  memory_barrier(cmd, kVisibility.prior_stages, kVisibility.prior_access,
-                 VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+  support::memory_barrier(cmd, {kVisibility.prior_stages, kVisibility.prior_access},
+                          {VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT});
 }
 void barrier_after(VkCommandBuffer cmd) {
-  memory_barrier(cmd, VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                 kConsumers, kConsumerAccess);
+  support::memory_barrier(cmd,
+                          {VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT},
+                          {kConsumers, kConsumerAccess});
 }
 
 // One frame slot: its command buffer, the point its last submission signals, and (oneoff) the

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <thread>
 
+#include "vulkan_commands.hpp"
 #include "vulkan_scenarios.hpp"
 
 namespace staging::bench::vk {
@@ -274,21 +275,11 @@ class StreamerBench {
       vk_.run_once(queue, [&](VkCommandBuffer cmd) {
         std::vector<VkImageMemoryBarrier2> to_dst;
         for (const Image& img : images) {
-          to_dst.push_back({.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
-                            .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                            .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                            .dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                            .oldLayout = VK_IMAGE_LAYOUT_UNDEFINED,
-                            .newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                            .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-                            .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-                            .image = img.image,
-                            .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, mips, 0, 1}});
+          to_dst.push_back(support::layout_barrier(
+              img.image, mips, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+              {VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, VK_ACCESS_2_NONE}, support::kCopyWrite));
         }
-        const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                                   .imageMemoryBarrierCount = static_cast<uint32_t>(to_dst.size()),
-                                   .pImageMemoryBarriers = to_dst.data()};
-        vkCmdPipelineBarrier2(cmd, &dep);
+        support::pipeline_barrier(cmd, to_dst);
         std::vector<VkBufferImageCopy> regions;
         uint64_t offset = 0;
         for (uint32_t m = 0; m < mips; ++m) {

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "vulkan_commands.hpp"
 #include "vulkan_scenarios.hpp"
 
 namespace staging::bench::vk {
@@ -280,39 +281,17 @@ class TextureBench {
                        const std::vector<ImageRegion>& regions,
                        const std::vector<uint64_t>& offsets, const Buffer& readback) {
     const auto mips = static_cast<uint32_t>(regions.size());
+    std::vector<VkBufferImageCopy> copies;
+    for (uint32_t m = 0; m < mips; ++m) {
+      copies.push_back({.bufferOffset = offsets[m],
+                        .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, m, 0, 1},
+                        .imageExtent = regions[m].extent});
+    }
     return vk_.run_once(vk_.graphics(), [&](VkCommandBuffer cmd) {
-      VkImageMemoryBarrier2 to_src{.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
-                                   .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                                   .srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT,
-                                   .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                                   .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT,
-                                   .oldLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-                                   .newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                                   .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-                                   .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-                                   .image = image.image,
-                                   .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, mips, 0, 1}};
-      VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                           .imageMemoryBarrierCount = 1,
-                           .pImageMemoryBarriers = &to_src};
-      vkCmdPipelineBarrier2(cmd, &dep);
-      std::vector<VkBufferImageCopy> copies;
-      for (uint32_t m = 0; m < mips; ++m) {
-        copies.push_back({.bufferOffset = offsets[m],
-                          .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, m, 0, 1},
-                          .imageExtent = regions[m].extent});
-      }
-      vkCmdCopyImageToBuffer(cmd, image.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                             readback.buffer, mips, copies.data());
-      VkImageMemoryBarrier2 back = to_src;
-      back.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-      back.srcAccessMask = 0;
-      back.dstStageMask = VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT;
-      back.dstAccessMask = 0;
-      back.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-      back.newLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-      dep.pImageMemoryBarriers = &back;
-      vkCmdPipelineBarrier2(cmd, &dep);
+      constexpr support::Scope kSampling{VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT, VK_ACCESS_2_NONE};
+      support::record_image_readback(cmd, image.image, mips,
+                                     VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, support::kAnyWrite,
+                                     kSampling, copies, readback.buffer);
     });
   }
 

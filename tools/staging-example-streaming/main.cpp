@@ -35,6 +35,7 @@
 #include "scene.hpp"
 #include "staging/vulkan.hpp"
 #include "streaming_device.hpp"
+#include "vulkan_commands.hpp"
 
 namespace {
 
@@ -78,46 +79,19 @@ bool verify(example::StreamingDevice& d, const Version& v, const AssetSource& s)
   example::HostBuffer back =
       d.make_host_buffer(s.texels.size() + s.mesh.size(), VK_BUFFER_USAGE_TRANSFER_DST_BIT);
   if (back.mapped == nullptr) return false;
-  d.run_once([&](VkCommandBuffer cmd) {
-    // After the frames that sampled it: to TRANSFER_SRC, then every level and the mesh out.
-    const VkImageMemoryBarrier2 to_src{
-        .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
-        .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-        .srcAccessMask = VK_ACCESS_2_MEMORY_READ_BIT,
-        .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-        .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT,
-        .oldLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-        .newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-        .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-        .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-        .image = v.resources.image,
-        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, s.levels, 0, 1}};
-    const VkMemoryBarrier2 reads{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                                 .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                                 .srcAccessMask = VK_ACCESS_2_MEMORY_READ_BIT,
-                                 .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                                 .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT};
-    const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                               .memoryBarrierCount = 1,
-                               .pMemoryBarriers = &reads,
-                               .imageMemoryBarrierCount = 1,
-                               .pImageMemoryBarriers = &to_src};
-    vkCmdPipelineBarrier2(cmd, &dep);
-    std::vector<VkBufferImageCopy> regions;
-    uint64_t offset = 0;
-    for (uint32_t l = 0; l < s.levels; ++l) {
-      const uint32_t e = std::max(1u, s.texture_size >> l);
-      regions.push_back({.bufferOffset = offset,
-                         .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, l, 0, 1},
-                         .imageExtent = {e, e, 1}});
-      offset += uint64_t{e} * e * 4;
-    }
-    vkCmdCopyImageToBuffer(cmd, v.resources.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                           back.buffer, static_cast<uint32_t>(regions.size()), regions.data());
+  const std::vector<VkBufferImageCopy> levels =
+      support::packed_mip_copies(s.texture_size, s.texture_size, s.levels, /*texel_bytes=*/4);
+  const bool copied = d.run_once([&](VkCommandBuffer cmd) {
+    // After the frames that sampled it: every level out, and back to SHADER_READ_ONLY; the mesh.
+    support::record_image_readback(
+        cmd, v.resources.image, s.levels, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+        support::kAnyWrite,
+        {VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT, VK_ACCESS_2_SHADER_SAMPLED_READ_BIT}, levels,
+        back.buffer);
     const VkBufferCopy mesh_region{0, s.texels.size(), s.mesh.size()};
     vkCmdCopyBuffer(cmd, v.resources.buffer, back.buffer, 1, &mesh_region);
   });
-  const bool same = std::memcmp(back.mapped, s.texels.data(), s.texels.size()) == 0 &&
+  const bool same = copied && std::memcmp(back.mapped, s.texels.data(), s.texels.size()) == 0 &&
                     std::memcmp(back.mapped + s.texels.size(), s.mesh.data(), s.mesh.size()) == 0;
   d.destroy(back);
   return same;

@@ -7,6 +7,7 @@
 #include "assets.hpp"
 #include "scene_frag.h"
 #include "scene_vert.h"
+#include "vulkan_commands.hpp"
 
 namespace example {
 
@@ -20,7 +21,12 @@ VkShaderModule module(VkDevice device, const uint32_t* code, std::size_t bytes) 
   return m;
 }
 
+namespace support = staging::vulkan::support;
+
 constexpr VkFormat kColor = VK_FORMAT_R8G8B8A8_UNORM;
+/// The colour attachment written by the draws.
+constexpr support::Scope kColorWrite{VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
+                                     VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT};
 
 }  // namespace
 
@@ -275,22 +281,10 @@ uint64_t Scene::render(std::span<const VkSemaphoreSubmitInfo> waits,
   vkBeginCommandBuffer(cmd, &begin);
   if (before_draws) before_draws(cmd);
   // The target is cleared each frame; the previous frame's writes (and the read-back) come first.
-  const VkImageMemoryBarrier2 to_attachment{
-      .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
-      .srcStageMask = VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
-      .srcAccessMask = VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT,
-      .dstStageMask = VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
-      .dstAccessMask = VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT,
-      .oldLayout = VK_IMAGE_LAYOUT_UNDEFINED,
-      .newLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-      .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-      .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-      .image = color_,
-      .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
-  const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                             .imageMemoryBarrierCount = 1,
-                             .pImageMemoryBarriers = &to_attachment};
-  vkCmdPipelineBarrier2(cmd, &dep);
+  const VkImageMemoryBarrier2 to_attachment =
+      support::layout_barrier(color_, 1, VK_IMAGE_LAYOUT_UNDEFINED,
+                              VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, kColorWrite, kColorWrite);
+  support::pipeline_barrier(cmd, {&to_attachment, 1});
   const VkRenderingAttachmentInfo attachment{
       .sType = VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO,
       .imageView = color_view_,
@@ -357,30 +351,13 @@ std::vector<uint8_t> Scene::read_back() {
   const uint64_t bytes = uint64_t{width_} * height_ * 4;
   HostBuffer back = d_.make_host_buffer(bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT);
   // After every frame (same queue): the colour image to TRANSFER_SRC and copied out.
-  d_.run_once([&](VkCommandBuffer cmd) {
-    const VkImageMemoryBarrier2 to_src{
-        .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
-        .srcStageMask = VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
-        .srcAccessMask = VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT,
-        .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-        .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT,
-        .oldLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-        .newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-        .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-        .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-        .image = color_,
-        .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
-    const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                               .imageMemoryBarrierCount = 1,
-                               .pImageMemoryBarriers = &to_src};
-    vkCmdPipelineBarrier2(cmd, &dep);
-    const VkBufferImageCopy region{.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
-                                   .imageExtent = {width_, height_, 1}};
-    vkCmdCopyImageToBuffer(cmd, color_, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, back.buffer, 1,
-                           &region);
+  const std::vector<VkBufferImageCopy> region = support::packed_mip_copies(width_, height_, 1, 4);
+  const bool copied = d_.run_once([&](VkCommandBuffer cmd) {
+    support::record_image_readback(cmd, color_, 1, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                                   kColorWrite, kColorWrite, region, back.buffer);
   });
   std::vector<uint8_t> out(bytes);
-  if (back.mapped != nullptr) std::memcpy(out.data(), back.mapped, bytes);
+  if (copied && back.mapped != nullptr) std::memcpy(out.data(), back.mapped, bytes);
   d_.destroy(back);
   return out;
 }

@@ -1,9 +1,9 @@
 #include "example_device.hpp"
 
-#include <algorithm>
 #include <cstdlib>
 #include <optional>
-#include <vector>
+
+#include "vulkan_commands.hpp"
 
 namespace example {
 
@@ -70,76 +70,21 @@ void Device::free_commands(VkCommandBuffer cmd) {
 
 void Device::record_readback(VkCommandBuffer cmd, VkBuffer src, uint64_t size, VkBuffer dst) {
   // The frame made the vertex data visible to vertex input; chain on to the copy that reads it.
-  const VkMemoryBarrier2 before{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                                .srcStageMask = VK_PIPELINE_STAGE_2_VERTEX_ATTRIBUTE_INPUT_BIT,
-                                .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                                .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT};
-  const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                             .memoryBarrierCount = 1,
-                             .pMemoryBarriers = &before};
-  vkCmdPipelineBarrier2(cmd, &dep);
+  support::memory_barrier(cmd, {VK_PIPELINE_STAGE_2_VERTEX_ATTRIBUTE_INPUT_BIT, VK_ACCESS_2_NONE},
+                          support::kCopyRead);
   const VkBufferCopy region{0, 0, size};
   vkCmdCopyBuffer(cmd, src, dst, 1, &region);
-  const VkMemoryBarrier2 after{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                               .srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                               .srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                               .dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT,
-                               .dstAccessMask = VK_ACCESS_2_HOST_READ_BIT};
-  const VkDependencyInfo dep_after{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                                   .memoryBarrierCount = 1,
-                                   .pMemoryBarriers = &after};
-  vkCmdPipelineBarrier2(cmd, &dep_after);
+  support::memory_barrier(cmd, support::kCopyWrite, support::kHostRead);
 }
 
 void Device::record_texture_readback(VkCommandBuffer cmd, VkImage image, uint32_t width,
                                      uint32_t height, uint32_t mips, uint32_t texel_bytes,
                                      VkBuffer dst, uint64_t dst_offset) {
-  // SHADER_READ_ONLY (where the frame left it for the fragment shader) -> TRANSFER_SRC.
-  const VkImageMemoryBarrier2 to_src{
-      .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,
-      .srcStageMask = VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
-      .dstStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-      .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT,
-      .oldLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-      .newLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-      .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-      .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-      .image = image,
-      .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, mips, 0, 1}};
-  const VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                             .imageMemoryBarrierCount = 1,
-                             .pImageMemoryBarriers = &to_src};
-  vkCmdPipelineBarrier2(cmd, &dep);
-  std::vector<VkBufferImageCopy> regions;
-  uint64_t offset = dst_offset;
-  for (uint32_t m = 0; m < mips; ++m) {
-    const uint32_t w = std::max(1u, width >> m), h = std::max(1u, height >> m);
-    regions.push_back({.bufferOffset = offset,
-                       .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, m, 0, 1},
-                       .imageExtent = {w, h, 1}});
-    offset += uint64_t{w} * h * texel_bytes;
-  }
-  vkCmdCopyImageToBuffer(cmd, image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, dst,
-                         static_cast<uint32_t>(regions.size()), regions.data());
-  // Back to SHADER_READ_ONLY for the next frame, and the copies visible to the host.
-  VkImageMemoryBarrier2 back = to_src;
-  back.srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT;
-  back.srcAccessMask = 0;
-  back.dstStageMask = VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT;
-  back.dstAccessMask = 0;
-  back.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
-  back.newLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-  const VkMemoryBarrier2 host{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                              .srcStageMask = VK_PIPELINE_STAGE_2_COPY_BIT,
-                              .srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                              .dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT,
-                              .dstAccessMask = VK_ACCESS_2_HOST_READ_BIT};
-  const VkDependencyInfo dep_after{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                                   .memoryBarrierCount = 1,
-                                   .pMemoryBarriers = &host,
-                                   .imageMemoryBarrierCount = 1,
-                                   .pImageMemoryBarriers = &back};
-  vkCmdPipelineBarrier2(cmd, &dep_after);
+  // Where the frame left it for the fragment shader, and back there for the next frame.
+  constexpr support::Scope kSampling{VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT, VK_ACCESS_2_NONE};
+  support::record_image_readback(
+      cmd, image, mips, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, kSampling, kSampling,
+      support::packed_mip_copies(width, height, mips, texel_bytes, dst_offset), dst);
 }
 
 }  // namespace example
