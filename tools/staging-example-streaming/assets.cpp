@@ -102,73 +102,41 @@ void AssetSource::generate(uint32_t index, uint32_t size, uint32_t mesh_grid) {
 }
 
 bool AssetResources::create(const StreamingDevice& d, const AssetSource& source) {
-  const VkImageCreateInfo image_info{.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
-                                     .imageType = VK_IMAGE_TYPE_2D,
-                                     .format = VK_FORMAT_R8G8B8A8_UNORM,
-                                     .extent = {source.texture_size, source.texture_size, 1},
-                                     .mipLevels = source.levels,
-                                     .arrayLayers = 1,
-                                     .samples = VK_SAMPLE_COUNT_1_BIT,
-                                     .tiling = VK_IMAGE_TILING_OPTIMAL,
-                                     .usage = VK_IMAGE_USAGE_TRANSFER_DST_BIT |
-                                              VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
-                                              VK_IMAGE_USAGE_SAMPLED_BIT,
-                                     .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
-                                     .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED};
-  if (vkCreateImage(d.device, &image_info, nullptr, &image) != VK_SUCCESS) return false;
-  VkMemoryRequirements req;
-  vkGetImageMemoryRequirements(d.device, image, &req);
-  VkMemoryAllocateInfo alloc{
-      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-      .allocationSize = req.size,
-      .memoryTypeIndex = d.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)};
-  if (alloc.memoryTypeIndex == UINT32_MAX)
-    alloc.memoryTypeIndex = d.memory_type(req.memoryTypeBits, 0);
-  if (vkAllocateMemory(d.device, &alloc, nullptr, &image_memory) != VK_SUCCESS) return false;
-  vkBindImageMemory(d.device, image, image_memory, 0);
+  texture = d.make_image(VK_FORMAT_R8G8B8A8_UNORM, {source.texture_size, source.texture_size, 1},
+                         source.levels, 1,
+                         VK_IMAGE_USAGE_TRANSFER_DST_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+                             VK_IMAGE_USAGE_SAMPLED_BIT);
+  if (texture.image == VK_NULL_HANDLE) return false;
   const VkImageViewCreateInfo view_info{
       .sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO,
-      .image = image,
+      .image = texture.image,
       .viewType = VK_IMAGE_VIEW_TYPE_2D,
       .format = VK_FORMAT_R8G8B8A8_UNORM,
       .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, source.levels, 0, 1}};
   if (vkCreateImageView(d.device, &view_info, nullptr, &view) != VK_SUCCESS) return false;
-
-  const VkBufferCreateInfo buffer_info{
-      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-      .size = source.mesh.size(),
-      .usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-               VK_BUFFER_USAGE_VERTEX_BUFFER_BIT | VK_BUFFER_USAGE_INDEX_BUFFER_BIT,
-      .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
-  if (vkCreateBuffer(d.device, &buffer_info, nullptr, &buffer) != VK_SUCCESS) return false;
-  vkGetBufferMemoryRequirements(d.device, buffer, &req);
-  alloc.allocationSize = req.size;
-  alloc.memoryTypeIndex = d.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-  if (alloc.memoryTypeIndex == UINT32_MAX)
-    alloc.memoryTypeIndex = d.memory_type(req.memoryTypeBits, 0);
-  if (vkAllocateMemory(d.device, &alloc, nullptr, &buffer_memory) != VK_SUCCESS) return false;
-  vkBindBufferMemory(d.device, buffer, buffer_memory, 0);
+  mesh = d.make_buffer(source.mesh.size(),
+                       VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                           VK_BUFFER_USAGE_VERTEX_BUFFER_BIT | VK_BUFFER_USAGE_INDEX_BUFFER_BIT);
+  if (mesh.buffer == VK_NULL_HANDLE) return false;
 
   texture_target =
-      staging::vulkan::ImageTarget{.image = image,
+      staging::vulkan::ImageTarget{.image = texture.image,
                                    .format = VK_FORMAT_R8G8B8A8_UNORM,
                                    .extent = {source.texture_size, source.texture_size, 1},
                                    .levels = source.levels,
                                    .final_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
                                    .sharing = staging::vulkan::Sharing::Exclusive};
   mesh_target = staging::vulkan::BufferTarget{
-      .buffer = buffer, .offset = 0, .sharing = staging::vulkan::Sharing::Exclusive};
+      .buffer = mesh.buffer, .offset = 0, .sharing = staging::vulkan::Sharing::Exclusive};
   vertex_bytes = source.vertex_bytes;
   index_count = source.index_count;
   return true;
 }
 
-void AssetResources::destroy(VkDevice device) {
-  if (view != VK_NULL_HANDLE) vkDestroyImageView(device, view, nullptr);
-  if (image != VK_NULL_HANDLE) vkDestroyImage(device, image, nullptr);
-  if (image_memory != VK_NULL_HANDLE) vkFreeMemory(device, image_memory, nullptr);
-  if (buffer != VK_NULL_HANDLE) vkDestroyBuffer(device, buffer, nullptr);
-  if (buffer_memory != VK_NULL_HANDLE) vkFreeMemory(device, buffer_memory, nullptr);
+void AssetResources::destroy(const StreamingDevice& d) {
+  if (view != VK_NULL_HANDLE) vkDestroyImageView(d.device, view, nullptr);
+  d.destroy(texture);
+  d.destroy(mesh);
   *this = AssetResources{};
 }
 

@@ -36,11 +36,9 @@ struct AssetSource {
 
 /// The device side of one object's texture and mesh, and where the streamer puts them.
 struct AssetResources {
-  VkImage image = VK_NULL_HANDLE;
+  staging::vulkan::support::Image texture;
   VkImageView view = VK_NULL_HANDLE;
-  VkDeviceMemory image_memory = VK_NULL_HANDLE;
-  VkBuffer buffer = VK_NULL_HANDLE;  ///< vertices then indices
-  VkDeviceMemory buffer_memory = VK_NULL_HANDLE;
+  staging::vulkan::support::Buffer mesh;  ///< vertices then indices
   staging::vulkan::ImageTarget texture_target;
   staging::vulkan::BufferTarget mesh_target;
   uint64_t vertex_bytes = 0;
@@ -50,7 +48,7 @@ struct AssetResources {
   /// the graphics family, which the streamer's release hands them to). Returns false on failure.
   bool create(const StreamingDevice& device, const AssetSource& source);
   /// Destroys them (the device must no longer use them).
-  void destroy(VkDevice device);
+  void destroy(const StreamingDevice& device);
 };
 
 }  // namespace example

@@ -84,12 +84,12 @@ bool verify(example::StreamingDevice& d, const Version& v, const AssetSource& s)
   const bool copied = d.run_once([&](VkCommandBuffer cmd) {
     // After the frames that sampled it: every level out, and back to SHADER_READ_ONLY; the mesh.
     support::record_image_readback(
-        cmd, v.resources.image, s.levels, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+        cmd, v.resources.texture.image, s.levels, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
         support::kAnyWrite,
         {VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT, VK_ACCESS_2_SHADER_SAMPLED_READ_BIT}, levels,
         back.buffer);
     const VkBufferCopy mesh_region{0, s.texels.size(), s.mesh.size()};
-    vkCmdCopyBuffer(cmd, v.resources.buffer, back.buffer, 1, &mesh_region);
+    vkCmdCopyBuffer(cmd, v.resources.mesh.buffer, back.buffer, 1, &mesh_region);
   });
   const bool same = copied && std::memcmp(back.mapped, s.texels.data(), s.texels.size()) == 0 &&
                     std::memcmp(back.mapped + s.texels.size(), s.mesh.data(), s.mesh.size()) == 0;
@@ -173,7 +173,7 @@ int run(const Options& o) {
   std::vector<const Version*> acquires;
   const auto swap_in = [&](uint32_t i, Version& v, float tint) {
     scene.set(i, {v.resources.view,
-                  v.resources.buffer,
+                  v.resources.mesh.buffer,
                   v.resources.vertex_bytes,
                   v.resources.index_count,
                   {tint, tint, tint, 1.0f}});
@@ -196,7 +196,7 @@ int run(const Options& o) {
   swap_in(0, placeholder, 0.5f);
   for (uint32_t i = 1; i < o.objects; ++i) {
     scene.set(i, {placeholder.resources.view,
-                  placeholder.resources.buffer,
+                  placeholder.resources.mesh.buffer,
                   placeholder.resources.vertex_bytes,
                   placeholder.resources.index_count,
                   {0.5f, 0.5f, 0.5f, 1.0f}});
@@ -355,9 +355,9 @@ int run(const Options& o) {
   vkDeviceWaitIdle(device.device);
   for (auto& round : versions) {
     for (auto& v : round)
-      v.resources.destroy(device.device);
+      v.resources.destroy(device);
   }
-  placeholder.resources.destroy(device.device);
+  placeholder.resources.destroy(device);
   return ok ? 0 : 1;
 }
 

@@ -40,31 +40,15 @@ Scene::Scene(StreamingDevice& device, uint32_t width, uint32_t height, uint32_t 
 bool Scene::init() {
   VkDevice dev = d_.device;
   // The colour target.
-  const VkImageCreateInfo image_info{
-      .sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO,
-      .imageType = VK_IMAGE_TYPE_2D,
-      .format = kColor,
-      .extent = {width_, height_, 1},
-      .mipLevels = 1,
-      .arrayLayers = 1,
-      .samples = VK_SAMPLE_COUNT_1_BIT,
-      .tiling = VK_IMAGE_TILING_OPTIMAL,
-      .usage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
-      .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED};
-  if (vkCreateImage(dev, &image_info, nullptr, &color_) != VK_SUCCESS) {
-    why_ = "vkCreateImage (colour target) failed";
+  color_ = d_.make_image(kColor, {width_, height_, 1}, 1, 1,
+                         VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+  if (color_.image == VK_NULL_HANDLE) {
+    why_ = "the colour target could not be made";
     return false;
   }
-  VkMemoryRequirements req;
-  vkGetImageMemoryRequirements(dev, color_, &req);
-  const VkMemoryAllocateInfo alloc{.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                   .allocationSize = req.size,
-                                   .memoryTypeIndex = d_.memory_type(req.memoryTypeBits, 0)};
-  vkAllocateMemory(dev, &alloc, nullptr, &color_memory_);
-  vkBindImageMemory(dev, color_, color_memory_, 0);
   const VkImageViewCreateInfo view_info{
       .sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO,
-      .image = color_,
+      .image = color_.image,
       .viewType = VK_IMAGE_VIEW_TYPE_2D,
       .format = kColor,
       .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
@@ -228,8 +212,7 @@ Scene::~Scene() {
   vkDestroyDescriptorSetLayout(dev, set_layout_, nullptr);
   vkDestroySampler(dev, sampler_, nullptr);
   vkDestroyImageView(dev, color_view_, nullptr);
-  vkDestroyImage(dev, color_, nullptr);
-  vkFreeMemory(dev, color_memory_, nullptr);
+  d_.destroy(color_);
 }
 
 void Scene::set(uint32_t i, const Drawable& d) {
@@ -282,7 +265,7 @@ uint64_t Scene::render(std::span<const VkSemaphoreSubmitInfo> waits,
   if (before_draws) before_draws(cmd);
   // The target is cleared each frame; the previous frame's writes (and the read-back) come first.
   const VkImageMemoryBarrier2 to_attachment =
-      support::layout_barrier(color_, 1, VK_IMAGE_LAYOUT_UNDEFINED,
+      support::layout_barrier(color_.image, 1, VK_IMAGE_LAYOUT_UNDEFINED,
                               VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, kColorWrite, kColorWrite);
   support::pipeline_barrier(cmd, {&to_attachment, 1});
   const VkRenderingAttachmentInfo attachment{
@@ -353,7 +336,7 @@ std::vector<uint8_t> Scene::read_back() {
   // After every frame (same queue): the colour image to TRANSFER_SRC and copied out.
   const std::vector<VkBufferImageCopy> region = support::packed_mip_copies(width_, height_, 1, 4);
   const bool copied = d_.run_once([&](VkCommandBuffer cmd) {
-    support::record_image_readback(cmd, color_, 1, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+    support::record_image_readback(cmd, color_.image, 1, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
                                    kColorWrite, kColorWrite, region, back.buffer);
   });
   std::vector<uint8_t> out(bytes);

@@ -60,8 +60,7 @@ class Scene {
   // Per object and frame slot: the view its descriptor set holds (to update only on change).
   std::vector<VkImageView> bound_[2];
   std::vector<VkDescriptorSet> sets_[2];
-  VkImage color_ = VK_NULL_HANDLE;
-  VkDeviceMemory color_memory_ = VK_NULL_HANDLE;
+  staging::vulkan::support::Image color_;
   VkImageView color_view_ = VK_NULL_HANDLE;
   VkSampler sampler_ = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;

@@ -36,15 +36,21 @@ class StreamingDevice {
   [[nodiscard]] int validation_messages() const { return owner_->findings(); }
   /// What staging::vulkan needs.
   [[nodiscard]] staging::vulkan::Device staging_device() const { return owner_->staging_device(); }
-  /// A memory type among `bits` with `want` (else any of `bits`; UINT32_MAX when `bits` is 0).
-  [[nodiscard]] uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags want) const {
-    return owner_->memory_type(bits, want).value_or(UINT32_MAX);
-  }
   /// A mapped host buffer of `bytes` bytes with `usage` (null handles when that fails).
   HostBuffer make_host_buffer(uint64_t bytes, VkBufferUsageFlags usage) const {
     return owner_->make_buffer(bytes, usage, true);
   }
-  void destroy(HostBuffer& buffer) const { owner_->destroy(buffer); }
+  /// A device-local buffer (null handles when that fails).
+  staging::vulkan::support::Buffer make_buffer(uint64_t bytes, VkBufferUsageFlags usage) const {
+    return owner_->make_buffer(bytes, usage, false);
+  }
+  /// A 2D optimal-tiling image in device-local memory (null handles when that fails).
+  staging::vulkan::support::Image make_image(VkFormat format, VkExtent3D extent, uint32_t mips,
+                                             uint32_t layers, VkImageUsageFlags usage) const {
+    return owner_->make_image(format, extent, mips, layers, usage);
+  }
+  void destroy(staging::vulkan::support::Buffer& buffer) const { owner_->destroy(buffer); }
+  void destroy(staging::vulkan::support::Image& image) const { owner_->destroy(image); }
   /// Records `body` into a command buffer, submits it to the graphics queue (after everything
   /// submitted there before) and waits until it has finished; false when that fails.
   bool run_once(const std::function<void(VkCommandBuffer)>& body);
