@@ -183,6 +183,14 @@ class TestDevice {
   /// not support `format` with `usage`, `mips` and `layers` in optimal tiling, or creation fails.
   [[nodiscard]] Image make_image(VkFormat format, VkExtent3D extent, uint32_t mips, uint32_t layers,
                                  VkImageUsageFlags usage) const;
+  /// make_image() of a 2D texture with `mips` levels that copies fill and read and shaders
+  /// sample (SAMPLED | TRANSFER_DST | TRANSFER_SRC, one layer).
+  [[nodiscard]] Image make_texture(VkFormat format, uint32_t width, uint32_t height,
+                                   uint32_t mips) const {
+    return make_image(format, {width, height, 1}, mips, 1,
+                      VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                          VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+  }
   void destroy(Buffer& buffer) const;
   void destroy(Image& image) const;
 

@@ -210,9 +210,7 @@ void Context::destroy(Buffer& b) {
 }
 
 Image Context::make_image(VkFormat format, uint32_t width, uint32_t height, uint32_t mips) {
-  return device_owner_->make_image(format, {width, height, 1}, mips, 1,
-                                   VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
-                                       VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+  return device_owner_->make_texture(format, width, height, mips);
 }
 
 void Context::destroy(Image& img) {

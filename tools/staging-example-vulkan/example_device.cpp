@@ -43,9 +43,7 @@ Buffer Device::make_buffer(uint64_t size, VkBufferUsageFlags usage, bool host_vi
 }
 
 Image Device::make_texture(VkFormat format, uint32_t width, uint32_t height, uint32_t mips) {
-  return device_->make_image(format, {width, height, 1}, mips, 1,
-                             VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
-                                 VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+  return device_->make_texture(format, width, height, mips);
 }
 
 void Device::destroy(Buffer& b) {
