@@ -42,18 +42,6 @@ function(staging_backend_missing backend what)
   message(STATUS "staging: staging::${name} is not built: ${what} (STAGING_${backend}=AUTO)")
 endfunction()
 
-# staging_find_vulkan_headers(): defines Vulkan::Headers, from the Vulkan-Headers package's own
-# config, else from CMake's FindVulkan; leaves it undefined when neither finds the headers. A macro:
-# the packages' variables stay in the caller's scope.
-macro(staging_find_vulkan_headers)
-  if(NOT TARGET Vulkan::Headers)
-    find_package(VulkanHeaders CONFIG QUIET)
-  endif()
-  if(NOT TARGET Vulkan::Headers)
-    find_package(Vulkan QUIET)
-  endif()
-endmacro()
-
 # staging_add_backend(<component> <source>...): the library of backend <component>: target
 # staging_<component> (alias staging::<component>, exported as <component>), position-independent,
 # on staging_core, with the project's warnings (staging_target_defaults), and installed with its

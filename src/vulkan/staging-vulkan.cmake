@@ -2,12 +2,7 @@
 # for: staging::vulkan needs the Vulkan headers (the Vulkan loader is loaded at run time). Sets
 # _staging_missing_dependency when they are not found (stagingConfig.cmake loads the target
 # otherwise).
-if(NOT TARGET Vulkan::Headers)
-  find_package(VulkanHeaders CONFIG QUIET)
-endif()
-if(NOT TARGET Vulkan::Headers)
-  find_package(Vulkan QUIET)
-endif()
+include("${CMAKE_CURRENT_LIST_DIR}/StagingFindVulkanHeaders.cmake")
 if(NOT TARGET Vulkan::Headers)
   set(_staging_missing_dependency "the Vulkan headers were not found (Vulkan::Headers)")
 endif()
