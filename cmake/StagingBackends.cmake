@@ -42,6 +42,20 @@ function(staging_backend_missing backend what)
   message(STATUS "staging: staging::${name} is not built: ${what} (STAGING_${backend}=AUTO)")
 endfunction()
 
+# staging_add_backend(<component> <source>...): the library of backend <component>: target
+# staging_<component> (alias staging::<component>, exported as <component>), position-independent,
+# on staging_core, with the project's warnings (staging_target_defaults), and installed with its
+# headers and package component (staging_install_backend). The caller adds what else it needs.
+function(staging_add_backend component)
+  set(target staging_${component})
+  add_library(${target} ${ARGN})
+  add_library(staging::${component} ALIAS ${target})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${component} POSITION_INDEPENDENT_CODE ON)
+  target_link_libraries(${target} PUBLIC staging_core)
+  staging_target_defaults(${target})
+  staging_install_backend(${target} ${component})
+endfunction()
+
 # staging_install_backend(<target> <component>): installs a backend library, its public headers
 # (include/staging/<component>/ and include/staging/<component>.hpp when present) and its package
 # component (staging-<component>.cmake, which finds the backend's dependencies, and the exported

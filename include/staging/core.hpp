@@ -3,6 +3,7 @@
 
 #include "staging/core/align.hpp"
 #include "staging/core/assert.hpp"
+#include "staging/core/atomic_counters.hpp"
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/counters.hpp"
 #include "staging/core/enum_names.hpp"

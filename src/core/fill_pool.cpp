@@ -154,14 +154,14 @@ void FillPool::submit(std::span<FillJob* const> jobs, bool wake) {
     // seq_cst: a thread about to sleep raises sleepers_ and then reads this (see sleep()).
     unclaimed_.fetch_add(slices, std::memory_order_seq_cst);
   }
-  jobs_.fetch_add(jobs.size(), std::memory_order_relaxed);
+  pool_counters_.add<&S::jobs>(jobs.size());
   if (!wake) {
-    unwoken_jobs_.fetch_add(jobs.size(), std::memory_order_relaxed);
+    pool_counters_.add<&S::unwoken_jobs>(jobs.size());
     return;
   }
   const unsigned sleeping = sleepers_.load(std::memory_order_seq_cst);
   if (sleeping == 0) return;
-  wakeups_.fetch_add(std::min<uint64_t>(sleeping, slices), std::memory_order_relaxed);
+  pool_counters_.add<&S::wakeups>(std::min<uint64_t>(sleeping, slices));
   wake_stamp_ns_.store(now_ns(), std::memory_order_relaxed);
   epoch_.fetch_add(1, std::memory_order_seq_cst);
   // One system call for the submitter either way: it is the thread whose time matters here.
@@ -211,14 +211,14 @@ void FillPool::copy_slice(const Slice& s, Counters& counters) noexcept {
   copy_to_staging(j.dst + offset, j.src + offset, static_cast<std::size_t>(n), j.resolved_);
   const uint64_t ns = nanoseconds(SteadyTime::now() - t0);
   j.busy_ns_.fetch_add(ns, std::memory_order_relaxed);
-  counters.slices.fetch_add(1, std::memory_order_relaxed);
-  counters.bytes.fetch_add(n, std::memory_order_relaxed);
+  counters.add<&S::slices>(1);
+  counters.add<&S::bytes>(n);
   if (j.resolved_ == FillMethod::Streaming) {
-    counters.streaming_bytes.fetch_add(n, std::memory_order_relaxed);
-    counters.streaming_ns.fetch_add(ns, std::memory_order_relaxed);
+    counters.add<&S::streaming_bytes>(n);
+    counters.add<&S::streaming_ns>(ns);
   } else {
-    counters.memcpy_bytes.fetch_add(n, std::memory_order_relaxed);
-    counters.memcpy_ns.fetch_add(ns, std::memory_order_relaxed);
+    counters.add<&S::memcpy_bytes>(n);
+    counters.add<&S::memcpy_ns>(ns);
   }
   finish(j, 1);
 }
@@ -309,7 +309,7 @@ void FillPool::cancel(FillJob& job) {
       unlink_locked(job);
     }
   }
-  cancelled_slices_.fetch_add(dropped, std::memory_order_relaxed);
+  pool_counters_.add<&S::cancelled_slices>(dropped);
   if (dropped > 0) finish(job, dropped);
   if (spin_until([&] { return done(job); }, [&] { return spin_limit(); })) return;
   block_until_done(job);
@@ -333,7 +333,7 @@ void FillPool::sleep() noexcept {
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
   if (unclaimed_.load(std::memory_order_seq_cst) == 0 &&
       !stopping_.load(std::memory_order_seq_cst)) {
-    sleeps_.fetch_add(1, std::memory_order_relaxed);
+    pool_counters_.add<&S::sleeps>(1);
     epoch_.wait(epoch, std::memory_order_seq_cst);
     if (epoch_.load(std::memory_order_relaxed) != epoch) {
       const int64_t stamp = wake_stamp_ns_.load(std::memory_order_relaxed);
@@ -345,11 +345,9 @@ void FillPool::sleep() noexcept {
 }
 
 void FillPool::note_wake(uint64_t ns) noexcept {
-  wake_samples_.fetch_add(1, std::memory_order_relaxed);
-  wake_ns_.fetch_add(ns, std::memory_order_relaxed);
-  uint64_t most = wake_max_ns_.load(std::memory_order_relaxed);
-  while (ns > most && !wake_max_ns_.compare_exchange_weak(most, ns, std::memory_order_relaxed)) {
-  }
+  pool_counters_.add<&S::wake_samples>(1);
+  pool_counters_.add<&S::wake_ns>(ns);
+  pool_counters_.raise_to<&S::wake_max_ns>(ns);
   // A running average (weight 1/8); concurrent updates may lose one sample, which is harmless.
   const uint64_t avg = wake_avg_ns_.load(std::memory_order_relaxed);
   wake_avg_ns_.store(avg == 0 ? ns : avg - avg / 8 + ns / 8, std::memory_order_relaxed);
@@ -384,27 +382,12 @@ FillPoolStats FillPool::stats() const {
   FillPoolStats s;
   s.threads = threads();
   s.pinned_threads = pinned_.load(std::memory_order_relaxed);
-  s.jobs = jobs_.load(std::memory_order_relaxed);
-  const auto add = [&](const Counters& c) {
-    s.slices += c.slices.load(std::memory_order_relaxed);
-    s.bytes += c.bytes.load(std::memory_order_relaxed);
-    s.memcpy_bytes += c.memcpy_bytes.load(std::memory_order_relaxed);
-    s.memcpy_ns += c.memcpy_ns.load(std::memory_order_relaxed);
-    s.streaming_bytes += c.streaming_bytes.load(std::memory_order_relaxed);
-    s.streaming_ns += c.streaming_ns.load(std::memory_order_relaxed);
-  };
   for (const auto& c : counters_)
-    add(*c);
-  add(helper_counters_);
-  s.helped_slices = helper_counters_.slices.load(std::memory_order_relaxed);
-  s.helped_bytes = helper_counters_.bytes.load(std::memory_order_relaxed);
-  s.sleeps = sleeps_.load(std::memory_order_relaxed);
-  s.wakeups = wakeups_.load(std::memory_order_relaxed);
-  s.cancelled_slices = cancelled_slices_.load(std::memory_order_relaxed);
-  s.unwoken_jobs = unwoken_jobs_.load(std::memory_order_relaxed);
-  s.wake_samples = wake_samples_.load(std::memory_order_relaxed);
-  s.wake_ns = wake_ns_.load(std::memory_order_relaxed);
-  s.wake_max_ns = wake_max_ns_.load(std::memory_order_relaxed);
+    c->add_into(s);
+  helper_counters_.add_into(s);
+  s.helped_slices = helper_counters_.load<&S::slices>();
+  s.helped_bytes = helper_counters_.load<&S::bytes>();
+  pool_counters_.store_into(s);
   return s;
 }
 

@@ -1,15 +1,8 @@
 # Component "vulkan" of the installed staging package, loaded by stagingConfig.cmake when asked
-# for: staging::vulkan needs the Vulkan headers (the Vulkan loader is loaded at run time).
+# for: staging::vulkan needs the Vulkan headers (the Vulkan loader is loaded at run time). Sets
+# _staging_missing_dependency when they are not found (stagingConfig.cmake loads the target
+# otherwise).
+include("${CMAKE_CURRENT_LIST_DIR}/StagingFindVulkanHeaders.cmake")
 if(NOT TARGET Vulkan::Headers)
-  find_package(VulkanHeaders CONFIG QUIET)
+  set(_staging_missing_dependency "the Vulkan headers were not found (Vulkan::Headers)")
 endif()
-if(NOT TARGET Vulkan::Headers)
-  find_package(Vulkan QUIET)
-endif()
-if(NOT TARGET Vulkan::Headers)
-  set(staging_vulkan_FOUND FALSE)
-  set(staging_vulkan_NOT_FOUND_REASON "the Vulkan headers were not found (Vulkan::Headers)")
-  return()
-endif()
-include("${CMAKE_CURRENT_LIST_DIR}/staging-vulkan-targets.cmake")
-set(staging_vulkan_FOUND TRUE)

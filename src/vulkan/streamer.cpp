@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "staging/core/align.hpp"
+#include "staging/core/atomic_counters.hpp"
 #include "staging/vulkan/format.hpp"
 
 namespace staging::vulkan {
@@ -99,7 +100,7 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
     // The batch's bytes visible to the device first: a failed flush records and submits
     // nothing (the scheduler fails the batch's uploads and reclaims its bytes).
     if (!staging_.coherent) {
-      flushes_.fetch_add(1, std::memory_order_relaxed);
+      counters_.add<&S::flushes>(1);
       if (auto flushed = hook_->flush(staging_, batch.offset, batch.bytes); !flushed) {
         if (flushed.error() != AllocError::DeviceLost) return unexpected(SubmitError::Failed);
         mark_lost();
@@ -154,7 +155,7 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
     }
     next_value_ = value;
     slot->value = value;
-    submissions_.fetch_add(1, std::memory_order_relaxed);
+    counters_.add<&S::submissions>(1);
     last_submitted_.store(value, std::memory_order_release);
     return value;
   }
@@ -197,15 +198,7 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
   }
   const VkPhysicalDeviceProperties& properties() const noexcept { return properties_; }
   const Dispatch& dispatch() const noexcept { return d_; }
-  void add_stats(StreamerStats& s) const {
-    s.submissions = submissions_.load(std::memory_order_relaxed);
-    s.copy_commands = copy_commands_.load(std::memory_order_relaxed);
-    s.copy_regions = copy_regions_.load(std::memory_order_relaxed);
-    s.barriers = barriers_.load(std::memory_order_relaxed);
-    s.command_buffers = command_buffers_.load(std::memory_order_relaxed);
-    s.flushes = flushes_.load(std::memory_order_relaxed);
-    s.device_lost = device_lost_.load(std::memory_order_relaxed);
-  }
+  void add_stats(StreamerStats& s) const { counters_.store_into(s); }
   // Waits (without a limit) for every submission to complete, unless the device is lost.
   void wait_all() {
     const TimelineValue last = last_submitted();
@@ -221,8 +214,7 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
   };
 
   void mark_lost() {
-    if (!lost_.exchange(true, std::memory_order_acq_rel))
-      device_lost_.fetch_add(1, std::memory_order_relaxed);
+    if (!lost_.exchange(true, std::memory_order_acq_rel)) counters_.add<&S::device_lost>(1);
   }
 
   // A command buffer whose last submission completed, or a new one.
@@ -239,7 +231,7 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
     };
     Slot s;
     if (d_.vkAllocateCommandBuffers(device_, &info, &s.cmd) != VK_SUCCESS) return nullptr;
-    command_buffers_.fetch_add(1, std::memory_order_relaxed);
+    counters_.add<&S::command_buffers>(1);
     slots_.push_back(s);
     return &slots_.back();
   }
@@ -276,7 +268,7 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
         d_.vkCmdCopyBufferToImage(
             cmd, staging_.buffer, t->image_target.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
             static_cast<uint32_t>(image_regions_.size()), image_regions_.data());
-        copy_regions_.fetch_add(image_regions_.size(), std::memory_order_relaxed);
+        counters_.add<&S::copy_regions>(image_regions_.size());
       } else {
         buffer_regions_.clear();
         for (; j < batch.pieces.size() && batch.pieces[j].context == t; ++j) {
@@ -286,9 +278,9 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
         }
         d_.vkCmdCopyBuffer(cmd, staging_.buffer, t->buffer.buffer,
                            static_cast<uint32_t>(buffer_regions_.size()), buffer_regions_.data());
-        copy_regions_.fetch_add(buffer_regions_.size(), std::memory_order_relaxed);
+        counters_.add<&S::copy_regions>(buffer_regions_.size());
       }
-      copy_commands_.fetch_add(1, std::memory_order_relaxed);
+      counters_.add<&S::copy_commands>(1);
       i = j;
     }
     for (const BatchPiece& p : batch.pieces) {
@@ -313,7 +305,7 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
         .pImageMemoryBarriers = images_.data(),
     };
     d_.vkCmdPipelineBarrier2(cmd, &dep);
-    barriers_.fetch_add(1, std::memory_order_relaxed);
+    counters_.add<&S::barriers>(1);
     images_.clear();
     buffers_.clear();
   }
@@ -338,8 +330,11 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
   std::atomic<TimelineValue> last_submitted_{0};
   std::atomic<TimelineValue> completed_{0};
   std::atomic<bool> lost_{false};
-  std::atomic<uint64_t> submissions_{0}, copy_commands_{0}, copy_regions_{0}, barriers_{0},
-      command_buffers_{0}, flushes_{0}, device_lost_{0};
+  // The Vulkan side's counters of StreamerStats.
+  using S = StreamerStats;
+  AtomicCounters<S, &S::submissions, &S::copy_commands, &S::copy_regions, &S::barriers,
+                 &S::command_buffers, &S::flushes, &S::device_lost>
+      counters_;
 };
 
 }  // namespace detail

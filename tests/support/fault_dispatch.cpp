@@ -42,33 +42,39 @@ VkResult inject(FaultCall call, bool creates) {
   return VK_SUCCESS;
 }
 
-VKAPI_ATTR VkResult VKAPI_CALL create_buffer(VkDevice d, const VkBufferCreateInfo* info,
-                                             const VkAllocationCallbacks* a, VkBuffer* out) {
-  if (VkResult r = inject(FaultCall::CreateBuffer, true); r != VK_SUCCESS) return r;
-  const VkResult r = g->real.vkCreateBuffer(d, info, a, out);
+// A call that makes a handle: fails as inject() says, else forwards it and, when it succeeds,
+// records the handle it made (*made) in `live`.
+template <class Handle, class Forward>
+VkResult make_tracked(FaultCall call, std::set<Handle>& live, const Handle* made, Forward forward) {
+  if (VkResult r = inject(call, true); r != VK_SUCCESS) return r;
+  const VkResult r = forward();
   if (r == VK_SUCCESS) {
     std::lock_guard lock(g_mutex);
-    g->buffers.insert(*out);
+    live.insert(*made);
   }
   return r;
 }
+// A handle no longer live (before the call that ends it is forwarded).
+template <class Handle>
+void untrack(std::set<Handle>& live, Handle handle) {
+  std::lock_guard lock(g_mutex);
+  live.erase(handle);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL create_buffer(VkDevice d, const VkBufferCreateInfo* info,
+                                             const VkAllocationCallbacks* a, VkBuffer* out) {
+  return make_tracked(FaultCall::CreateBuffer, g->buffers, out,
+                      [&] { return g->real.vkCreateBuffer(d, info, a, out); });
+}
 VKAPI_ATTR void VKAPI_CALL destroy_buffer(VkDevice d, VkBuffer b, const VkAllocationCallbacks* a) {
-  {
-    std::lock_guard lock(g_mutex);
-    g->buffers.erase(b);
-  }
+  untrack(g->buffers, b);
   g->real.vkDestroyBuffer(d, b, a);
 }
 VKAPI_ATTR VkResult VKAPI_CALL allocate_memory(VkDevice d, const VkMemoryAllocateInfo* info,
                                                const VkAllocationCallbacks* a,
                                                VkDeviceMemory* out) {
-  if (VkResult r = inject(FaultCall::AllocateMemory, true); r != VK_SUCCESS) return r;
-  const VkResult r = g->real.vkAllocateMemory(d, info, a, out);
-  if (r == VK_SUCCESS) {
-    std::lock_guard lock(g_mutex);
-    g->memory.insert(*out);
-  }
-  return r;
+  return make_tracked(FaultCall::AllocateMemory, g->memory, out,
+                      [&] { return g->real.vkAllocateMemory(d, info, a, out); });
 }
 VKAPI_ATTR void VKAPI_CALL free_memory(VkDevice d, VkDeviceMemory m,
                                        const VkAllocationCallbacks* a) {
@@ -86,19 +92,11 @@ VKAPI_ATTR VkResult VKAPI_CALL bind_buffer_memory(VkDevice d, VkBuffer b, VkDevi
 }
 VKAPI_ATTR VkResult VKAPI_CALL map_memory(VkDevice d, VkDeviceMemory m, VkDeviceSize offset,
                                           VkDeviceSize size, VkMemoryMapFlags flags, void** out) {
-  if (VkResult r = inject(FaultCall::MapMemory, true); r != VK_SUCCESS) return r;
-  const VkResult r = g->real.vkMapMemory(d, m, offset, size, flags, out);
-  if (r == VK_SUCCESS) {
-    std::lock_guard lock(g_mutex);
-    g->mapped.insert(m);
-  }
-  return r;
+  return make_tracked(FaultCall::MapMemory, g->mapped, &m,
+                      [&] { return g->real.vkMapMemory(d, m, offset, size, flags, out); });
 }
 VKAPI_ATTR void VKAPI_CALL unmap_memory(VkDevice d, VkDeviceMemory m) {
-  {
-    std::lock_guard lock(g_mutex);
-    g->mapped.erase(m);
-  }
+  untrack(g->mapped, m);
   g->real.vkUnmapMemory(d, m);
 }
 VKAPI_ATTR VkResult VKAPI_CALL flush_ranges(VkDevice d, uint32_t count,
@@ -108,20 +106,12 @@ VKAPI_ATTR VkResult VKAPI_CALL flush_ranges(VkDevice d, uint32_t count,
 }
 VKAPI_ATTR VkResult VKAPI_CALL create_semaphore(VkDevice d, const VkSemaphoreCreateInfo* info,
                                                 const VkAllocationCallbacks* a, VkSemaphore* out) {
-  if (VkResult r = inject(FaultCall::CreateSemaphore, true); r != VK_SUCCESS) return r;
-  const VkResult r = g->real.vkCreateSemaphore(d, info, a, out);
-  if (r == VK_SUCCESS) {
-    std::lock_guard lock(g_mutex);
-    g->semaphores.insert(*out);
-  }
-  return r;
+  return make_tracked(FaultCall::CreateSemaphore, g->semaphores, out,
+                      [&] { return g->real.vkCreateSemaphore(d, info, a, out); });
 }
 VKAPI_ATTR void VKAPI_CALL destroy_semaphore(VkDevice d, VkSemaphore s,
                                              const VkAllocationCallbacks* a) {
-  {
-    std::lock_guard lock(g_mutex);
-    g->semaphores.erase(s);
-  }
+  untrack(g->semaphores, s);
   g->real.vkDestroySemaphore(d, s, a);
 }
 VKAPI_ATTR VkResult VKAPI_CALL counter_value(VkDevice d, VkSemaphore s, uint64_t* value) {
@@ -137,20 +127,12 @@ VKAPI_ATTR VkResult VKAPI_CALL wait_semaphores(VkDevice d, const VkSemaphoreWait
 VKAPI_ATTR VkResult VKAPI_CALL create_command_pool(VkDevice d, const VkCommandPoolCreateInfo* info,
                                                    const VkAllocationCallbacks* a,
                                                    VkCommandPool* out) {
-  if (VkResult r = inject(FaultCall::CreateCommandPool, true); r != VK_SUCCESS) return r;
-  const VkResult r = g->real.vkCreateCommandPool(d, info, a, out);
-  if (r == VK_SUCCESS) {
-    std::lock_guard lock(g_mutex);
-    g->pools.insert(*out);
-  }
-  return r;
+  return make_tracked(FaultCall::CreateCommandPool, g->pools, out,
+                      [&] { return g->real.vkCreateCommandPool(d, info, a, out); });
 }
 VKAPI_ATTR void VKAPI_CALL destroy_command_pool(VkDevice d, VkCommandPool p,
                                                 const VkAllocationCallbacks* a) {
-  {
-    std::lock_guard lock(g_mutex);
-    g->pools.erase(p);
-  }
+  untrack(g->pools, p);
   g->real.vkDestroyCommandPool(d, p, a);
 }
 VKAPI_ATTR VkResult VKAPI_CALL allocate_command_buffers(VkDevice d,

@@ -142,9 +142,9 @@ ordered_json chrome_trace(const RunResult& r) {
   // Reservations, per track, in lanes.
   std::map<int, std::pair<std::string, Lanes>> tracks;
   const auto track_of = [&](const Span& s) -> int {
-    if (slot) return 10 + static_cast<int>(s.region);
-    if (s.fallback) return 12;
-    return s.region == 0 ? 10 : 11;
+    if (slot) return 10 + static_cast<int>(s.track);
+    if (s.placed.fallback) return 12;
+    return s.track == 0 ? 10 : 11;
   };
   const auto track_name = [&](int pid) -> std::string {
     if (slot) return "slot " + std::to_string(pid - 10);
@@ -159,14 +159,15 @@ ordered_json chrome_trace(const RunResult& r) {
     const Duration end = s.end.value_or(r.end);
     const int lane = lanes.take(s.begin, end);
     const std::string kind = s.kind < r.kinds.size() ? r.kinds[s.kind].name : "upload";
+    const Reservation& p = s.placed;
     ordered_json args{
-        {"id", s.id},           {"region", s.region},       {"offset", s.offset},
-        {"size", s.size},       {"alignment", s.alignment}, {"skipped", s.skipped},
-        {"charged", s.charged}, {"asked", s.asked},         {"token", s.token},
+        {"id", p.id},           {"region", s.track},        {"offset", p.offset},
+        {"size", p.size},       {"alignment", p.alignment}, {"skipped", p.skipped},
+        {"charged", s.charged}, {"asked", s.asked},         {"token", p.token},
         {"kind", kind},         {"frame", s.frame},         {"policy", policy_name(s.policy)}};
-    if (s.fallback) args["fallback"] = true;
+    if (p.fallback) args["fallback"] = true;
     if (!s.end) args["retired"] = false;
-    events.push_back(span(kind + " #" + std::to_string(s.id), "reservation", s.begin, end - s.begin,
+    events.push_back(span(kind + " #" + std::to_string(p.id), "reservation", s.begin, end - s.begin,
                           pid, lane + 1, std::move(args)));
   }
   for (auto& [pid, track] : tracks) {

@@ -29,22 +29,18 @@ struct CauseCounts {
 
 /// One reservation's life (a slot-ring placement counts as one): a span in the trace.
 struct Span {
-  uint64_t id = 0;
-  /// Byte: the region. Slot: the slot index.
-  uint32_t region = 0;
-  uint64_t offset = 0;
-  uint64_t size = 0;
-  uint64_t alignment = 1;
-  uint64_t skipped = 0;
+  /// The placement as made: the byte ring's Reservation, or the slot ring's placement in its
+  /// form (region: the slot buffer's id; owner: the upload's kind).
+  Reservation placed;
+  /// The trace's track. Byte: the region. Slot: the slot index.
+  uint32_t track = 0;
   /// Bytes charged to it (padding, skipped tail, payload; a fallback: its region).
   uint64_t charged = 0;
-  /// What the caller asked for in the call that placed it (> size for a Split chunk).
+  /// What the caller asked for in the call that placed it (> placed.size for a Split chunk).
   uint64_t asked = 0;
-  TimelineValue token = 0;
   uint32_t kind = 0;
   int64_t frame = -1;
   ExhaustionPolicy policy = ExhaustionPolicy::Defer;
-  bool fallback = false;
   Duration begin{0};
   /// When its bytes were reclaimed; none when never (the run ended first).
   std::optional<Duration> end;

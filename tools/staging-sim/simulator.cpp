@@ -130,19 +130,13 @@ void SimContext::placed(const Reservation& r, uint32_t track, uint64_t charged,
   Live live{0, charged};
   if (config.record_timeline) {
     live.span = result.spans.size();
-    result.spans.push_back(Span{.id = r.id,
-                                .region = track,
-                                .offset = r.offset,
-                                .size = r.size,
-                                .alignment = r.alignment,
-                                .skipped = r.skipped,
+    result.spans.push_back(Span{.placed = r,
+                                .track = track,
                                 .charged = charged,
                                 .asked = asked,
-                                .token = r.token,
                                 .kind = upload != nullptr ? upload->kind : 0,
                                 .frame = upload != nullptr ? upload->frame : -1,
                                 .policy = policy,
-                                .fallback = r.fallback,
                                 .begin = now(),
                                 .end = std::nullopt});
   }

@@ -43,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include "staging/core/atomic_counters.hpp"
 #include "staging/core/counters.hpp"
 #include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
@@ -335,10 +336,11 @@ class FillPool {
     FillJob* job = nullptr;
     uint64_t index = 0;
   };
-  struct alignas(64) Counters {
-    std::atomic<uint64_t> slices{0}, bytes{0}, memcpy_bytes{0}, memcpy_ns{0}, streaming_bytes{0},
-        streaming_ns{0};
-  };
+  using S = FillPoolStats;
+  // One thread's copy counters (a cache line of its own: only that thread adds to them).
+  struct alignas(64) Counters
+      : AtomicCounters<S, &S::slices, &S::bytes, &S::memcpy_bytes, &S::memcpy_ns,
+                       &S::streaming_bytes, &S::streaming_ns> {};
   struct Lane {
     FillJob* head = nullptr;  // jobs with unclaimed slices, in submission order
     FillJob* tail = nullptr;
@@ -382,8 +384,9 @@ class FillPool {
 
   std::vector<std::unique_ptr<Counters>> counters_;  // one per thread
   Counters helper_counters_;                         // submitters' slices
-  std::atomic<uint64_t> jobs_{0}, sleeps_{0}, wakeups_{0}, cancelled_slices_{0}, unwoken_jobs_{0},
-      wake_samples_{0}, wake_ns_{0}, wake_max_ns_{0};
+  AtomicCounters<S, &S::jobs, &S::sleeps, &S::wakeups, &S::cancelled_slices, &S::unwoken_jobs,
+                 &S::wake_samples, &S::wake_ns, &S::wake_max_ns>
+      pool_counters_;
   std::atomic<unsigned> pinned_{0};
   std::vector<std::thread> threads_;
 };

@@ -213,23 +213,23 @@ class Streamer {
   /// The same for every level and layer of an image target.
   Expected<StreamTicket, StreamUploadError> write_in_place(const ImageTarget& target,
                                                            StreamPriority priority);
-  /// The next piece of an in-place upload (waits up to `timeout` for staging room).
+  /// See StreamScheduler::next_piece (the room waited for is the staging memory's).
   Expected<InPlacePiece, InPlaceError> next_piece(const StreamTicket& ticket,
                                                   Duration timeout = Duration{0});
-  /// Submits a written piece; returns its timeline value.
+  /// See StreamScheduler::commit: the piece is one vkQueueSubmit2 (under
+  /// StreamerConfig::queue_mutex when given); the value is the streamer's semaphore's.
   Expected<TimelineValue, SubmitError> commit(const StreamTicket& ticket,
                                               const InPlacePiece& piece);
-  /// Gives a piece back unwritten (the upload is cancelled).
+  /// See StreamScheduler::abandon.
   void abandon(const StreamTicket& ticket, const InPlacePiece& piece);
 
-  /// Cancels an upload (see CancelResult).
+  /// See StreamScheduler::cancel.
   CancelResult cancel(const StreamTicket& ticket);
-  /// The upload's status (Complete once the timeline has reached its value; Failed when the
-  /// device was lost before it did).
+  /// See StreamScheduler::status; the timeline is the streamer's semaphore.
   [[nodiscard]] StreamStatus status(const StreamTicket& ticket);
-  /// Waits up to `timeout` for the upload to complete (or end otherwise); returns its status.
-  /// Once the device is lost (seen by a submission or by a read of the timeline) every upload
-  /// not complete fails: queued ones at once, waiters wake, later uploads answer DeviceLost.
+  /// See StreamScheduler::wait. The device counts as lost once a submission or a read of the
+  /// semaphore finds it lost: every upload not complete then fails (queued ones at once, waiters
+  /// wake), and later uploads answer DeviceLost.
   StreamStatus wait(const StreamTicket& ticket, Duration timeout);
   /// Waits up to `timeout` until nothing is queued and every submission has completed (the
   /// pump thread keeps going meanwhile; without one, pumps on the calling thread). True when
