@@ -452,24 +452,9 @@ Expected<ImageSpan, UploadError> StagingFrame::reserve(const ImageRegion& region
       placed->buffer,
       region.image,
       detail::copy_layout(region.old_layout),
-      VkBufferImageCopy{
-          .bufferOffset = placed->offset,
-          .bufferRowLength = layout->buffer_row_length(),
-          .bufferImageHeight = 0,
-          .imageSubresource = {layout->aspect, region.mip_level, region.base_layer,
-                               region.layer_count},
-          .imageOffset = region.offset,
-          .imageExtent = region.extent,
-      },
+      layout->copy(region, placed->offset),
   });
-  return ImageSpan{
-      .bytes = std::span<std::byte>(placed->ptr, layout->texels.padded_bytes),
-      .row_pitch = layout->texels.row_pitch,
-      .slice_pitch = layout->texels.slice_pitch,
-      .layer_pitch = layout->texels.layer_pitch,
-      .row_bytes = layout->texels.row_bytes,
-      .rows = layout->texels.rows,
-  };
+  return layout->span(std::span<std::byte>(placed->ptr, layout->texels.padded_bytes));
 }
 
 Expected<void, UploadError> StagingFrame::upload(const ImageRegion& region,

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,25 @@ struct ImageLayout {
   /// bufferRowLength: 0 for tightly packed rows, else the row pitch in texels.
   [[nodiscard]] uint32_t buffer_row_length() const noexcept {
     return texels.tight() ? 0 : static_cast<uint32_t>(texels.row_length);
+  }
+  /// The copy of `region` from staging bytes at `buffer_offset` laid out this way.
+  [[nodiscard]] VkBufferImageCopy copy(const ImageRegion& region,
+                                       uint64_t buffer_offset) const noexcept {
+    return {.bufferOffset = buffer_offset,
+            .bufferRowLength = buffer_row_length(),
+            .bufferImageHeight = 0,
+            .imageSubresource = {aspect, region.mip_level, region.base_layer, region.layer_count},
+            .imageOffset = region.offset,
+            .imageExtent = region.extent};
+  }
+  /// What the caller writes: `bytes` (texels.padded_bytes of them) and their pitches.
+  [[nodiscard]] ImageSpan span(std::span<std::byte> bytes) const noexcept {
+    return {.bytes = bytes,
+            .row_pitch = texels.row_pitch,
+            .slice_pitch = texels.slice_pitch,
+            .layer_pitch = texels.layer_pitch,
+            .row_bytes = texels.row_bytes,
+            .rows = texels.rows};
   }
 };
 

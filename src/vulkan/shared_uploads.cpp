@@ -86,25 +86,11 @@ Expected<ImageSpan, UploadError> SharedWriter::reserve(const ImageRegion& region
   copy.old_layout = region.old_layout;
   copy.new_layout = region.new_layout;
   copy.barrier_aspect = layout->barrier_aspect;
-  copy.region = VkBufferImageCopy{
-      .bufferOffset = 0,
-      .bufferRowLength = layout->buffer_row_length(),
-      .bufferImageHeight = 0,
-      .imageSubresource = {layout->aspect, region.mip_level, region.base_layer, region.layer_count},
-      .imageOffset = region.offset,
-      .imageExtent = region.extent,
-  };
+  copy.region = layout->copy(region, 0);
   const Expected<std::span<std::byte>, UploadError> bytes =
       place(layout->texels.padded_bytes, layout->texels.offset_alignment, copy);
   if (!bytes) return unexpected(bytes.error());
-  return ImageSpan{
-      .bytes = *bytes,
-      .row_pitch = layout->texels.row_pitch,
-      .slice_pitch = layout->texels.slice_pitch,
-      .layer_pitch = layout->texels.layer_pitch,
-      .row_bytes = layout->texels.row_bytes,
-      .rows = layout->texels.rows,
-  };
+  return layout->span(*bytes);
 }
 
 Expected<ImageSpan, UploadError> SharedWriter::reserve(const ImageDestination& dst,
