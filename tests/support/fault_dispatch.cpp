@@ -224,6 +224,20 @@ uint64_t FaultDispatch::calls(FaultCall call) const noexcept {
   return g->calls[static_cast<std::size_t>(call)];
 }
 
+void FaultDispatch::arm(const Fault& fault, uint64_t n) {
+  reset_counts();
+  if (fault.result == VK_ERROR_DEVICE_LOST) {
+    lose_device_at(fault.call, n);
+  } else {
+    fail_nth(fault.call, n, fault.result);
+  }
+}
+
+std::string describe(const Fault& fault, uint64_t n) {
+  return std::string(to_string(fault.call)) + " call " + std::to_string(n) + " fails (" +
+         (fault.result == VK_ERROR_DEVICE_LOST ? "device lost" : "out of memory") + ")";
+}
+
 void FaultDispatch::reset_counts() noexcept {
   std::lock_guard lock(g_mutex);
   g->calls = {};

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <string>
 #include <string_view>
 
 #include "staging/core/enum_names.hpp"
@@ -59,6 +60,16 @@ struct LiveObjects {
   friend bool operator==(const LiveObjects&, const LiveObjects&) = default;
 };
 
+/// A fault to inject: a call of `call` fails with `result`; VK_ERROR_DEVICE_LOST loses the device
+/// from then on (FaultDispatch::lose_device_at), anything else fails that one call (fail_nth).
+struct Fault {
+  FaultCall call;
+  VkResult result;
+};
+
+/// "CreateBuffer call 3 fails (out of memory)", for a sweep's trace.
+[[nodiscard]] std::string describe(const Fault& fault, uint64_t n);
+
 class FaultDispatch {
  public:
   /// Wraps `real` (every member non-null). One FaultDispatch per process at a time.
@@ -77,6 +88,9 @@ class FaultDispatch {
   /// later semaphore read or wait returns VK_ERROR_DEVICE_LOST, and every later create, allocate
   /// or map returns VK_ERROR_DEVICE_LOST too (nothing is made), until clear().
   void lose_device_at(FaultCall call, uint64_t n);
+  /// Counts calls from zero again, then arms `fault` at the `n`-th call of its kind from now on:
+  /// lose_device_at() for VK_ERROR_DEVICE_LOST, else fail_nth().
+  void arm(const Fault& fault, uint64_t n);
   /// No fault any more (the device is back).
   void clear();
   /// Whether the fault asked for has happened.

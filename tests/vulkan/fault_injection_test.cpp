@@ -33,6 +33,7 @@
 namespace staging::vulkan::test {
 namespace {
 
+using support::Fault;
 using support::FaultCall;
 using support::FaultDispatch;
 using support::LiveObjects;
@@ -162,13 +163,7 @@ Seen run_script(Gpu& gpu, FaultDispatch& faults, Setup setup, uint64_t seed) {
   return seen;
 }
 
-// A fault to inject: the N-th call of `call` fails with `result`, or loses the device.
-struct FaultKind {
-  FaultCall call;
-  VkResult result;  // VK_ERROR_DEVICE_LOST: lost from then on
-};
-
-constexpr FaultKind kFaultKinds[] = {
+constexpr Fault kFaultKinds[] = {
     {FaultCall::CreateBuffer, VK_ERROR_OUT_OF_DEVICE_MEMORY},
     {FaultCall::AllocateMemory, VK_ERROR_OUT_OF_DEVICE_MEMORY},
     {FaultCall::BindBufferMemory, VK_ERROR_OUT_OF_DEVICE_MEMORY},
@@ -198,17 +193,11 @@ TEST_P(FaultSweep, EveryFailingCallIsReportedLeaksNothingAndTheNextFrameRecovers
   uint64_t points = 0, fired = 0;
   Seen total;
   std::string per_kind;
-  for (const FaultKind& kind : kFaultKinds) {
+  for (const Fault& kind : kFaultKinds) {
     const uint64_t n_max = counts[static_cast<std::size_t>(kind.call)];
     for (uint64_t n = 1; n <= n_max; ++n) {
-      SCOPED_TRACE(std::string(to_string(kind.call)) + " call " + std::to_string(n) + " fails (" +
-                   (kind.result == VK_ERROR_DEVICE_LOST ? "device lost" : "out of memory") + ")");
-      faults.reset_counts();
-      if (kind.result == VK_ERROR_DEVICE_LOST) {
-        faults.lose_device_at(kind.call, n);
-      } else {
-        faults.fail_nth(kind.call, n, kind.result);
-      }
+      SCOPED_TRACE(describe(kind, n));
+      faults.arm(kind, n);
       const Seen seen = run_script(*gpu, faults, setup, seed);
       ++points;
       fired += faults.fired() ? 1 : 0;

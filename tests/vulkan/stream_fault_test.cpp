@@ -32,6 +32,7 @@ namespace staging::vulkan::test {
 namespace {
 
 using namespace std::chrono_literals;
+using support::Fault;
 using support::FaultCall;
 using support::FaultDispatch;
 using support::LiveObjects;
@@ -141,12 +142,7 @@ StreamSeen run_stream_script(Gpu& gpu, FaultDispatch& faults, uint64_t seed) {
   return seen;
 }
 
-struct StreamFault {
-  FaultCall call;
-  VkResult result;  // VK_ERROR_DEVICE_LOST: lost from then on
-};
-
-constexpr StreamFault kStreamFaults[] = {
+constexpr Fault kStreamFaults[] = {
     {FaultCall::CreateCommandPool, VK_ERROR_OUT_OF_DEVICE_MEMORY},
     {FaultCall::CreateSemaphore, VK_ERROR_OUT_OF_DEVICE_MEMORY},
     {FaultCall::CreateBuffer, VK_ERROR_OUT_OF_DEVICE_MEMORY},
@@ -162,12 +158,12 @@ constexpr StreamFault kStreamFaults[] = {
 // The device lost as the streamer reads or waits on its timeline (the loss seen by the
 // completion side, not by a submission): every upload not complete fails at once (queued,
 // streaming or submitted), and a new upload answers DeviceLost.
-constexpr StreamFault kStreamLossFaults[] = {
+constexpr Fault kStreamLossFaults[] = {
     {FaultCall::GetSemaphoreCounterValue, VK_ERROR_DEVICE_LOST},
     {FaultCall::WaitSemaphores, VK_ERROR_DEVICE_LOST},
 };
 
-void sweep_stream(Gpu* gpu, std::span<const StreamFault> kinds, const char* name) {
+void sweep_stream(Gpu* gpu, std::span<const Fault> kinds, const char* name) {
   const uint64_t seed = test_seed(95);
   FaultDispatch faults(gpu->dispatch);
   const StreamSeen clean = run_stream_script(*gpu, faults, seed);
@@ -176,17 +172,11 @@ void sweep_stream(Gpu* gpu, std::span<const StreamFault> kinds, const char* name
   uint64_t points = 0, fired = 0;
   StreamSeen total;
   std::string per_kind;
-  for (const StreamFault& kind : kinds) {
+  for (const Fault& kind : kinds) {
     const uint64_t n_max = clean.calls[static_cast<std::size_t>(kind.call)];
     for (uint64_t n = 1; n <= n_max; ++n) {
-      SCOPED_TRACE(std::string(to_string(kind.call)) + " call " + std::to_string(n) + " fails (" +
-                   (kind.result == VK_ERROR_DEVICE_LOST ? "device lost" : "out of memory") + ")");
-      faults.reset_counts();
-      if (kind.result == VK_ERROR_DEVICE_LOST) {
-        faults.lose_device_at(kind.call, n);
-      } else {
-        faults.fail_nth(kind.call, n, kind.result);
-      }
+      SCOPED_TRACE(describe(kind, n));
+      faults.arm(kind, n);
       const StreamSeen seen = run_stream_script(*gpu, faults, seed);
       ++points;
       fired += faults.fired() ? 1 : 0;
