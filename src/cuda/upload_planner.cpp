@@ -17,6 +17,10 @@ constexpr unsigned kExploreSamples = 3;
 constexpr double kSwitchMargin = 0.95;
 // Sleeping threads are woken only when the caller alone would take this many wake-ups' time.
 constexpr double kWakeWorth = 1.5;
+// After this many uploads in a row that woke nobody, one wakes the threads anyway: the wake-up
+// is measured only when one happens, and a slow one (a host busy for a moment) would otherwise
+// keep the threads asleep for good.
+constexpr unsigned kWakeRecheck = 64;
 constexpr unsigned kProbeFirst = 16;
 constexpr unsigned kProbeMost = 256;
 
@@ -146,14 +150,20 @@ UploadPlan UploadPlanner::plan_without_direct(uint64_t bytes, const PoolState& p
     // The threads serve every upload in progress in turn (lanes): this one gets its share.
     p.helpers = std::max(1u, (p.helpers + pool.uploads - 1) / pool.uploads);
   }
-  if (pool.awake < config_.fill_threads && pool.wake_latency > Duration::zero()) {
+  if (forced_.wake) {
+    p.wake = *forced_.wake;
+    if (!p.wake) p.helpers = std::min(p.helpers, pool.awake);
+  } else if (pool.awake < config_.fill_threads && pool.wake_latency > Duration::zero()) {
     // Woken threads start helping a wake-up after the call: not worth it for an upload the caller
     // (with the threads that are awake) fills in little more than that.
     const double alone_ns =
         static_cast<double>(bytes) / (fill_speed(p.method) * (pool.awake + 1));  // bytes per ns
-    if (alone_ns < kWakeWorth * static_cast<double>(pool.wake_latency.count())) {
+    if (alone_ns < kWakeWorth * static_cast<double>(pool.wake_latency.count()) &&
+        ++unwoken_ < kWakeRecheck) {
       p.wake = false;
       p.helpers = std::min(p.helpers, pool.awake);
+    } else {
+      unwoken_ = 0;
     }
   }
   p.piece_bytes = forced_.piece_bytes ? std::min(*forced_.piece_bytes, bytes)

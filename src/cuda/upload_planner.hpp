@@ -14,7 +14,9 @@
 //    is measured faster by 5 %: noisy samples do not flip a class to the method that loses.
 //  - whether to wake the pool's sleeping threads: not for an upload the calling thread fills
 //    faster alone than the measured wake-up takes (the pool's threads that are awake still help);
-//    the pieces are then sized for the threads that will actually fill.
+//    the pieces are then sized for the threads that will actually fill. Every 64th upload in a
+//    row that would wake nobody wakes them anyway, so the wake-up is measured again (one measured
+//    on a host busy for a moment does not keep the threads asleep for good).
 //  - the direct part: with few fill threads the ring fills more slowly than the CUDA driver's own
 //    pageable copy runs. Then the upload's first `direct_bytes` are copied straight from the source
 //    (cudaMemcpyAsync; the stream must be idle) while the pool fills the ring for the rest, which
@@ -96,6 +98,9 @@ struct PlanOverride {
   std::optional<uint64_t> direct_bytes;  ///< the direct part (still only on an idle stream)
   std::optional<uint64_t> piece_bytes;   ///< the piece size (> 0)
   std::optional<FillMethod> method;      ///< the fill method
+  /// Whether to wake the pool's sleeping threads (true: every pool thread helps, whatever the
+  /// measured wake-up costs)
+  std::optional<bool> wake;
 };
 
 /// See the file comment.
@@ -157,6 +162,7 @@ class UploadPlanner {
   std::array<Class, kClasses> classes_{};
   std::array<double, 2> speed_{6.0, 6.0};  // bytes per ns (GB/s) per thread, [Memcpy, Streaming]
   PlanOverride forced_;
+  unsigned unwoken_ = 0;  // uploads in a row that woke no sleeping thread
 };
 
 }  // namespace staging::cuda::detail

@@ -189,6 +189,25 @@ TEST(UploadPlanner, SleepingThreadsAreWokenOnlyWhenTheyArriveInTime) {
   EXPECT_TRUE(p.plan_without_direct(256 * KiB).wake);  // all awake
 }
 
+// A wake-up measured slow (the host was busy for a moment) is measured again: of 64 uploads in a
+// row that it would keep from waking the threads, the 64th wakes them; then the count restarts.
+TEST(UploadPlanner, ASlowWakeUpIsMeasuredAgain) {
+  UploadPlanner p(config(8, FillMethod::Memcpy));
+  PoolState asleep;
+  asleep.awake = 0;
+  asleep.wake_latency = std::chrono::milliseconds(50);
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 1; i < 64; ++i) {
+      const UploadPlan plan = p.plan_without_direct(4 * MiB, asleep);
+      ASSERT_FALSE(plan.wake) << round << " " << i;
+      EXPECT_EQ(plan.helpers, 0u);
+    }
+    const UploadPlan recheck = p.plan_without_direct(4 * MiB, asleep);
+    EXPECT_TRUE(recheck.wake) << round;
+    EXPECT_EQ(recheck.helpers, 8u);
+  }
+}
+
 // A pool shared by two uploads in progress (two devices): each counts on half the threads, and
 // cuts its pieces for that fill rate — never for more threads than it will get.
 TEST(UploadPlanner, AnUploadSharingThePoolPlansWithItsShare) {
