@@ -88,6 +88,17 @@ struct WebGpuRing : ::testing::Test {
       if (ring->state(i) == S::InFlight || ring->state(i) == S::Recording) return false;
     return true;
   }
+  // Whether begin(needed) can be served without a new buffer: a Ready slot's buffer fits it, or
+  // no slot's buffer would (then a growth is due whatever comes back) and one is not busy.
+  bool a_fitting_slot_is_ready(uint64_t needed) const {
+    bool any_fits = false;
+    for (std::size_t i = 0; i < ring->slot_count(); ++i) {
+      if (ring->capacity(i) < needed) continue;
+      if (ring->state(i) == S::Ready) return true;
+      any_fits = true;
+    }
+    return !any_fits && !all_slots_busy();
+  }
   bool all_slots_busy() const {
     for (std::size_t i = 0; i < ring->slot_count(); ++i)
       if (ring->state(i) != S::InFlight && ring->state(i) != S::Recording) return false;
@@ -109,7 +120,9 @@ TEST_F(WebGpuRing, DeviceRoundTrip) {
 }
 
 // Many frames of buffer uploads through slots, every byte verified; the steady state creates no
-// buffer.
+// buffer. Which slots the GPU has handed back when a frame begins is the host's timing, so each
+// frame waits for a slot whose buffer fits it (a frame that finds only smaller slots Ready grows
+// one, by design: that is not what this test is about).
 TEST_F(WebGpuRing, BufferUploadsAreByteExact) {
   constexpr uint64_t kDst = 512 * K;
   WGPUBuffer dst = dst_buffer(kDst);
@@ -132,8 +145,8 @@ TEST_F(WebGpuRing, BufferUploadsAreByteExact) {
     uint64_t needed = 0;
     for (auto [offset, size] : uploads)
       needed += *upload_footprint(size, BUFFER_PLACEMENT_ALIGNMENT);
-    // This test is about bytes, not refusals: wait for a slot if all three are still in flight.
-    ASSERT_TRUE(wait_until([&] { return !all_slots_busy(); }));
+    // This test is about bytes, not refusals: wait for a slot that fits if it is still in flight.
+    ASSERT_TRUE(wait_until([&] { return a_fitting_slot_is_ready(needed); }));
     StagingFrame staging = ring->begin(needed).value();
     ASSERT_EQ(staging.route(), Route::Ring) << "frame " << frame;
     for (std::size_t u = 0; u < uploads.size(); ++u) {
