@@ -141,6 +141,20 @@ uint64_t UploadPlanner::direct_share(uint64_t bytes, FillMethod method, unsigned
   return x;
 }
 
+bool UploadPlanner::worth_waking(uint64_t bytes, FillMethod method, const PoolState& pool) {
+  if (pool.awake >= config_.fill_threads || pool.wake_latency <= Duration::zero()) return true;
+  // Woken threads start helping a wake-up after the call: not worth it for an upload the caller
+  // (with the threads that are awake) fills in little more than that.
+  const double alone_ns =
+      static_cast<double>(bytes) / (fill_speed(method) * (pool.awake + 1));  // bytes per ns
+  if (alone_ns < kWakeWorth * static_cast<double>(pool.wake_latency.count()) &&
+      ++unwoken_ < kWakeRecheck) {
+    return false;
+  }
+  unwoken_ = 0;
+  return true;
+}
+
 UploadPlan UploadPlanner::plan_without_direct(uint64_t bytes, const PoolState& pool) {
   std::lock_guard lock(mu_);
   UploadPlan p;
@@ -150,22 +164,8 @@ UploadPlan UploadPlanner::plan_without_direct(uint64_t bytes, const PoolState& p
     // The threads serve every upload in progress in turn (lanes): this one gets its share.
     p.helpers = std::max(1u, (p.helpers + pool.uploads - 1) / pool.uploads);
   }
-  if (forced_.wake) {
-    p.wake = *forced_.wake;
-    if (!p.wake) p.helpers = std::min(p.helpers, pool.awake);
-  } else if (pool.awake < config_.fill_threads && pool.wake_latency > Duration::zero()) {
-    // Woken threads start helping a wake-up after the call: not worth it for an upload the caller
-    // (with the threads that are awake) fills in little more than that.
-    const double alone_ns =
-        static_cast<double>(bytes) / (fill_speed(p.method) * (pool.awake + 1));  // bytes per ns
-    if (alone_ns < kWakeWorth * static_cast<double>(pool.wake_latency.count()) &&
-        ++unwoken_ < kWakeRecheck) {
-      p.wake = false;
-      p.helpers = std::min(p.helpers, pool.awake);
-    } else {
-      unwoken_ = 0;
-    }
-  }
+  p.wake = forced_.wake ? *forced_.wake : worth_waking(bytes, p.method, pool);
+  if (!p.wake) p.helpers = std::min(p.helpers, pool.awake);  // only the threads awake help
   p.piece_bytes = forced_.piece_bytes ? std::min(*forced_.piece_bytes, bytes)
                                       : piece_for(bytes, p.method, p.helpers);
   return p;

@@ -156,6 +156,8 @@ class UploadPlanner {
   uint64_t piece_for(uint64_t ring_bytes_of_upload, FillMethod method, unsigned helpers) const;
   uint64_t direct_share(uint64_t bytes, FillMethod method, unsigned helpers);
   double fill_speed(FillMethod method) const;  // bytes per ns, one thread
+  // Whether to wake the pool's sleeping threads for an upload of `bytes` (counts unwoken_).
+  bool worth_waking(uint64_t bytes, FillMethod method, const PoolState& pool);
 
   PlannerConfig config_;
   mutable std::mutex mu_;

@@ -13,14 +13,18 @@ void record(VkCommandBuffer cmd, const VkDependencyInfo& dependency) {
   barrier(cmd, &dependency);
 }
 
+VkMemoryBarrier2 global_barrier(Scope src, Scope dst) {
+  return {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
+          .srcStageMask = src.stages,
+          .srcAccessMask = src.access,
+          .dstStageMask = dst.stages,
+          .dstAccessMask = dst.access};
+}
+
 }  // namespace
 
 void memory_barrier(VkCommandBuffer cmd, Scope src, Scope dst) {
-  const VkMemoryBarrier2 barrier{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                                 .srcStageMask = src.stages,
-                                 .srcAccessMask = src.access,
-                                 .dstStageMask = dst.stages,
-                                 .dstAccessMask = dst.access};
+  const VkMemoryBarrier2 barrier = global_barrier(src, dst);
   record(cmd, {.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
                .memoryBarrierCount = 1,
                .pMemoryBarriers = &barrier});
@@ -100,11 +104,7 @@ void record_image_readback(VkCommandBuffer cmd, VkImage image, uint32_t mips, Vk
   const VkImageMemoryBarrier2 back =
       layout_barrier(image, mips, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, layout,
                      {VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_NONE}, next_use);
-  const VkMemoryBarrier2 host{.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                              .srcStageMask = kCopyWrite.stages,
-                              .srcAccessMask = kCopyWrite.access,
-                              .dstStageMask = kHostRead.stages,
-                              .dstAccessMask = kHostRead.access};
+  const VkMemoryBarrier2 host = global_barrier(kCopyWrite, kHostRead);
   pipeline_barrier(cmd, {&back, 1}, &host);
 }
 
