@@ -11,35 +11,165 @@ The page: what ran (and the command that reproduces it), the simulator's summary
 inline, every stat and cause count from the JSON, the policy table for the workload, the real
 Vulkan upload session's output when there was one, the streaming example's last frame and
 frame-time plot, the WebGPU page's screenshot, and a link to the API reference. Files named by
---streaming, --webgpu and --api are linked relative to the report. Needs only
-the Python standard library.
+--streaming, --webgpu and --api are linked relative to the report. Numbers are shown with their
+units (report_format.py). Needs only the Python standard library.
 """
 import argparse
 import html
 import json
 import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report_format as rf  # noqa: E402
 
 
-def table(rows, header=None, numeric_from=1):
+def table(rows, header=None, numeric_from=1, text_cols=(), row_class=None):
+    """An HTML table; columns from numeric_from on are right-aligned, except text_cols."""
     out = ["<table>"]
     if header:
         out.append("<tr>" + "".join("<th>%s</th>" % html.escape(str(h)) for h in header) + "</tr>")
-    for row in rows:
+    for n, row in enumerate(rows):
         cells = []
         for i, c in enumerate(row):
-            cls = ' class="num"' if i >= numeric_from else ""
+            cls = ' class="num"' if i >= numeric_from and i not in text_cols else ""
             cells.append("<td%s>%s</td>" % (cls, html.escape(str(c))))
-        out.append("<tr>" + "".join(cells) + "</tr>")
+        tr = ' class="%s"' % row_class(n) if row_class and row_class(n) else ""
+        out.append("<tr%s>" % tr + "".join(cells) + "</tr>")
     out.append("</table>")
     return "\n".join(out)
 
 
-def ms(ns):
-    return "%.1f" % (ns / 1e6)
+def stat_rows(stats):
+    """[(key, formatted value)] of a stats object, nested objects flattened into one cell."""
+    return [(k, rf.value(k, v)) for k, v in stats.items()]
 
 
-def mib(b):
-    return "%.1f" % (b / 1048576.0)
+def stats_section(report):
+    parts = ["<h2>Every stat</h2>",
+             "<p>Durations and byte counts in their units (three significant digits); hover a "
+             "value for its raw number in the JSON.</p>"]
+    parts.append(raw_table(report["stats"]))
+    ring = report.get("byte_ring_stats") or report.get("slot_ring_stats") or {}
+    if ring:
+        parts.append("<h3>The core's own stats (%s)</h3>" %
+                     ("ByteRingStats" if "byte_ring_stats" in report else "StagingStats"))
+        parts.append(raw_table(ring))
+    return "\n".join(parts)
+
+
+def raw_table(stats):
+    """A stat / value table, the raw JSON value in each value's title."""
+    out = ["<table>", "<tr><th>stat</th><th>value</th></tr>"]
+    for key, shown in stat_rows(stats):
+        raw = json.dumps(stats[key])
+        out.append('<tr><td>%s</td><td class="num" title="%s">%s</td></tr>' %
+                   (html.escape(key), html.escape(raw), html.escape(shown)))
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def checks_section(report):
+    checks = report["checks"]
+    parts = ["<h3>Checks: the safety invariants I1–I6 (docs/safety.md)</h3>",
+             "<p>I1–I5 are checked by the core's InvariantChecker (Record mode) on every "
+             "reservation against the simulated queue's true completion; I6 is a property of the "
+             "ring's answers, read from the run's stats.</p>"]
+    rows = []
+    for name, meaning, result, ok in rf.invariant_rows(report):
+        rows.append('<tr><td>%s</td><td>%s</td><td class="%s">%s</td></tr>' %
+                    (name, html.escape(meaning), "ok" if ok else "bad", html.escape(result)))
+    parts.append("<table><tr><th>invariant</th><th>what it says</th><th>this run</th></tr>\n" +
+                 "\n".join(rows) + "</table>")
+    parts.append(table([["byte checks after the GPU read (every reservation's bytes stamped and "
+                         "verified)", rf.count(checks["byte_checks"])],
+                        ["byte checks corrupted", rf.count(checks["byte_checks_corrupted"])]],
+                       ["check", "count"]))
+    for v in checks["violations"][:20]:
+        parts.append("<p class=bad>%s</p>" % html.escape(v["message"]))
+    return "\n".join(parts)
+
+
+def compare_section(cmp, report, command):
+    capacity = cmp["config"]["capacity"]
+    rows, classes = [], []
+    for r in cmp["rows"]:
+        if r["workload"] != report["workload"]:
+            continue
+        label = "%s/%s" % (r["strategy"], r["policy"])
+        this = r["strategy"] == report["strategy"] and r["policy"] == report["policy"]
+        causes = r["causes"]["all"]
+        rows.append([label + (" (this run)" if this else ""), rf.notice(r, capacity),
+                     rf.duration(r["wait_total_ns"]), rf.duration(r["wait_longest_ns"]),
+                     rf.count(r["would_blocks"]), rf.count(r["timeouts"]),
+                     "%s (%s)" % (rf.count(r["fallbacks"]), rf.size(r["fallback_bytes"])),
+                     "%s (%s)" % (rf.count(r["direct"]), rf.size(r["direct_bytes"])),
+                     rf.size(r["bytes_skipped"]), rf.size(r["peak_held_bytes"]),
+                     rf.duration(r["upload_delay_max_ns"]), rf.sig3(r["throughput_mib_s"]),
+                     "%s / %s / %s" % (rf.count(causes["InFlight"]),
+                                       rf.count(causes["Fragmentation"]), rf.count(causes["Cap"])),
+                     rf.count(r["invariant_violations"])])
+        classes.append("this" if this else "")
+    parts = ["<h2>Every policy on this workload</h2>"]
+    if command:
+        parts.append("<p>Reproduce: <code>%s</code> (docs/policy.md has the table over all "
+                     "workloads). <i>What to notice</i> is drawn from each row's figures; causes "
+                     "are counted per event: InFlight (the GPU still holds the bytes) / "
+                     "Fragmentation / Cap.</p>" % html.escape(command))
+    parts.append(table(rows, ["ring/policy", "what to notice", "wait total", "wait max",
+                              "would-blocks", "timeouts", "fallbacks (bytes)", "direct (bytes)",
+                              "skipped", "peak held", "max delay", "MiB/s",
+                              "causes InFlight / Frag. / Cap", "violations"],
+                       numeric_from=2, row_class=lambda n: classes[n]))
+    return "\n".join(parts)
+
+
+def streaming_section(a, link):
+    parts = ["<h2>Streaming while rendering (Vulkan)</h2>"]
+    shown = a.streaming and os.path.exists(os.path.join(a.streaming, "summary.txt"))
+    if not shown:
+        parts.append("<p>Not run: <code>build/bin/staging-example-streaming</code> was not built "
+                     "(it needs the Vulkan backend, glslangValidator and zlib).</p>")
+        return "\n".join(parts)
+    status = ("<span class=ok>exit status 0</span>" if a.streaming_status == 0 else
+              "<span class=bad>exit status %s</span>" % a.streaming_status)
+    parts.append("<p><code>build/bin/staging-example-streaming --check</code>: producer "
+                 "threads stream the scene's textures and meshes through a Streamer on the "
+                 "transfer queue while it renders; every streamed byte is read back and "
+                 "checked. %s</p>" % status)
+    parts.append("<p>The two phases are compared like with like: frames are measured in "
+                 "alternating blocks — a block streams a new version of every object while the "
+                 "scene renders, then the scene renders as many frames again without streaming — "
+                 "until each phase has at least 100 frames, so both rows of percentiles are over "
+                 "the same number of frames, interleaved in time.</p>")
+    summary = os.path.join(a.streaming, "summary.json")
+    info = {}
+    if os.path.exists(summary):
+        try:
+            info = json.load(open(summary))
+        except ValueError:
+            info = {}
+    if info.get("cpu_device") or "llvmpipe" in str(info.get("device", "")):
+        parts.append("<p class=note>The device here is <b>%s</b>, lavapipe: a CPU rasteriser. "
+                     "Its frame times are CPU time on this machine's cores, shared by the "
+                     "rendering, the streamer's copies, the producer threads and whatever else "
+                     "runs here — they show what streaming costs the host, not what a GPU's "
+                     "frame time would do. On a GPU the copies run on the device (a transfer "
+                     "queue where there is one).</p>" % html.escape(str(info.get("device", ""))))
+    parts.append("<pre class=wrap>%s</pre>" % html.escape(
+        open(os.path.join(a.streaming, "summary.txt"), errors="replace").read()))
+    svg_path = os.path.join(a.streaming, "frame_times.svg")
+    if os.path.exists(svg_path):
+        parts.append("<p>Frame times, streaming blocks shaded "
+                     "(<a href=\"%s\">CSV</a>):</p>" %
+                     link(os.path.join(a.streaming, "frame_times.csv")))
+        parts.append("<div class=plot>%s</div>" % open(svg_path).read())
+    png = os.path.join(a.streaming, "last_frame.png")
+    if os.path.exists(png):
+        parts.append("<p>The last frame rendered:</p>")
+        parts.append('<p><a href="%s"><img class=shot src="%s" alt="the last frame rendered">'
+                     "</a></p>" % (link(png), link(png)))
+    return "\n".join(parts)
 
 
 def main():
@@ -74,11 +204,11 @@ def main():
 
     parts = []
     parts.append("<h1>staging — demo report</h1>")
-    parts.append("<p>Workload <b>%s</b>, %s ring, policy <b>%s</b>, capacity %s MiB, cap %s MiB, "
+    parts.append("<p>Workload <b>%s</b>, %s ring, policy <b>%s</b>, capacity %s, cap %s, "
                  "seed %d — %s.</p>" %
                  (html.escape(report["workload"]), html.escape(report["strategy"]),
-                  html.escape(report["policy"]), mib(report["capacity"]), mib(report["cap"]),
-                  report["config"]["seed"], verdict))
+                  html.escape(report["policy"]), rf.size(report["capacity"]),
+                  rf.size(report["cap"]), report["config"]["seed"], verdict))
     if a.api:
         parts.append("<p>API reference: <a href=\"%s\">every public type and function, with its "
                      "contract</a> (generated by Doxygen from <code>include/staging</code>).</p>" %
@@ -95,48 +225,17 @@ def main():
 
     parts.append("<h2>Causes</h2>")
     causes = report["causes"]
-    rows = [[k.replace("_", "-"), v["InFlight"], v["Fragmentation"], v["Cap"], v["total"]]
+    rows = [[k.replace("_", "-")] + [rf.count(v[c]) for c in
+                                      ("InFlight", "Fragmentation", "Cap", "total")]
             for k, v in causes.items()]
     parts.append(table(rows, ["event", "InFlight (GPU holds the bytes)", "Fragmentation", "Cap",
                               "total"]))
 
-    parts.append("<h2>Every stat</h2>")
-    rows = [[k, json.dumps(v) if isinstance(v, bool) else v] for k, v in stats.items()]
-    parts.append(table(rows, ["stat", "value"]))
-    ring = report.get("byte_ring_stats") or report.get("slot_ring_stats") or {}
-    if ring:
-        parts.append("<h3>The core's own stats (%s)</h3>" %
-                     ("ByteRingStats" if "byte_ring_stats" in report else "StagingStats"))
-        rows = [[k, json.dumps(v) if isinstance(v, dict) else v] for k, v in ring.items()]
-        parts.append(table(rows, ["stat", "value"]))
-    checks = report["checks"]
-    parts.append("<h3>Checks</h3>")
-    parts.append(table([["reservations checked (InvariantChecker, Record mode)",
-                         checks["reservations_checked"]],
-                        ["byte checks after the GPU read", checks["byte_checks"]],
-                        ["byte checks corrupted", checks["byte_checks_corrupted"]]] +
-                       [["violations of " + k, v]
-                        for k, v in checks["violations_by_invariant"].items()],
-                       ["check", "count"]))
-    for v in checks["violations"][:20]:
-        parts.append("<p class=bad>%s</p>" % html.escape(v["message"]))
-
+    parts.append(stats_section(report))
+    parts.append(checks_section(report))
     if a.compare:
-        cmp = json.load(open(a.compare))["compare"]
-        rows = [["%s/%s" % (r["strategy"], r["policy"]), ms(r["wait_total_ns"]),
-                 ms(r["wait_longest_ns"]), r["would_blocks"], r["timeouts"], r["fallbacks"],
-                 mib(r["fallback_bytes"]), r["direct"], mib(r["direct_bytes"]),
-                 mib(r["bytes_skipped"]), mib(r["peak_held_bytes"]), ms(r["upload_delay_max_ns"]),
-                 "%.1f" % r["throughput_mib_s"], r["invariant_violations"]]
-                for r in cmp["rows"] if r["workload"] == report["workload"]]
-        parts.append("<h2>Every policy on this workload</h2>")
-        if a.compare_command:
-            parts.append("<p>Reproduce: <code>%s</code> (docs/policy.md has the table over all "
-                         "workloads)</p>" % html.escape(a.compare_command))
-        parts.append(table(rows, ["ring/policy", "wait total ms", "wait max ms", "would-blocks",
-                                  "timeouts", "fallbacks", "fallback MiB", "direct", "direct MiB",
-                                  "skipped MiB", "peak held MiB", "max delay ms", "MiB/s",
-                                  "violations"]))
+        parts.append(compare_section(json.load(open(a.compare))["compare"], report,
+                                     a.compare_command))
 
     parts.append("<h2>Real upload session (Vulkan)</h2>")
     if a.vulkan:
@@ -150,31 +249,7 @@ def main():
         parts.append("<p>Not run: <code>build/bin/staging-example-vulkan</code> was not built "
                      "(the Vulkan backend's example is not in this tree).</p>")
 
-    parts.append("<h2>Streaming while rendering (Vulkan)</h2>")
-    shown = a.streaming and os.path.exists(os.path.join(a.streaming, "summary.txt"))
-    if shown:
-        status = ("<span class=ok>exit status 0</span>" if a.streaming_status == 0 else
-                  "<span class=bad>exit status %s</span>" % a.streaming_status)
-        parts.append("<p><code>build/bin/staging-example-streaming --check</code>: producer "
-                     "threads stream the scene's textures and meshes through a Streamer on the "
-                     "transfer queue while it renders; every streamed byte is read back and "
-                     "checked. %s</p>" % status)
-        parts.append("<pre class=wrap>%s</pre>" % html.escape(
-            open(os.path.join(a.streaming, "summary.txt"), errors="replace").read()))
-        svg_path = os.path.join(a.streaming, "frame_times.svg")
-        if os.path.exists(svg_path):
-            parts.append("<p>Frame times with and without streaming "
-                         "(<a href=\"%s\">CSV</a>):</p>" %
-                         link(os.path.join(a.streaming, "frame_times.csv")))
-            parts.append("<div class=plot>%s</div>" % open(svg_path).read())
-        png = os.path.join(a.streaming, "last_frame.png")
-        if os.path.exists(png):
-            parts.append("<p>The last frame rendered:</p>")
-            parts.append('<p><a href="%s"><img class=shot src="%s" alt="the last frame rendered">'
-                         "</a></p>" % (link(png), link(png)))
-    else:
-        parts.append("<p>Not run: <code>build/bin/staging-example-streaming</code> was not built "
-                     "(it needs the Vulkan backend, glslangValidator and zlib).</p>")
+    parts.append(streaming_section(a, link))
 
     parts.append("<h2>The slot ring in a browser (WebGPU)</h2>")
     if a.webgpu and os.path.exists(a.webgpu):
@@ -200,6 +275,9 @@ th, td { border: 1px solid #d0d7de; padding: 3px 8px; }
 th { background: #f6f8fa; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .ok { color: #1a7f37; font-weight: bold; } .bad { color: #c1121f; font-weight: bold; }
+td.ok, td.bad { font-weight: normal; }
+tr.this td { background: #fff8e1; }
+p.note { background: #eef4ff; border-left: 4px solid #5b8def; padding: 6px 10px; }
 .plot svg { max-width: 100%%; height: auto; border: 1px solid #d0d7de; }
 code { background: #f6f8fa; padding: 1px 4px; }
 </style></head><body>

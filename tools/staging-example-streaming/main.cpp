@@ -7,8 +7,10 @@
 // graphics queue, under a lock, where the device has no transfer-only family). The render loop
 // swaps each object's texture and mesh in on the frame after the streamer's timeline reaches
 // their values: that frame waits on the value (already reached: no stall) and records the
-// ownership acquire. After the last round the scene renders on without streaming, and the two
-// phases' frame times are compared.
+// ownership acquire. Streaming and quiet alternate in blocks: a block streams new versions of
+// every object (--rounds of them) while the scene renders, then the scene renders as many frames
+// again without streaming; blocks repeat until each phase has --min-frames frames, and the two
+// phases' frame times are compared like with like.
 //
 // Output (--out, default out/streaming): last_frame.png, frame_times.csv, frame_times.svg,
 // summary.json; a summary on stdout. --check verifies every streamed texture and mesh byte for
@@ -47,27 +49,32 @@ using example::AssetSource;
 
 struct Options {
   uint32_t objects = 12;
-  uint32_t texture_size = 256;
-  uint32_t mesh_grid = 64;
+  uint32_t texture_size = 128;
+  uint32_t mesh_grid = 32;
   uint32_t rounds = 2;
   uint32_t width = 640;
   uint32_t height = 360;
   uint32_t ring_mib = 8;
   uint32_t producers = 4;
-  uint32_t baseline_frames = 0;  // 0: as many as the streaming phase had (at least 100)
+  uint32_t min_frames = 100;  // frames of each phase, at least (blocks repeat until then)
   std::string out = "out/streaming";
   std::string device;
   bool check = false;
   bool big = false;
 };
 
-// One object's version in one round: its device resources and the streamer's tickets. (The
-// resources of replaced versions are kept until the end, to keep the example short.)
+// One object's version in one round: its device resources and the streamer's tickets.
 struct Version {
   AssetResources resources;
   StreamTicket texture, mesh;
   bool arrived = false;
 };
+// One streaming block's versions: [round][object]. A block's resources are destroyed once the
+// frames that drew them have finished.
+using Block = std::vector<std::vector<Version>>;
+// At most this many streaming blocks (a device that streams a block within a frame or two would
+// otherwise need hundreds to reach --min-frames).
+constexpr uint32_t kMaxBlocks = 200;
 
 double seconds(Clock::duration d) {
   return std::chrono::duration<double>(d).count();
@@ -142,16 +149,26 @@ int run(const Options& o) {
     return 1;
   }
 
-  // Every object's versions, one per round; created before the clock starts.
-  std::vector<std::vector<Version>> versions(o.rounds, std::vector<Version>(o.objects));
-  for (auto& round : versions) {
-    for (uint32_t i = 0; i < o.objects; ++i) {
-      if (!round[i].resources.create(device, sources[i])) {
-        std::printf("could not create the resources of object %u\n", i);
-        return 1;
+  // A block's versions, one per round and object; created between blocks (not timed).
+  const auto make_block = [&](Block& block) {
+    block.assign(o.rounds, std::vector<Version>(o.objects));
+    for (auto& round : block) {
+      for (uint32_t i = 0; i < o.objects; ++i) {
+        if (!round[i].resources.create(device, sources[i])) {
+          std::printf("could not create the resources of object %u\n", i);
+          return false;
+        }
       }
     }
-  }
+    return true;
+  };
+  const auto destroy_block = [&](Block& block) {
+    for (auto& round : block) {
+      for (auto& v : round)
+        v.resources.destroy(device);
+    }
+    block.clear();
+  };
   // Placeholders until an object's first version arrives: a tiny grey texture and a quad.
   AssetSource placeholder_source;
   placeholder_source.generate(0, 2, 2);
@@ -201,94 +218,112 @@ int run(const Options& o) {
                   placeholder.resources.index_count,
                   {0.5f, 0.5f, 0.5f, 1.0f}});
   }
-  // Frame times: from one frame's start to the next's, flagged with whether uploads were in
-  // flight when it started.
-  std::vector<std::pair<Clock::time_point, bool>> starts;
-  const auto frame = [&](bool streaming) {
-    starts.emplace_back(Clock::now(), streaming);
-    scene.render(waits, record_acquires);
+  // Frame times, block by block: from one frame's start to the next's within a block.
+  example::FrameClock clock;
+  const auto frame = [&](bool measured) {
+    if (measured) clock.start_frame();
+    const uint64_t value = scene.render(waits, record_acquires);
     waits.clear();
     acquires.clear();
+    return value;
   };
   for (int i = 0; i < 10; ++i)  // warm-up (not measured)
     frame(false);
-  starts.clear();
 
-  // Streaming: producers hand every version to the streamer, round by round (round 0 is needed
-  // now, later rounds are prefetches); the render loop swaps versions in as they complete.
-  const uint64_t streamed_bytes = round_bytes * o.rounds;
-  std::atomic<uint32_t> next{0};
+  // One streaming block: producers hand every version of `block` to the streamer, round by round
+  // (round 0 is needed now, later rounds are prefetches); the render loop swaps versions in as
+  // they complete, until every one has. Returns the value of the block's last frame, the first
+  // to draw none of the previous versions.
   std::atomic<int> refused{0};
-  const auto t_stream = Clock::now();
-  std::vector<std::thread> producers;
-  for (uint32_t t = 0; t < o.producers; ++t) {
-    producers.emplace_back([&] {
-      for (uint32_t k = next++; k < o.rounds * o.objects; k = next++) {
-        const uint32_t r = k / o.objects, i = k % o.objects;
-        Version& v = versions[r][i];
-        const StreamPriority p = r == 0 ? StreamPriority::Now : StreamPriority::Prefetch;
-        for (;;) {  // backpressure: wait for room in the queue, a second at a time
-          auto t1 = streamer->upload(v.resources.texture_target, sources[i].texels, p,
-                                     std::chrono::seconds(1));
-          if (t1) {
-            v.texture = *t1;
-            break;
+  double stream_s = 0;
+  const auto stream_block = [&](Block& block) {
+    std::atomic<uint32_t> next{0};
+    std::vector<std::thread> producers;
+    const auto t_stream = Clock::now();
+    for (uint32_t t = 0; t < o.producers; ++t) {
+      producers.emplace_back([&] {
+        for (uint32_t k = next++; k < o.rounds * o.objects; k = next++) {
+          const uint32_t r = k / o.objects, i = k % o.objects;
+          Version& v = block[r][i];
+          const StreamPriority p = r == 0 ? StreamPriority::Now : StreamPriority::Prefetch;
+          for (;;) {  // backpressure: wait for room in the queue, a second at a time
+            auto t1 = streamer->upload(v.resources.texture_target, sources[i].texels, p,
+                                       std::chrono::seconds(1));
+            if (t1) {
+              v.texture = *t1;
+              break;
+            }
+            ++refused;
           }
-          ++refused;
+          for (;;) {
+            auto t2 = streamer->upload(v.resources.mesh_target, sources[i].mesh, p,
+                                       std::chrono::seconds(1));
+            if (t2) {
+              v.mesh = *t2;
+              break;
+            }
+            ++refused;
+          }
         }
-        for (;;) {
-          auto t2 = streamer->upload(v.resources.mesh_target, sources[i].mesh, p,
-                                     std::chrono::seconds(1));
-          if (t2) {
-            v.mesh = *t2;
-            break;
+      });
+    }
+    std::vector<uint32_t> shown(o.objects, UINT32_MAX);  // the round each object shows
+    uint32_t pending = o.rounds * o.objects;
+    clock.begin_block(true);
+    for (;;) {
+      for (uint32_t r = 0; r < o.rounds; ++r) {
+        for (uint32_t i = 0; i < o.objects; ++i) {
+          Version& v = block[r][i];
+          if (v.arrived || !v.texture || !v.mesh) continue;
+          if (streamer->status(v.texture) != StreamStatus::Complete ||
+              streamer->status(v.mesh) != StreamStatus::Complete) {
+            continue;
           }
-          ++refused;
+          v.arrived = true;
+          --pending;
+          if (shown[i] != UINT32_MAX && shown[i] > r) continue;  // a later version is shown
+          swap_in(i, v, 1.0f);
+          shown[i] = r;
         }
       }
-    });
-  }
-  std::vector<uint32_t> shown(o.objects, UINT32_MAX);  // the round each object shows
-  uint32_t pending = o.rounds * o.objects;
-  Clock::time_point t_done = t_stream;
-  while (pending > 0) {
-    for (uint32_t r = 0; r < o.rounds; ++r) {
-      for (uint32_t i = 0; i < o.objects; ++i) {
-        Version& v = versions[r][i];
-        if (v.arrived || !v.texture || !v.mesh) continue;
-        if (streamer->status(v.texture) != StreamStatus::Complete ||
-            streamer->status(v.mesh) != StreamStatus::Complete) {
-          continue;
-        }
-        v.arrived = true;
-        --pending;
-        if (shown[i] != UINT32_MAX && shown[i] > r) continue;  // a later version is shown
-        swap_in(i, v, 1.0f);
-        shown[i] = r;
+      if (pending == 0) stream_s += seconds(Clock::now() - t_stream);
+      const uint64_t value = frame(true);  // (after the last arrival: closes the block)
+      if (pending == 0) {
+        for (auto& p : producers)
+          p.join();
+        return value;
       }
     }
-    if (pending == 0) t_done = Clock::now();
-    frame(true);
-  }
-  for (auto& p : producers)
-    p.join();
-  const double stream_s = seconds(t_done - t_stream);
-  const std::size_t streaming_frames = starts.size();
-  // Without streaming: the same scene, every object at its last version.
-  const uint32_t baseline =
-      o.baseline_frames != 0 ? o.baseline_frames
-                             : static_cast<uint32_t>(std::max<std::size_t>(100, streaming_frames));
-  for (uint32_t f = 0; f <= baseline; ++f)
-    frame(false);
-  std::vector<example::FrameTime> frames;
-  for (std::size_t f = 0; f + 1 < starts.size(); ++f) {
-    frames.push_back(
-        {std::chrono::duration<double, std::milli>(starts[f + 1].first - starts[f].first).count(),
-         starts[f].second});
+  };
+
+  // Blocks: streaming, then as many frames without; the previous block's versions are destroyed
+  // once the frames before this block's last swap-in have finished.
+  Block current;
+  std::vector<std::pair<uint64_t, Block>> retired;
+  uint32_t blocks = 0;
+  std::size_t streaming_frames = 0;
+  while (blocks == 0 || (streaming_frames < o.min_frames && blocks < kMaxBlocks)) {
+    Block block;
+    if (!make_block(block)) return 1;
+    const uint64_t swapped = stream_block(block);
+    retired.emplace_back(swapped - 1, std::move(current));
+    current = std::move(block);
+    ++blocks;
+    const std::size_t n = clock.block_frames();
+    streaming_frames += n;
+    clock.begin_block(false);
+    for (std::size_t f = 0; f <= n; ++f)
+      frame(true);
+    std::erase_if(retired, [&](auto& r) {
+      if (!scene.finished(r.first)) return false;
+      destroy_block(r.second);
+      return true;
+    });
   }
 
   const auto image = scene.read_back();
   const bool png = example::write_png(o.out + "/last_frame.png", o.width, o.height, image);
+  const std::vector<example::FrameTime>& frames = clock.frames();
   const example::Percentiles with = example::percentiles(frames, true);
   const example::Percentiles without = example::percentiles(frames, false);
   example::write_csv(o.out + "/frame_times.csv", frames);
@@ -298,7 +333,7 @@ int run(const Options& o) {
   uint32_t verified = 0;
   if (o.check) {
     for (uint32_t i = 0; i < o.objects; ++i) {
-      if (!verify(device, versions[shown[i]][i], sources[i])) {
+      if (!verify(device, current[o.rounds - 1][i], sources[i])) {
         std::printf("check: object %u's texture or mesh differs from its source\n", i);
         ok = false;
       } else {
@@ -311,52 +346,63 @@ int run(const Options& o) {
     }
   }
   const StreamerStats s = streamer->stats();
+  const uint64_t streamed_bytes = round_bytes * o.rounds * blocks;
   const double gbps = static_cast<double>(streamed_bytes) / stream_s / 1e9;
   std::printf(
-      "streamed %.1f MiB (%u objects x %u rounds) through %u MiB of staging from %u threads in "
-      "%.3f s: %.2f GB/s while rendering\n",
-      static_cast<double>(streamed_bytes) / (1 << 20), o.objects, o.rounds, o.ring_mib, o.producers,
-      stream_s, gbps);
+      "streamed %.1f MiB (%u objects x %u rounds x %u blocks) through %u MiB of staging from %u "
+      "threads in %.3f s: %.2f GB/s while rendering\n",
+      static_cast<double>(streamed_bytes) / (1 << 20), o.objects, o.rounds, blocks, o.ring_mib,
+      o.producers, stream_s, gbps);
   std::printf(
       "  %llu submissions, %llu pieces, %llu batches waited for staging room, %d "
       "producer waits timed out\n",
       static_cast<unsigned long long>(s.submissions),
       static_cast<unsigned long long>(s.stream.pieces),
       static_cast<unsigned long long>(s.stream.ring_full), refused.load());
-  std::printf("frame times (ms)    frames     p50     p90     p99     max\n");
+  std::printf(
+      "frame times (ms), %u blocks of streaming frames, each followed by as many without:\n",
+      blocks);
+  std::printf("                    frames     p50     p90     p99     max\n");
   std::printf("  streaming       %8zu %7.3f %7.3f %7.3f %7.3f\n", with.frames, with.p50, with.p90,
               with.p99, with.max);
   std::printf("  not streaming   %8zu %7.3f %7.3f %7.3f %7.3f\n", without.frames, without.p50,
               without.p90, without.p99, without.max);
   std::printf("  p99 streaming / not streaming: %.2f\n",
               without.p99 > 0 ? with.p99 / without.p99 : 0.0);
+  if (device.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
+    std::printf(
+        "  (a CPU device: rendering and copies run on the host's cores, so these are CPU "
+        "times shared with the producers, not a GPU's)\n");
+  }
   if (o.check) std::printf("check: %u of %u objects verified byte for byte\n", verified, o.objects);
   std::printf("wrote %s/last_frame.png, frame_times.csv, frame_times.svg, summary.json\n",
               o.out.c_str());
   std::ofstream json(o.out + "/summary.json");
   char buf[1024];
   std::snprintf(buf, sizeof buf,
-                "{\"device\": \"%s\", \"dedicated_transfer_queue\": %s, \"objects\": %u, "
-                "\"rounds\": %u, \"streamed_bytes\": %llu, \"stream_seconds\": %.6f, "
+                "{\"device\": \"%s\", \"cpu_device\": %s, \"dedicated_transfer_queue\": %s, "
+                "\"objects\": %u, \"rounds\": %u, \"blocks\": %u, \"streamed_bytes\": %llu, "
+                "\"stream_seconds\": %.6f, "
                 "\"stream_gbps\": %.3f, \"ring_mib\": %u, \"producers\": %u,\n"
                 " \"streaming\": {\"frames\": %zu, \"p50_ms\": %.4f, \"p90_ms\": %.4f, "
                 "\"p99_ms\": %.4f, \"max_ms\": %.4f},\n"
                 " \"not_streaming\": {\"frames\": %zu, \"p50_ms\": %.4f, \"p90_ms\": %.4f, "
                 "\"p99_ms\": %.4f, \"max_ms\": %.4f},\n"
                 " \"p99_ratio\": %.4f, \"validation_messages\": %d}\n",
-                device.properties.deviceName, device.dedicated_transfer() ? "true" : "false",
-                o.objects, o.rounds, static_cast<unsigned long long>(streamed_bytes), stream_s,
-                gbps, o.ring_mib, o.producers, with.frames, with.p50, with.p90, with.p99, with.max,
-                without.frames, without.p50, without.p90, without.p99, without.max,
+                device.properties.deviceName,
+                device.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? "true" : "false",
+                device.dedicated_transfer() ? "true" : "false", o.objects, o.rounds, blocks,
+                static_cast<unsigned long long>(streamed_bytes), stream_s, gbps, o.ring_mib,
+                o.producers, with.frames, with.p50, with.p90, with.p99, with.max, without.frames,
+                without.p50, without.p90, without.p99, without.max,
                 without.p99 > 0 ? with.p99 / without.p99 : 0.0, device.validation_messages());
   json << buf;
 
   streamer.reset();  // waits for its last submission
   vkDeviceWaitIdle(device.device);
-  for (auto& round : versions) {
-    for (auto& v : round)
-      v.resources.destroy(device);
-  }
+  destroy_block(current);
+  for (auto& [value, block] : retired)
+    destroy_block(block);
   placeholder.resources.destroy(device);
   return ok ? 0 : 1;
 }
@@ -372,15 +418,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(2u, 16384u));
   app.add_option("--mesh-grid", o.mesh_grid, "mesh vertices per side")
       ->check(CLI::Range(2u, 4096u));
-  app.add_option("--rounds", o.rounds, "versions of every object streamed, one after another")
+  app.add_option("--rounds", o.rounds, "versions of every object streamed in each streaming block")
       ->check(CLI::Range(1u, 64u));
   app.add_option("--width", o.width, "frame width")->check(CLI::Range(16u, 8192u));
   app.add_option("--height", o.height, "frame height")->check(CLI::Range(16u, 8192u));
   app.add_option("--ring-mib", o.ring_mib, "the streamer's staging memory, MiB")
       ->check(CLI::Range(1u, 4096u));
   app.add_option("--producers", o.producers, "producer threads")->check(CLI::Range(1u, 256u));
-  app.add_option("--baseline-frames", o.baseline_frames,
-                 "frames rendered without streaming (0: as many as with, at least 100)");
+  app.add_option("--min-frames", o.min_frames,
+                 "frames of each phase, at least: streaming blocks repeat until the streaming "
+                 "frames reach it, each followed by as many frames without streaming")
+      ->check(CLI::Range(1u, 100000u));
   app.add_option("--out", o.out, "output folder");
   app.add_option("--device", o.device, "a substring of the device name to use");
   app.add_flag("--check", o.check,

@@ -88,11 +88,13 @@ std::string summary_text(const RunResult& r) {
        format_count(r.pacing_waits) + " waits, total " + format_duration(r.pacing_total) +
            ", longest " + format_duration(r.pacing_longest));
 
-  out += "\ncauses          InFlight(GPU) Fragmentation            Cap          total\n";
+  // The header in the rows' column widths ("  " + 14 = 16), so every title sits over its column.
+  constexpr auto kCauseRow = "  {:<14} {:>14} {:>14} {:>14} {:>14}\n";
+  out += fmt::format("\n{:<16} {:>14} {:>14} {:>14} {:>14}\n", "causes", "InFlight(GPU)",
+                     "Fragmentation", "Cap", "total");
   for (const CauseTable& t : kCauseTables) {
     const CauseCounts& n = r.*t.counts;
-    out += fmt::format("  {:<14} {:>14} {:>14} {:>14} {:>14}\n", t.label,
-                       format_count(n[BlockCause::InFlight]),
+    out += fmt::format(kCauseRow, t.label, format_count(n[BlockCause::InFlight]),
                        format_count(n[BlockCause::Fragmentation]), format_count(n[BlockCause::Cap]),
                        format_count(n.total()));
   }

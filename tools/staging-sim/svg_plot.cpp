@@ -2,11 +2,14 @@
 // time, queue stalls shaded, and below the chart one lane per policy event (waits, would-blocks,
 // splits, fallbacks, grows/trims, timeouts, direct uploads, wraps, frame pacing), coloured by
 // cause. Long runs are reduced to one value per pixel column (the column's maximum), so the file
-// stays small and no peak is lost.
+// stays small and no peak is lost. Held bytes are drawn thick under the capacity's dashes, so both
+// show where a ring holds exactly its capacity; events closer than a marker's width are spread
+// apart in their lane, so each one stays visible.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <set>
 #include <tuple>
@@ -36,6 +39,11 @@ constexpr const char* kNeutral = "#6c757d";
 constexpr const char* kStall = "#adb5bd";
 constexpr const char* kCauseColour[3] = {"#f08c00", "#7b2cbf", "#c1121f"};  // InFlight, Frag, Cap
 constexpr const char* kDiamond = "l5 5 l-5 5 l-5 -5 z";
+constexpr double kMarkerGap = 4;    // the least distance between two markers of one lane
+constexpr double kMinWaitBand = 3;  // the narrowest wait band in the chart, pixels
+constexpr double kHeldWidth = 4;
+constexpr const char* kLimitDash = "10 6";
+constexpr const char* kHalo = R"(stroke="#fff" stroke-width="3" paint-order="stroke")";
 
 std::string escape(std::string_view s) {
   std::string out;
@@ -144,6 +152,55 @@ void marker(Svg& svg, const Mark& m, double x, double mid, const char* colour) {
   }
 }
 
+const char* cause_colour(BlockCause c) {
+  return kCauseColour[static_cast<int>(c)];
+}
+
+// One lane's markers, in time order, in a <g class="lane"> whose children are exactly its
+// markers, and its count at the right. Where there is room for every marker, one closer than
+// kMarkerGap to the previous (or overlapping the previous span) moves right until it is not, so
+// each event stays visible; a lane too dense for that draws one marker per (pixel column, cause,
+// kind).
+void draw_lane(Svg& svg, const RunResult& r, const Lane& lane, double mid,
+               const std::function<double(Duration)>& x_of) {
+  std::vector<const Mark*> marks;
+  for (const Mark& m : r.marks) {
+    if (m.kind == lane.first || m.kind == lane.second) marks.push_back(&m);
+  }
+  std::stable_sort(marks.begin(), marks.end(),
+                   [](const Mark* a, const Mark* b) { return a->time < b->time; });
+  const bool spread = static_cast<double>(marks.size()) * kMarkerGap <= kRight - kLeft;
+  svg.text(kLeft - 6, mid + 4, R"(text-anchor="end" font-size="11")", lane.label);
+  svg.add(R"(<g class="lane" data-lane="{}" data-count="{}">)", lane.label, marks.size());
+  double next_free = kLeft;
+  std::set<std::tuple<int, int, int>> drawn;  // dense lanes: one per (pixel column, cause, kind)
+  for (const Mark* m : marks) {
+    const bool neutral =
+        m->kind == MarkKind::Wrap || m->kind == MarkKind::Trim || m->kind == MarkKind::Pacing;
+    const char* colour = neutral ? kNeutral : cause_colour(m->cause);
+    const bool span = m->kind == MarkKind::Wait || m->kind == MarkKind::Pacing;
+    double x = x_of(m->time);
+    const double w = span ? std::max(1.5, x_of(m->time + m->duration) - x) : 0;
+    if (spread) {
+      x = std::max(x, next_free);
+      next_free = x + (span ? w + 1.5 : kMarkerGap);
+    } else if (!span && !drawn
+                             .insert({static_cast<int>(x), static_cast<int>(m->cause),
+                                      static_cast<int>(m->kind)})
+                             .second) {
+      continue;
+    }
+    if (span) {
+      svg.rect(x, mid - 6, w, 12,
+               fmt::format(R"(fill="{}"{})", colour,
+                           m->flag ? R"( stroke="#000" stroke-width="0.8")" : ""));
+    } else {
+      marker(svg, *m, x, mid, colour);
+    }
+  }
+  svg.add("</g>");
+  svg.text(kRight + 8, mid + 4, R"(font-size="11" fill="#333")", format_count(marks.size()));
+}
 }  // namespace
 
 std::string svg_plot(const RunResult& r) {
@@ -161,11 +218,10 @@ std::string svg_plot(const RunResult& r) {
   const double mib = 1024.0 * 1024.0;
   const double y_max_raw =
       static_cast<double>(std::max({r.cap, r.peak_held, r.peak_in_flight, uint64_t{1}})) / mib *
-      1.08;
+      1.15;
   const double y_step = nice_step(y_max_raw, 6);
   const double y_max = std::ceil(y_max_raw / y_step) * y_step;
   const auto y_of = [&](double bytes) { return kBottom - kChartHeight * (bytes / mib) / y_max; };
-  const auto cause_colour = [](BlockCause c) { return kCauseColour[static_cast<int>(c)]; };
 
   Svg svg;
   svg.add(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0:.0f}" height="{1:.0f}" )"
@@ -199,8 +255,10 @@ std::string svg_plot(const RunResult& r) {
   }
   for (const Mark& m : r.marks) {
     if (m.kind != MarkKind::Wait) continue;
-    svg.rect(x_of(m.time), kTop, std::max(0.8, x_of(m.time + m.duration) - x_of(m.time)),
-             kChartHeight, fmt::format(R"(fill="{}" fill-opacity="0.18")", cause_colour(m.cause)));
+    const double w = std::max(kMinWaitBand, x_of(m.time + m.duration) - x_of(m.time));
+    svg.rect(
+        x_of(m.time), kTop, w, kChartHeight,
+        fmt::format(R"(class="wait-band" fill="{}" fill-opacity="0.45")", cause_colour(m.cause)));
   }
 
   // Grid and axes.
@@ -236,17 +294,28 @@ std::string svg_plot(const RunResult& r) {
   svg.add(R"(<polygon points="{} {:.1f},{:.1f}" fill="{}" fill-opacity="0.55" stroke="{}" )"
           R"(stroke-width="0.8"/>)",
           flight_pts, kRight, y_of(0), kInFlight, kInFlightEdge);
-  svg.add(R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="2.2"/>)", held_pts, kHeld);
-  const auto limit = [&](uint64_t bytes, const char* colour, const char* label, double dy) {
+  // Held bytes thick and solid, then the limits dashed on top: where the ring holds exactly its
+  // capacity, the blue line shows between the capacity's dashes.
+  svg.add(R"(<polyline class="held" points="{}" fill="none" stroke="{}" stroke-width="{}"/>)",
+          held_pts, kHeld, kHeldWidth);
+  const auto limit = [&](uint64_t bytes, const char* colour, const char* cls, const char* label) {
     const double y = y_of(static_cast<double>(bytes));
     svg.line(kLeft, y, kRight, y,
-             fmt::format(R"(stroke="{}" stroke-width="1.4" stroke-dasharray="7 4")", colour));
-    svg.text(kRight - 4, y + dy,
-             fmt::format(R"(text-anchor="end" font-size="11" fill="{}")", colour),
+             fmt::format(R"(class="{}" stroke="{}" stroke-width="1.6" stroke-dasharray="{}")", cls,
+                         colour, kLimitDash));
+    svg.text(kRight - 4, y - 5,
+             fmt::format(R"(text-anchor="end" font-size="11" fill="{}" {})", colour, kHalo),
              fmt::format("{} {}", label, format_bytes(bytes)));
   };
-  limit(r.capacity, kCapacity, "capacity", r.cap == r.capacity ? 14 : -4);
-  if (r.cap != r.capacity) limit(r.cap, kCap, "cap", -4);
+  limit(r.capacity, kCapacity, "capacity", "capacity");
+  if (r.cap != r.capacity) limit(r.cap, kCap, "cap", "cap");
+  // The held line's own label at its right end, below it (above it when it ends at the bottom).
+  const uint64_t held_end = held.empty() ? 0 : held.back();
+  const double y_held = y_of(static_cast<double>(held_end));
+  svg.text(kRight - 4, y_held + 15 > kBottom - 2 ? y_held - 5 : y_held + 15,
+           fmt::format(R"(text-anchor="end" font-size="11" fill="{}" {})", kHeld, kHalo),
+           fmt::format("held bytes {}{}", format_bytes(held_end),
+                       held_end == r.capacity ? " (= capacity)" : ""));
   for (const Mark& m : r.marks) {  // fallbacks: diamonds on the chart's top edge
     if (m.kind != MarkKind::Fallback) continue;
     svg.path(x_of(m.time), kTop + 1, kDiamond,
@@ -270,14 +339,14 @@ std::string svg_plot(const RunResult& r) {
     return fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="20" height="10" fill="{}" {}/>)", lx,
                        ly - 5, colour, style);
   };
-  entry(swatch_line(kHeld, R"(stroke-width="2.2")"), "held bytes");
+  entry(swatch_line(kHeld, R"(stroke-width="4")"), "held bytes");
   entry(swatch_box(kInFlight,
                    fmt::format(R"(fill-opacity="0.55" stroke="{}")", kInFlightEdge).c_str()),
         "bytes in flight (not yet retired)");
-  entry(swatch_line(kCapacity, R"(stroke-dasharray="7 4")"), "capacity");
-  entry(swatch_line(kCap, R"(stroke-dasharray="7 4")"), "cap");
+  entry(swatch_line(kCapacity, R"(stroke-width="1.6" stroke-dasharray="6 3")"), "capacity");
+  entry(swatch_line(kCap, R"(stroke-width="1.6" stroke-dasharray="6 3")"), "cap");
   entry(swatch_box(kStall, R"(fill-opacity="0.5")"), "queue stalled");
-  entry(swatch_box(kCauseColour[0], R"(fill-opacity="0.3")"), "wait");
+  entry(swatch_box(kCauseColour[0], R"(fill-opacity="0.45")"), "wait");
   entry(fmt::format(R"(<path d="M{:.1f} {:.1f} {}" fill="{}"/>)", lx + 10, ly - 5, kDiamond,
                     kCauseColour[0]),
         "fallback");
@@ -296,32 +365,10 @@ std::string svg_plot(const RunResult& r) {
     cx += 18 + 6.0 * static_cast<double>(std::string_view(name).size()) + 16;
   }
   for (std::size_t li = 0; li < std::size(kLanes); ++li) {
-    const Lane& lane = kLanes[li];
-    const double y0 = kLaneTop + static_cast<double>(li) * kLaneHeight, mid = y0 + kLaneHeight / 2;
+    const double y0 = kLaneTop + static_cast<double>(li) * kLaneHeight;
     svg.rect(kLeft, y0, chart_w, kLaneHeight,
              li % 2 == 0 ? R"(fill="#f8f9fa")" : R"(fill="#ffffff")");
-    svg.text(kLeft - 6, mid + 4, R"(text-anchor="end" font-size="11")", lane.label);
-    uint64_t count = 0;
-    std::set<std::tuple<int, int, int>> drawn;  // one marker per (pixel column, cause, kind)
-    for (const Mark& m : r.marks) {
-      if (m.kind != lane.first && m.kind != lane.second) continue;
-      ++count;
-      const double x = x_of(m.time);
-      const bool neutral =
-          m.kind == MarkKind::Wrap || m.kind == MarkKind::Trim || m.kind == MarkKind::Pacing;
-      const char* colour = neutral ? kNeutral : cause_colour(m.cause);
-      if (m.kind == MarkKind::Wait || m.kind == MarkKind::Pacing) {
-        svg.rect(x, mid - 6, std::max(1.0, x_of(m.time + m.duration) - x), 12,
-                 fmt::format(R"(fill="{}"{})", colour,
-                             m.flag ? R"( stroke="#000" stroke-width="0.8")" : ""));
-      } else if (drawn
-                     .insert(
-                         {static_cast<int>(x), static_cast<int>(m.cause), static_cast<int>(m.kind)})
-                     .second) {
-        marker(svg, m, x, mid, colour);
-      }
-    }
-    svg.text(kRight + 8, mid + 4, R"(font-size="11" fill="#333")", format_count(count));
+    draw_lane(svg, r, kLanes[li], y0 + kLaneHeight / 2, x_of);
   }
   svg.rect(kLeft, kLaneTop, chart_w, lanes_h, R"(fill="none" stroke="#adb5bd")");
   svg.text(kLeft, kLaneTop + lanes_h + 22, R"(font-size="10" fill="#6c757d")",

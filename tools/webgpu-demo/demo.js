@@ -1,6 +1,8 @@
 // The demo page: gets a WebGPU device, hands it to the wasm (Module.preinitializedWebGPUDevice),
 // then per requestAnimationFrame runs one frame of uploads through the ring (demo_frame), reads the
 // streamed texture back onto the canvas, and draws the slots' states, their history and the stats.
+// With ?frames=N in the URL (the screenshot harness) the page stops after N frames, once the last
+// readback has landed, and sets window.demoDone: the frame number it shows is then N exactly.
 'use strict';
 
 const COLORS = {
@@ -11,6 +13,8 @@ const HISTORY = 160;
 const history = [];  // per frame: array of slot states
 window.demoFrame = 0;
 window.demoError = null;
+window.demoDone = false;
+const stopAt = Number(new URLSearchParams(window.location.search).get('frames')) || 0;
 window.addEventListener('error', (e) => fail(String(e.message)));
 
 function kib(bytes) {
@@ -84,6 +88,12 @@ function start(device) {
     if (history.length > HISTORY) history.shift();
     draw(state);
     window.demoFrame = state.frame;
+    if (stopAt > 0 && state.frame >= stopAt) {
+      document.getElementById('frame').textContent += ` · stopped after ${state.frame} frames`;
+      const settle = () => (reading ? setTimeout(settle, 10) : (window.demoDone = true));
+      settle();
+      return;
+    }
     requestAnimationFrame(tick);
   }
   requestAnimationFrame(tick);
@@ -142,8 +152,8 @@ function draw(state) {
     row('re-maps ok / failed', `${s.maps_completed} / ${s.maps_failed}`),
     row('slot memory now', kib(s.bytes_allocated)),
   ].join('');
-  document.getElementById('events').innerHTML =
-      state.events.slice().reverse().map((e) => `<li>${e}</li>`).join('');
+  // In the order they happened (oldest first), so the list's numbers follow time.
+  document.getElementById('events').innerHTML = state.events.map((e) => `<li>${e}</li>`).join('');
 }
 
 main().catch((e) => fail(String(e && e.message || e)));

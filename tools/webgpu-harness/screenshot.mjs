@@ -1,5 +1,6 @@
-// Serves a page directory on 127.0.0.1, opens it in headless Chromium, waits until the page has
-// run enough frames (window.demoFrame), and saves a screenshot. With --serve it then keeps serving
+// Serves a page directory on 127.0.0.1, opens it in headless Chromium with ?frames=N, waits until
+// the page has run exactly N frames and stopped (window.demoDone), and saves a screenshot: the
+// frame number on the page is the one this prints. With --serve it then keeps serving
 // (for a person's browser) until interrupted.
 //
 //   node screenshot.mjs --dir build/webgpu-wasm/www --out out/webgpu-demo.png [--frames 230]
@@ -32,8 +33,8 @@ try {
   const page = await browser.context.newPage();
   page.on('console', (m) => console.log(`page: ${m.text()}`));
   page.on('pageerror', (e) => console.log(`page error: ${e}`));
-  await page.goto(`${server.url}/${o.page}`);
-  await page.waitForFunction((n) => window.demoError || window.demoFrame >= n, o.frames,
+  await page.goto(`${server.url}/${o.page}?frames=${o.frames}`);
+  await page.waitForFunction(() => window.demoError || window.demoDone, null,
                              { timeout: o.timeout * 1000, polling: 100 });
   const error = await page.evaluate(() => window.demoError);
   if (error) throw new Error(`the page failed: ${error}`);
