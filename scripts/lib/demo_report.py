@@ -18,6 +18,7 @@ import argparse
 import html
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -33,11 +34,21 @@ def table(rows, header=None, numeric_from=1, text_cols=(), row_class=None):
         cells = []
         for i, c in enumerate(row):
             cls = ' class="num"' if i >= numeric_from and i not in text_cols else ""
+            cls = ' class="notice"' if header and header[i] == "what to notice" else cls
             cells.append("<td%s>%s</td>" % (cls, html.escape(str(c))))
         tr = ' class="%s"' % row_class(n) if row_class and row_class(n) else ""
         out.append("<tr%s>" % tr + "".join(cells) + "</tr>")
     out.append("</table>")
     return "\n".join(out)
+
+
+def with_anchor(part):
+    """Gives each <h2>/<h3> an id from its text ("every-policy-on-this-workload"), so sections
+    can be linked."""
+    def anchor(m):
+        slug = re.sub(r"[^a-z0-9]+", "-", re.sub(r"<[^>]+>", "", m.group(2)).lower()).strip("-")
+        return '<%s id="%s">%s</%s>' % (m.group(1), slug, m.group(2), m.group(1))
+    return re.sub(r"<(h[23])>(.*?)</\1>", anchor, part)
 
 
 def stat_rows(stats):
@@ -63,8 +74,9 @@ def raw_table(stats):
     out = ["<table>", "<tr><th>stat</th><th>value</th></tr>"]
     for key, shown in stat_rows(stats):
         raw = json.dumps(stats[key])
-        out.append('<tr><td>%s</td><td class="num" title="%s">%s</td></tr>' %
-                   (html.escape(key), html.escape(raw), html.escape(shown)))
+        cls = "num" if shown[:1].isdigit() else "text"  # (causes: "InFlight 5, ...")
+        out.append('<tr><td>%s</td><td class="%s" title="%s">%s</td></tr>' %
+                   (html.escape(key), cls, html.escape(raw), html.escape(shown)))
     out.append("</table>")
     return "\n".join(out)
 
@@ -102,8 +114,8 @@ def compare_section(cmp, report, command):
         rows.append([label + (" (this run)" if this else ""), rf.notice(r, capacity),
                      rf.duration(r["wait_total_ns"]), rf.duration(r["wait_longest_ns"]),
                      rf.count(r["would_blocks"]), rf.count(r["timeouts"]),
-                     "%s (%s)" % (rf.count(r["fallbacks"]), rf.size(r["fallback_bytes"])),
-                     "%s (%s)" % (rf.count(r["direct"]), rf.size(r["direct_bytes"])),
+                     with_bytes(r["fallbacks"], r["fallback_bytes"]),
+                     with_bytes(r["direct"], r["direct_bytes"]),
                      rf.size(r["bytes_skipped"]), rf.size(r["peak_held_bytes"]),
                      rf.duration(r["upload_delay_max_ns"]), rf.sig3(r["throughput_mib_s"]),
                      "%s / %s / %s" % (rf.count(causes["InFlight"]),
@@ -122,6 +134,11 @@ def compare_section(cmp, report, command):
                               "causes InFlight / Frag. / Cap", "violations"],
                        numeric_from=2, row_class=lambda n: classes[n]))
     return "\n".join(parts)
+
+
+def with_bytes(n, b):
+    """"1,850 (952 MiB)", or "0"."""
+    return "%s (%s)" % (rf.count(n), rf.size(b)) if n else "0"
 
 
 def streaming_section(a, link):
@@ -262,6 +279,7 @@ def main():
     else:
         parts.append("<p>Not run: Emscripten or Chromium is not installed here.</p>")
 
+    parts = [with_anchor(p) for p in parts]
     page = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>staging demo report</title>
 <style>
@@ -273,7 +291,8 @@ img.shot { max-width: 100%%; border: 1px solid #d0d7de; }
 table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; }
 th, td { border: 1px solid #d0d7de; padding: 3px 8px; }
 th { background: #f6f8fa; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.notice { min-width: 300px; }
 .ok { color: #1a7f37; font-weight: bold; } .bad { color: #c1121f; font-weight: bold; }
 td.ok, td.bad { font-weight: normal; }
 tr.this td { background: #fff8e1; }

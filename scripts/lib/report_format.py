@@ -143,6 +143,9 @@ def notice(row, capacity):
     if row["peak_held_bytes"] > capacity:
         notes.append("held up to %s (capacity %s)" % (size(row["peak_held_bytes"]),
                                                       size(capacity)))
+    if row["upload_delay_max_ns"] >= 50e6:  # three 60 Hz frames
+        notes.append("uploads delayed up to %s before they were placed" %
+                     duration(row["upload_delay_max_ns"]))
     if row["bytes_skipped"] >= 1 << 20:
         notes.append("%s skipped at wraps" % size(row["bytes_skipped"]))
     streamer = row.get("streamer")

@@ -123,6 +123,13 @@ def cmd_plot(a):
                    "staging memory (MiB)", "waits", "fallbacks", "queue stalled"):
         if wanted not in text:
             fail("the plot has no %r label" % wanted)
+    check_plot_readable(root, "stalled-queue wait")
+    # The demo's run: held bytes lie on the capacity all along, and waits and splits come in pairs
+    # closer than a pixel.
+    demo = os.path.join(a.work, "plot-mixed.svg")
+    run(["--workload", "mixed", "--strategy", "byte", "--policy", "split", "--seed", "1",
+         "--plot", demo, "-q"], a.sim)
+    check_plot_readable(ET.parse(demo).getroot(), "mixed split")
     if shutil.which("rsvg-convert"):
         png = os.path.join(a.work, "plot.png")
         subprocess.run(["rsvg-convert", out, "-o", png], check=True)
@@ -130,6 +137,44 @@ def cmd_plot(a):
             fail("rsvg-convert produced a suspiciously small PNG")
         print("ok  rendered with rsvg-convert: %s" % png)
     print("ok  well-formed SVG with axes, legend and lanes")
+
+
+def check_plot_readable(root, label):
+    """What a reader must be able to see: held bytes and the capacity as different lines (held
+    solid and thicker, capacity dashed) below the chart's top, wait bands that show, and every
+    event of a lane that has room for them drawn as a marker of its own."""
+    ns = "{http://www.w3.org/2000/svg}"
+    by_class = {}
+    for e in root.iter():
+        by_class.setdefault(e.get("class"), []).append(e)
+    held, capacity, chart = by_class.get("held"), by_class.get("capacity"), by_class.get("chart")
+    if not held or not capacity or not chart:
+        fail("%s: the plot has no held line, capacity line or chart frame" % label)
+    held, capacity, chart = held[0], capacity[0], chart[0]
+    if held.get("stroke") == capacity.get("stroke") or not capacity.get("stroke-dasharray") \
+            or held.get("stroke-dasharray"):
+        fail("%s: held bytes and capacity are not told apart (colour, dashes)" % label)
+    if float(held.get("stroke-width")) <= float(capacity.get("stroke-width")):
+        fail("%s: the held line is not wider than the capacity's (it hides under it)" % label)
+    top, height = float(chart.get("y")), float(chart.get("height"))
+    for line in by_class.get("capacity", []) + by_class.get("cap", []):
+        if float(line.get("y1")) < top + 0.08 * height:
+            fail("%s: no headroom above the %s line" % (label, line.get("class")))
+    for band in by_class.get("wait-band", []):
+        if float(band.get("fill-opacity")) < 0.4 or float(band.get("width")) < 3:
+            fail("%s: a wait band is too faint or too thin to see" % label)
+    width = float(chart.get("width"))
+    for lane in by_class.get("lane", []):
+        n = int(lane.get("data-count"))
+        markers = list(lane)
+        if n * 4 <= width and len(markers) != n:
+            fail("%s: lane %s shows %d markers for %d events" %
+                 (label, lane.get("data-lane"), len(markers), n))
+        xs = sorted(float(m.get("x") or m.get("x1") or m.get("d", "M0").split()[0][1:])
+                    for m in markers)
+        if n * 4 <= width and any(b - x < 1 for x, b in zip(xs, xs[1:])):
+            fail("%s: lane %s draws two markers at the same place" % (label, lane.get("data-lane")))
+    print("ok  %s: held and capacity apart, headroom, every event visible" % label)
 
 
 def cmd_replay(a):

@@ -55,7 +55,8 @@ class Formatting(unittest.TestCase):
     def test_the_notice_names_direct_uploads_and_waiting(self):
         row = {"invariant_violations": 0, "direct": 1850, "direct_bytes": 997774509,
                "fallbacks": 0, "fallback_bytes": 0, "wait_total_ns": 0, "wait_longest_ns": 0,
-               "would_blocks": 0, "timeouts": 0, "peak_held_bytes": 18874368, "bytes_skipped": 0}
+               "would_blocks": 0, "timeouts": 0, "peak_held_bytes": 18874368, "bytes_skipped": 0,
+               "upload_delay_max_ns": 0}
         self.assertIn("1,850 uploads (952 MiB) sent direct", rf.notice(row, 33554432))
         row.update(direct=0, direct_bytes=0, wait_total_ns=4411400000, wait_longest_ns=11900000)
         self.assertIn("4.41 s spent waiting (longest 11.9 ms)", rf.notice(row, 33554432))

@@ -202,10 +202,11 @@ std::string frame_times_svg(const std::vector<FrameTime>& frames, const Percenti
   for (const FrameTime& f : frames)
     max_ms = std::max(max_ms, f.ms);
   const std::vector<double> y_ticks = axis_ticks(max_ms * 1.05, 6);
-  const std::vector<double> x_ticks =
-      axis_ticks(static_cast<double>(std::max<std::size_t>(frames.size(), 1)), 10);
+  // The x axis ends at the last frame; its ticks are those at or before it.
+  c.frames = static_cast<double>(std::max<std::size_t>(frames.size(), 1));
+  std::vector<double> x_ticks = axis_ticks(c.frames, 10);
+  std::erase_if(x_ticks, [&](double v) { return v > c.frames; });
   c.top_ms = y_ticks.back();
-  c.frames = x_ticks.back();  // the x axis ends at its last tick
   std::string out;
   append(out,
          "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' viewBox='0 0 %.0f "

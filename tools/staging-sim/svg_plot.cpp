@@ -321,7 +321,7 @@ std::string svg_plot(const RunResult& r) {
     svg.path(x_of(m.time), kTop + 1, kDiamond,
              fmt::format(R"(fill="{}" stroke="#fff" stroke-width="0.6")", cause_colour(m.cause)));
   }
-  svg.rect(kLeft, kTop, chart_w, kChartHeight, R"(fill="none" stroke="#333")");
+  svg.rect(kLeft, kTop, chart_w, kChartHeight, R"(class="chart" fill="none" stroke="#333")");
 
   // Legend: one row between the title and the chart.
   double lx = kLeft;
