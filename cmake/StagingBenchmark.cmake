@@ -1,6 +1,7 @@
 # staging_link_benchmark(<target>): links Google Benchmark into a benchmark executable, with the
 # project's main() (tools/support/benchmark_main.cpp: Google Benchmark's flags and --help, an
-# unknown argument refused with exit status 2).
+# unknown argument or an unwritable --benchmark_out refused with exit status 2; it links
+# staging_tool_cli, tools/CMakeLists.txt).
 #
 # Debian ships Google Benchmark only as a shared library (libbenchmark.so.1debian; libbenchmark-dev
 # has no libbenchmark.a), and GPU machines that only run what was built elsewhere may lack the
@@ -11,7 +12,7 @@
 function(staging_link_benchmark target)
   find_package(benchmark REQUIRED)
   target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tools/support/benchmark_main.cpp)
-  target_link_libraries(${target} PRIVATE benchmark::benchmark)
+  target_link_libraries(${target} PRIVATE benchmark::benchmark staging_tool_cli)
   get_target_property(type benchmark::benchmark TYPE)
   if(type STREQUAL "SHARED_LIBRARY")
     set_property(TARGET ${target} APPEND PROPERTY BUILD_RPATH "\$ORIGIN")

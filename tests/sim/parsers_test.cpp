@@ -38,8 +38,22 @@ TEST(Units, ParsesDurationsOnlyWithAUnit) {
   EXPECT_EQ(parse_duration("16.667ms"), 16667us);
   EXPECT_EQ(parse_duration("7ns"), 7ns);
   EXPECT_FALSE(parse_duration("100"));  // no unit
-  EXPECT_FALSE(parse_duration("1h"));
   EXPECT_FALSE(parse_duration("1e30s"));
+}
+
+TEST(Units, ParsesMinutesAndHours) {
+  EXPECT_EQ(parse_duration("1h"), 3600s);
+  EXPECT_EQ(parse_duration("0.5h"), 30min);
+  EXPECT_EQ(parse_duration("1.5min"), 90s);
+  EXPECT_EQ(parse_duration("2 min"), 120s);
+  EXPECT_FALSE(parse_duration("1m"));  // minutes or metres: no such unit
+  EXPECT_FALSE(parse_duration("1hr"));
+  EXPECT_FALSE(parse_duration("1H"));
+  // The same limit as every other unit: 2^60 ns is about 320,255 hours.
+  EXPECT_TRUE(parse_duration("320255h"));
+  EXPECT_FALSE(parse_duration("320256h"));
+  EXPECT_TRUE(parse_duration("19215358min"));
+  EXPECT_FALSE(parse_duration("19215359min"));
 }
 
 TEST(Units, FormatsForPeople) {

@@ -33,6 +33,8 @@
 #include <thread>
 #include <vector>
 
+#include "cli.hpp"
+#include "exception_exit.hpp"
 #include "staging/core/fill_pool.hpp"
 #include "staging/core/host_topology.hpp"
 #include "staging/core/spin_lock.hpp"
@@ -362,21 +364,19 @@ void timeline(unsigned threads, int points) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   const unsigned cpus = static_cast<unsigned>(staging::HostTopology::read().cpus(-1).size());
   unsigned threads = std::clamp(cpus > 2 ? cpus - 2 : 1u, 1u, 12u);  // the Uploader's default
   double seconds = 0.2;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--threads" && i + 1 < argc) {
-      threads = static_cast<unsigned>(std::max(1, std::atoi(argv[++i])));
-    } else if (a == "--seconds" && i + 1 < argc) {
-      seconds = std::max(0.01, std::atof(argv[++i]));
-    } else {
-      std::fprintf(stderr, "usage: staging-bench-cpu [--threads N] [--seconds S]\n");
-      return 2;
-    }
-  }
+  CLI::App app{
+      "staging-bench-cpu: the fixed CPU costs of an upload (wake-ups, lock hand-offs, "
+      "the Uploader's own work), without a GPU.",
+      "staging-bench-cpu"};
+  app.add_option("--threads", threads, "fill-pool threads (default: the Uploader's default here)")
+      ->check(CLI::Range(1u, 1024u));
+  app.add_option("--seconds", seconds, "time per lock hand-off measurement")
+      ->check(CLI::Range(0.01, 3600.0));
+  if (const std::optional<int> exit = staging::tools::parse(app, argc, argv)) return *exit;
   std::printf("# cpus usable: %u; pool threads: %u (the Uploader's default here)\n", cpus, threads);
   std::vector<unsigned> sizes{1, 4, threads};
   if (cpus > threads + 2) sizes.push_back(cpus - 2);
@@ -388,4 +388,6 @@ int main(int argc, char** argv) {
   upload(threads, 200);
   timeline(std::min(threads, 8u), 20000);
   return 0;
+} catch (...) {
+  return staging::tools::exception_exit("staging-bench-cpu");
 }

@@ -36,7 +36,7 @@ int uploads_per_frame(uint64_t size) {
 example::Device& device() {
   static std::unique_ptr<example::Device> vk = [] {
     setenv("STAGING_VULKAN_VALIDATION", "off", 0);  // measure the library, not the layer
-    auto d = std::make_unique<example::Device>();
+    auto d = std::make_unique<example::Device>(example::device_name_from_environment());
     if (d->ok()) std::fprintf(stderr, "device: %s\n", d->describe().c_str());
     return d;
   }();

@@ -1,11 +1,13 @@
 // staging-bench --backend NAME [options]: see bench.hpp for the structure, `--help` for the
 // options of the backends built into this binary. Every option is checked before a device is
-// touched: a bad one is refused with exit status 2.
+// touched: a bad one (or a --json file that cannot be created) is refused with exit status 2.
 #include <cstdio>
 #include <vector>
 
 #include "bench.hpp"
 #include "cli.hpp"
+#include "exception_exit.hpp"
+#include "io_paths.hpp"
 
 namespace {
 
@@ -22,7 +24,7 @@ std::vector<staging::bench::Backend> backends() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   using namespace staging::bench;
   CommonOptions options;
   for (int i = 0; i < argc; ++i)
@@ -57,7 +59,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 1000000u));
   app.add_option("--max-reps", options.max_reps, "most repetitions per configuration")
       ->check(CLI::Range(1u, 1000000u));
-  app.add_option("--json", options.json_path, "write the results as JSON to this file");
+  app.add_option("--json", options.json_path, "write the results as JSON to this file")
+      ->check(staging::tools::writable_file());
   for (Backend& b : all)
     b.add_options(app);
   if (const std::optional<int> exit = staging::tools::parse(app, argc, argv)) return *exit;
@@ -87,4 +90,6 @@ int main(int argc, char** argv) {
     return status;
   }
   return 2;  // (not reached: --backend is one of the names)
+} catch (...) {
+  return staging::tools::exception_exit("staging-bench");
 }

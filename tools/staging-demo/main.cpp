@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli.hpp"
+#include "exception_exit.hpp"
 #include "staging/core.hpp"
 #include "staging/testing/fake_slot_allocator.hpp"
 
@@ -27,7 +28,7 @@ void show(const Ring& ring, const char* what) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   CLI::App app{"staging-demo: the slot ring in a scripted session on a fake device (no GPU).",
                "staging-demo"};
   if (const std::optional<int> exit = staging::tools::parse(app, argc, argv)) return *exit;
@@ -83,4 +84,6 @@ int main(int argc, char** argv) {
 
   std::printf("\nstats:\n%s", staging::format_stats(ring.stats()).c_str());
   return 0;
+} catch (...) {
+  return staging::tools::exception_exit("staging-demo");
 }

@@ -2,7 +2,8 @@
 // allocates (here plain host memory; in a backend, mapped GPU-visible memory), and a queue of
 // its own (here a worker thread playing the GPU's copy engine) tells it what has completed.
 // Uploads of random sizes and random bytes are copied into a "device" buffer through a ring much
-// smaller than the total; every byte of the destination is checked at the end. Exit 0 on success.
+// smaller than the total; every byte of the destination is checked at the end. Exit status: 0 on
+// success, 1 a failure, 2 a usage error (it takes no arguments but --help).
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
@@ -15,6 +16,9 @@
 #include <staging/core/timeline.hpp>
 #include <thread>
 #include <vector>
+
+#include "cli.hpp"
+#include "exception_exit.hpp"
 
 namespace {
 
@@ -102,7 +106,13 @@ class CopyQueue final : public staging::CompletionSource {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) try {
+  CLI::App app{
+      "staging-example-core: a ByteRing over host memory and a worker-thread queue, every "
+      "byte checked (no GPU).",
+      "staging-example-core"};
+  if (const std::optional<int> exit = staging::tools::parse(app, argc, argv)) return *exit;
+
   HostRegions memory;
   CopyQueue queue;
   // 1 MiB of staging, never more: a full ring waits (bounded) for the queue's timeline.
@@ -152,4 +162,6 @@ int main() {
               staging::format_stats(ring.stats()).c_str());
   std::printf("byte check: %s\n", equal ? "passed" : "FAILED");
   return equal && ring.live() == 0 ? 0 : 1;
+} catch (...) {
+  return staging::tools::exception_exit("staging-example-core");
 }

@@ -17,7 +17,9 @@
 // byte against its source and fails on any validation message (the CTest run). --big is the
 // H200 scene: 48 objects with 2048² textures and 256² vertex grids, about 1.1 GiB per round.
 //
-// Exit status: 0 done; 1 a check failed; 2 bad options; 77 no suitable Vulkan device.
+// Exit status: 0 done; 1 a check failed (or an unexpected error); 2 bad options or an output folder
+// that cannot be created or written (checked before anything starts); 77 no suitable Vulkan
+// device.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
@@ -32,7 +34,9 @@
 
 #include "assets.hpp"
 #include "cli.hpp"
+#include "exception_exit.hpp"
 #include "frame_times.hpp"
+#include "io_paths.hpp"
 #include "png.hpp"
 #include "scene.hpp"
 #include "staging/vulkan.hpp"
@@ -111,7 +115,11 @@ int run(const Options& o) {
     return 77;
   }
   std::printf("device: %s\n", device.describe().c_str());
-  std::filesystem::create_directories(o.out);
+  if (std::error_code ec; !std::filesystem::create_directories(o.out, ec) && ec) {
+    std::fprintf(stderr, "staging-example-streaming: --out '%s': %s\n", o.out.c_str(),
+                 ec.message().c_str());
+    return 2;
+  }
 
   // The assets' sources, generated on the producer threads before the clock starts (a loader
   // would have read and decompressed them by now).
@@ -409,7 +417,7 @@ int run(const Options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   Options o;
   CLI::App app{"staging-example-streaming: render while a Streamer loads the scene's assets",
                "staging-example-streaming"};
@@ -429,7 +437,8 @@ int main(int argc, char** argv) {
                  "frames of each phase, at least: streaming blocks repeat until the streaming "
                  "frames reach it, each followed by as many frames without streaming")
       ->check(CLI::Range(1u, 100000u));
-  app.add_option("--out", o.out, "output folder");
+  app.add_option("--out", o.out, "output folder (created if missing)")
+      ->check(staging::tools::writable_folder());
   app.add_option("--device", o.device, "a substring of the device name to use");
   app.add_flag("--check", o.check,
                "verify every streamed byte and fail on validation messages (the CTest run)");
@@ -437,6 +446,9 @@ int main(int argc, char** argv) {
                "the large scene: 48 objects, 2048^2 textures, 256^2 grids (about 1.1 GiB a "
                "round), 4 rounds, 64 MiB of staging, 8 producers, 1920x1080");
   if (const std::optional<int> exit = staging::tools::parse(app, argc, argv)) return *exit;
+  if (const auto error = staging::tools::output_folder_error(o.out)) {  // (the default, too)
+    return staging::tools::usage_error(app, "--out: " + *error);
+  }
   if (o.big) {
     const auto set = [&](const char* name, uint32_t& field, uint32_t value) {
       if (app.count(name) == 0) field = value;
@@ -451,4 +463,6 @@ int main(int argc, char** argv) {
     set("--height", o.height, 1080);
   }
   return run(o);
+} catch (...) {
+  return staging::tools::exception_exit("staging-example-streaming");
 }

@@ -1,5 +1,6 @@
 #include "example_device.hpp"
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <optional>
 
@@ -9,18 +10,33 @@ namespace example {
 
 namespace support = staging::vulkan::support;
 
-Device::Device() {
+void add_device_options(CLI::App& app, std::string& device_name) {
+  app.add_option("--device", device_name,
+                 "a part of the Vulkan device's name, e.g. llvmpipe (default: the best device)")
+      ->envname("STAGING_VULKAN_DEVICE");
+  app.footer(
+      "Environment:\n"
+      "  STAGING_VULKAN_DEVICE       what --device says, when --device is not given\n"
+      "  STAGING_VULKAN_VALIDATION   auto (default: the validation layer when installed), "
+      "require or off");
+}
+
+std::string device_name_from_environment() {
+  const char* name = std::getenv("STAGING_VULKAN_DEVICE");
+  return name != nullptr ? name : "";
+}
+
+Device::Device(const std::string& device_name) {
   const std::optional<support::Validation> validation =
       support::validation_from_environment(support::Validation::Auto);
   if (!validation) {
     why_ = "STAGING_VULKAN_VALIDATION: use auto, require or off";
     return;
   }
-  const char* name = std::getenv("STAGING_VULKAN_DEVICE");
   support::Failure failure;
   device_ = support::TestDevice::create({.application = "staging-example-vulkan",
                                          .validation = *validation,
-                                         .device_name = name ? name : "",
+                                         .device_name = device_name,
                                          .transfer_queue = false},
                                         failure);
   if (!device_) why_ = failure.reason;

@@ -12,7 +12,18 @@
 #include "staging/vulkan.hpp"
 #include "vulkan_test_device.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace example {
+
+/// Adds the device options to `app`: --device NAME (a part of the device's name, case-sensitive;
+/// default: the environment variable STAGING_VULKAN_DEVICE, else the best device), written to
+/// `device_name`; and a help footer naming STAGING_VULKAN_DEVICE and STAGING_VULKAN_VALIDATION.
+void add_device_options(CLI::App& app, std::string& device_name);
+/// STAGING_VULKAN_DEVICE's value, or "" when it is not set (for binaries without --device).
+[[nodiscard]] std::string device_name_from_environment();
 
 using Buffer = staging::vulkan::support::Buffer;
 using Image = staging::vulkan::support::Image;
@@ -20,9 +31,9 @@ using Image = staging::vulkan::support::Image;
 class Device {
  public:
   /// Creates everything, or leaves ok() false with why() set (no loader, no driver, no suitable
-  /// device). STAGING_VULKAN_VALIDATION (auto, require, off) and STAGING_VULKAN_DEVICE (part of
-  /// the name) choose as for the tests.
-  Device();
+  /// device). `device_name`: a part of the device's name to pick (empty: the best device);
+  /// STAGING_VULKAN_VALIDATION (auto, require, off) chooses validation as for the tests.
+  explicit Device(const std::string& device_name);
 
   [[nodiscard]] bool ok() const { return device_ != nullptr; }
   [[nodiscard]] const std::string& why() const { return why_; }

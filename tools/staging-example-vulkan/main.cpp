@@ -2,8 +2,9 @@
 // vertex buffer and a texture (frame 1: the whole mip chain; later frames: a 64x64 tile written in
 // place) into the caller's command buffer, submits it signalling the ring's retirement point, then
 // reads both back and checks every byte. Prints the device, each frame, the check and the ring's
-// stats. Exit status: 0 every byte right, 1 a mismatch or a validation finding, 2 a usage error,
-// 77 no device. (Instance, device and readback boilerplate: example_device.cpp.)
+// stats. Exit status: 0 every byte right, 1 a mismatch or a validation finding (or an unexpected
+// error), 2 a usage error, 77 no device. (Instance, device and readback boilerplate:
+// example_device.cpp.)
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -13,6 +14,7 @@
 
 #include "cli.hpp"
 #include "example_device.hpp"
+#include "exception_exit.hpp"
 #include "staging/vulkan.hpp"
 
 namespace {
@@ -35,14 +37,16 @@ void fill(std::mt19937_64& rng, std::byte* out, uint64_t n) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   CLI::App app{
       "staging-example-vulkan: frames of uploads through staging::vulkan, read back and "
       "checked byte for byte.",
       "staging-example-vulkan"};
+  std::string device_name;
+  example::add_device_options(app, device_name);
   if (const std::optional<int> exit = staging::tools::parse(app, argc, argv)) return *exit;
 
-  example::Device vk;
+  example::Device vk(device_name);
   if (!vk.ok()) {
     std::printf("staging-example-vulkan: skipped: %s\n", vk.why().c_str());
     return 77;
@@ -166,4 +170,6 @@ int main(int argc, char** argv) {
   vk.destroy(texture);
   vk.destroy(readback);
   return all_equal && vk.validation_messages() == 0 ? 0 : 1;
+} catch (...) {
+  return staging::tools::exception_exit("staging-example-vulkan");
 }

@@ -3,8 +3,9 @@
 // an SVG plot, and — with --compare — the policy table. docs/sim.md is the manual.
 //
 // Exit status: 0 ok; 1 an invariant was violated (the violation is named); 2 bad usage, a bad
-// input or an input the simulator refuses, or an input/output error; 3 the simulator's observed
-// counts disagree with the ring's own stats.
+// input or an input the simulator refuses, or an input/output error (the files named on the
+// command line are checked before the run starts), or an unexpected error; 3 the simulator's
+// observed counts disagree with the ring's own stats.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -12,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "compare.hpp"
+#include "exception_exit.hpp"
+#include "io_paths.hpp"
 #include "progress.hpp"
 #include "reports.hpp"
 #include "simulator.hpp"
@@ -64,7 +68,9 @@ struct ValueKind {
   const char* expected;
 };
 constexpr ValueKind kBytes{"BYTES", "a byte count (e.g. 32MiB)"};
-constexpr ValueKind kDuration{"DURATION", "a duration with a unit (e.g. 100ms)"};
+constexpr ValueKind kDuration{"DURATION",
+                              "a duration with a unit: h, min, s, ms, us or ns (e.g. "
+                              "100ms, 1.5s, 1h)"};
 
 template <class T, class Parse>
 CLI::Option* value(CLI::App& app, const char* flags, T& out, Parse parse, ValueKind kind,
@@ -94,6 +100,7 @@ void add_options(CLI::App& app, SimConfig& c, Request& q) {
                  "frames-steady, frames-bursty, asset-burst, chunk-stream, sizes-edge, "
                  "stalled-queue, mixed");
   app.add_option("--replay,-r", q.replay, "replay an upload trace (CSV or JSON; docs/sim.md)")
+      ->check(staging::tools::readable_file())
       ->excludes("--workload");
   app.add_flag("--list-workloads", q.list, "print the built-in workloads and exit");
   value(
@@ -127,7 +134,7 @@ void add_options(CLI::App& app, SimConfig& c, Request& q) {
       ValueKind{"N", "an integer from 0 to 2^64 - 1"}, "seed of the workload and the random delay",
       "1");
   value(app, "--duration", c.duration, duration, kDuration,
-        "virtual time a built-in workload runs (at most 1 hour)", "10s");
+        "virtual time a built-in workload runs (at most 1h)", "10s");
   value(app, "--wait-timeout", c.wait_timeout, duration, kDuration, "Wait/Split timeout", "100ms");
   value(app, "--poll-interval", c.poll_interval, duration, kDuration,
         "the caller retires completed work at least this often (0: before uploads only)",
@@ -155,13 +162,16 @@ void add_options(CLI::App& app, SimConfig& c, Request& q) {
         }
       },
       "stall the queue at AT for FOR, e.g. 2s:250ms (repeatable)");
-  app.add_option("--json", q.json, "write every stat (or the policy table) as JSON");
-  CLI::Option* trace = app.add_option("--trace", q.trace, "write a Chrome trace-event file");
-  CLI::Option* plot = app.add_option("--plot", q.plot, "write an SVG plot of the run");
+  app.add_option("--json", q.json, "write every stat (or the policy table) as JSON")
+      ->check(staging::tools::writable_file());
+  CLI::Option* trace = app.add_option("--trace", q.trace, "write a Chrome trace-event file")
+                           ->check(staging::tools::writable_file());
+  CLI::Option* plot = app.add_option("--plot", q.plot, "write an SVG plot of the run")
+                          ->check(staging::tools::writable_file());
   CLI::Option* compare =
       app.add_flag("--compare", q.compare, "run every policy over the workloads; print the table")
           ->excludes(trace, plot);
-  app.add_flag("--markdown", q.markdown, "--compare: print the table as Markdown")->needs(compare);
+  app.add_flag("--markdown", q.markdown, "print the policy table as Markdown")->needs(compare);
   value(app, "--soak", q.soak, duration, kDuration,
         "soak for this long (real time): random built-in workloads, strategies, policies and "
         "configurations, every run checked (only --seed and --inject-fault apply)")
@@ -262,20 +272,21 @@ int run_one(const Request& q, const SimConfig& c, const Workload& w) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   SimConfig config;
   Request q;
   CLI::App app{
       "staging-sim: runs the staging core (byte ring or slot ring, any exhaustion policy) against "
       "a simulated GPU queue in virtual time, deterministically for a seed, and reports the "
       "allocation timeline, stats by cause, invariant checks and the policy table. Manual: "
-      "docs/sim.md"};
+      "docs/sim.md",
+      "staging-sim"};
   add_options(app, config, q);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : kExitUsage;  // --help: 0; every usage error: 2
-  }
+  app.get_formatter()->column_width(34);  // "--markdown Needs: --compare", then its help
+  app.footer(
+      "BYTES: a number with an optional unit: B, K/KiB, M/MiB, G/GiB (x1024), KB/MB/GB (x1000).\n"
+      "DURATION: a number with a unit: h, min, s, ms, us or ns (1h, 1.5min, 100ms).");
+  if (const std::optional<int> exit = staging::tools::parse(app, argc, argv)) return *exit;
   if (q.list) {
     for (std::string_view name : workload_names())
       fmt::print("{:<14} {}\n", name,
@@ -293,4 +304,6 @@ int main(int argc, char** argv) {
   if (!workloads) return fail(workloads.error());
   return q.compare ? run_compare_table(q, config, *workloads)
                    : run_one(q, config, workloads->front());
+} catch (...) {
+  return staging::tools::exception_exit("staging-sim", kExitUsage);
 }

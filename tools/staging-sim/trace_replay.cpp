@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -343,8 +345,12 @@ Expected<Workload, std::string> parse_trace(std::string_view text, std::string_v
 }
 
 Expected<Workload, std::string> read_trace(const std::string& path) {
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Fail{fmt::format("{}: cannot open", path)};
+  if (!in) {
+    return Fail{fmt::format("{}: cannot open: {}", path,
+                            errno != 0 ? std::strerror(errno) : "unknown reason")};
+  }
   std::ostringstream text;
   text << in.rdbuf();
   auto w = parse_trace(text.str(), path);

@@ -84,19 +84,27 @@ std::optional<uint64_t> parse_bytes(std::string_view text) {
 }
 
 std::optional<Duration> parse_duration(std::string_view text) {
-  static constexpr std::array<std::pair<std::string_view, uint64_t>, 4> kUnits = {{
-      {"ns", 1},
-      {"us", 1000},
-      {"ms", 1000000},
-      {"s", 1000000000},
+  // Nanoseconds per unit, as a scale parse_scaled takes (<= 2^34) times a whole multiple: minutes
+  // and hours are parsed as seconds, then multiplied.
+  struct Unit {
+    uint64_t scale;
+    uint64_t times;
+  };
+  static constexpr std::array<std::pair<std::string_view, Unit>, 6> kUnits = {{
+      {"ns", {1, 1}},
+      {"us", {1000, 1}},
+      {"ms", {1000000, 1}},
+      {"s", {1000000000, 1}},
+      {"min", {1000000000, 60}},
+      {"h", {1000000000, 3600}},
   }};
   const auto [number, suffix] = split_suffix(text);
-  const std::optional<uint64_t> scale = lookup(kUnits, suffix);
-  if (!scale) return std::nullopt;
-  const auto ns =
-      parse_scaled(number, *scale, static_cast<uint64_t>(kTimeLimit.count()), /*round=*/true);
+  const std::optional<Unit> unit = lookup(kUnits, suffix);
+  if (!unit) return std::nullopt;
+  const auto limit = static_cast<uint64_t>(kTimeLimit.count());
+  const auto ns = parse_scaled(number, unit->scale, limit / unit->times, /*round=*/true);
   if (!ns) return std::nullopt;
-  return Duration{static_cast<Duration::rep>(*ns)};
+  return Duration{static_cast<Duration::rep>(*ns * unit->times)};
 }
 
 std::string format_bytes(uint64_t bytes) {

@@ -32,8 +32,8 @@ inline constexpr Duration kClockLimit{int64_t{1} << 61};
 /// "4096". None on anything else, or when the value does not fit 64 bits.
 [[nodiscard]] std::optional<uint64_t> parse_bytes(std::string_view text);
 
-/// A duration: a decimal number with a unit — ns, us, ms, s. "2ms", "1.5s", "250us". None on
-/// anything else (a bare number has no unit and is refused) or above kTimeLimit.
+/// A duration: a decimal number with a unit — ns, us, ms, s, min, h. "2ms", "1.5s", "250us",
+/// "1h". None on anything else (a bare number has no unit and is refused) or above kTimeLimit.
 [[nodiscard]] std::optional<Duration> parse_duration(std::string_view text);
 
 /// "32.0 MiB", "512 KiB", "17 B": the largest binary unit that keeps the value >= 1.
