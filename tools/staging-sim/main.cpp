@@ -16,6 +16,7 @@
 #include "cli.hpp"
 #include "compare.hpp"
 #include "exception_exit.hpp"
+#include "gfxr_cli.hpp"
 #include "io_paths.hpp"
 #include "progress.hpp"
 #include "reports.hpp"
@@ -48,6 +49,7 @@ struct Request {
   bool no_progress = false;
   bool list = false;
   std::optional<staging::Duration> soak;
+  GfxrRequest gfxr;
 };
 
 int fail(const std::string& message) {
@@ -112,6 +114,10 @@ void add_options(CLI::App& app, SimConfig& c, Request& q) {
         "when full: defer, wait, split, grow, fallback (slot: fallback, wait, defer)", "wait");
   value(app, "--capacity,-c", c.capacity, bytes, kBytes, "ring bytes (slot: all slots together)",
         "32MiB");
+  value(app, "--ring-bytes", c.capacity, bytes, kBytes,
+        "--gfxr: the ring to answer for (--capacity)")
+      ->excludes("--capacity");
+  add_gfxr_options(app, q.gfxr);
   value(app, "--cap", c.cap, bytes, kBytes, "hard cap on all staging bytes (default 2 x capacity)");
   value(
       app, "--frames-in-flight,-f", c.frames_in_flight,
@@ -175,7 +181,7 @@ void add_options(CLI::App& app, SimConfig& c, Request& q) {
   value(app, "--soak", q.soak, duration, kDuration,
         "soak for this long (real time): random built-in workloads, strategies, policies and "
         "configurations, every run checked (only --seed and --inject-fault apply)")
-      ->excludes("--workload", "--replay", compare, trace, plot)
+      ->excludes("--workload", "--replay", compare, trace, plot, "--gfxr")
       ->excludes("--json");
   app.add_flag("--quiet,-q", q.quiet, "no summary on stdout");
   app.add_flag("--no-progress", q.no_progress, "no progress bar");
@@ -299,6 +305,10 @@ int main(int argc, char** argv) try {
   if (auto error = config_error(config)) return fail(*error);
   if (!q.compare && q.workloads.size() > 1) {
     return fail("one --workload per run (several only with --compare)");
+  }
+  if (!q.gfxr.capture.empty()) {
+    return run_gfxr(q.gfxr, config,
+                    {q.json, q.trace, q.plot, q.compare, q.markdown, q.quiet, q.no_progress});
   }
   auto workloads = load_workloads(q, config);
   if (!workloads) return fail(workloads.error());
