@@ -40,6 +40,10 @@ class RingReplay {
       if (!replay_frame(frame)) return std::move(result_);
     }
     const Stats s = ring_->stats();
+    result_.notes.push_back("ring: staging slots created " +
+                            std::to_string(s.slot_ring.slots_created) + ", grown " +
+                            std::to_string(s.slot_ring.slots_grown) + ", replaced " +
+                            std::to_string(s.slot_ring.slots_replaced));
     if (const uint64_t fell = s.oneoff_uploads + s.update_buffer_uploads; fell != 0) {
       result_.notes.push_back("ring: " + std::to_string(fell) +
                               " uploads took the ring's fallback route (the slot had no room)");
