@@ -42,7 +42,18 @@ TEST(ValidationMessages, WarningsAndErrorsFail) {
             MessageKind::Finding);
   // A set-up id does not excuse a warning or an error.
   EXPECT_EQ(classify(kWarning, kValidation, "UNASSIGNED-cache-file-error"), MessageKind::Finding);
-  EXPECT_EQ(classify(kError, kGeneral, "Loader Message"), MessageKind::Finding);
+}
+
+TEST(ValidationMessages, TheLoadersWordsAboutTheMachinePass) {
+  // "env var 'VK_INSTANCE_LAYERS' defined and adding layers ..." (a capture layer, an overlay),
+  // a broken layer manifest: the loader's general warnings and errors are not about the program.
+  EXPECT_EQ(classify(kWarning, kGeneral, kLoaderMessageId), MessageKind::Environment);
+  EXPECT_EQ(classify(kError, kGeneral, kLoaderMessageId), MessageKind::Environment);
+  // The loader's checks of the program's calls (validation type) are findings.
+  EXPECT_EQ(classify(kError, kValidation, kLoaderMessageId), MessageKind::Finding);
+  EXPECT_EQ(classify(kWarning, kGeneral | kValidation, kLoaderMessageId), MessageKind::Finding);
+  // Another id in a general warning is not the loader's.
+  EXPECT_EQ(classify(kWarning, kGeneral, "UNASSIGNED-something-new"), MessageKind::Finding);
 }
 
 TEST(ValidationMessages, PerformanceAndSynchronizationFindingsFail) {

@@ -106,6 +106,11 @@ VKAPI_ATTR VkBool32 VKAPI_CALL TestDevice::on_message(
             .id = data->pMessageIdName ? data->pMessageIdName : "",
             .text = data->pMessage ? data->pMessage : ""};
   m.kind = classify(severity, types, m.id);
+  if (m.kind == MessageKind::Environment) {
+    self->environment_.fetch_add(1);
+    std::fprintf(stderr, "vulkan loader (not a validation finding): %s\n", m.text.c_str());
+    return VK_FALSE;
+  }
   if (m.kind == MessageKind::SetUp) {
     self->set_up_.fetch_add(1);
     const std::lock_guard lock(self->status_mutex_);

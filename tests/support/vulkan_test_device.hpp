@@ -5,10 +5,11 @@
 // binaries start where Vulkan is not installed), creates an instance — with
 // VK_LAYER_KHRONOS_validation and synchronization validation when asked for — and a debug
 // messenger that sorts every message with classify() (vulkan_messages.hpp): findings are counted
-// and reported, the layer's and loader's set-up notes are counted and passed. It picks a device
-// (a discrete GPU first, then integrated, virtual, CPU; or by name) with timeline semaphores and
-// synchronization2, and creates it with a universal queue and, where the device has one, a queue
-// of a transfer-only family, each with a command pool.
+// and reported, the layer's and loader's set-up notes are counted and passed, the loader's
+// warnings about the machine (layers enabled by the environment) are printed and passed. It picks a
+// device (a discrete GPU first, then integrated, virtual, CPU; or by name) with timeline semaphores
+// and synchronization2, and creates it with a universal queue and, where the device has one, a
+// queue of a transfer-only family, each with a command pool.
 //
 // Including this header gives the Vulkan functions as volk's function pointers (vkCreateBuffer,
 // ...): valid once a TestDevice exists (instance- and device-level functions of its device).
@@ -168,6 +169,9 @@ class TestDevice {
   [[nodiscard]] int set_up_messages() const { return set_up_.load(); }
   /// The distinct ids of those notes ("Loader Message", "UNASSIGNED-cache-file-error", ...).
   [[nodiscard]] std::vector<std::string> set_up_ids() const;
+  /// The loader's warnings and errors about the machine so far (printed to stderr, not findings:
+  /// e.g. layers added through VK_INSTANCE_LAYERS).
+  [[nodiscard]] int environment_messages() const { return environment_.load(); }
 
   /// A memory type among `bits` with every flag of `want`, preferring types without `avoid`;
   /// any type of `bits` when none has `want`; nullopt when `bits` is empty.
@@ -242,6 +246,7 @@ class TestDevice {
   Dispatch dispatch_;
   std::atomic<int> findings_{0};
   std::atomic<int> set_up_{0};
+  std::atomic<int> environment_{0};
   mutable std::mutex status_mutex_;
   std::string layer_status_;             // guarded by status_mutex_
   std::vector<std::string> set_up_ids_;  // guarded by status_mutex_

@@ -7,6 +7,7 @@
 //   textures      vulkan_textures.cpp      mip chains (RGBA8, BC7, BC1) through the frame API
 //   streamer      vulkan_streamer.cpp      1 GiB and mip chains from a pointer through a Streamer
 //                                          (its queue and fill pool) against the copy ceiling
+// --replay TRACE runs instead of the scenarios: vulkan_replay.cpp.
 // The device set-up (queues, timestamps, the counting dispatch) is vulkan_context.cpp.
 #include <algorithm>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include "bench.hpp"
+#include "vulkan_replay.hpp"
 #include "vulkan_scenarios.hpp"
 
 namespace staging::bench {
@@ -27,6 +29,7 @@ vk::VulkanOptions& vulkan_options() {
 // The options that depend on each other (each alone is checked by its validator).
 std::string check_vulkan() {
   const vk::VulkanOptions& o = vulkan_options();
+  if (vk::replay_requested()) return vk::check_replay();
   const auto wanted = [&](const char* s) {
     return std::find(o.scenarios.begin(), o.scenarios.end(), s) != o.scenarios.end();
   };
@@ -72,10 +75,14 @@ int run_vulkan(const CommonOptions& common, Report& report) {
   const auto wanted = [&](const char* s) {
     return std::find(o.scenarios.begin(), o.scenarios.end(), s) != o.scenarios.end();
   };
-  if (wanted("frame-small")) failures += vk::run_frame_small(*vk, common, o, report);
-  if (wanted("stream-large")) failures += vk::run_stream_large(*vk, common, o, report);
-  if (wanted("textures")) failures += vk::run_textures(*vk, common, o, report);
-  if (wanted("streamer")) failures += vk::run_streamer(*vk, common, o, report);
+  if (vk::replay_requested()) {
+    failures += vk::run_replay(*vk, report);
+  } else {
+    if (wanted("frame-small")) failures += vk::run_frame_small(*vk, common, o, report);
+    if (wanted("stream-large")) failures += vk::run_stream_large(*vk, common, o, report);
+    if (wanted("textures")) failures += vk::run_textures(*vk, common, o, report);
+    if (wanted("streamer")) failures += vk::run_streamer(*vk, common, o, report);
+  }
   if (vk->validation()) {
     const int messages = vk->validation_messages();
     report.target("validation: no message", messages == 0,
@@ -151,6 +158,7 @@ Backend make_vulkan_backend() {
     g->add_option("--formats", o.formats, "textures: rgba8, bc7, bc1")
         ->delimiter(',')
         ->check(one_of({"rgba8", "bc7", "bc1"}));
+    vk::add_replay_options(*g);
   };
   b.check = check_vulkan;
   b.run = [](const CommonOptions& common, Report& report) { return run_vulkan(common, report); };
