@@ -112,7 +112,8 @@ def compare_section(cmp, report, command):
         this = r["strategy"] == report["strategy"] and r["policy"] == report["policy"]
         causes = r["causes"]["all"]
         rows.append([label + (" (this run)" if this else ""), rf.notice(r, capacity),
-                     rf.duration(r["wait_total_ns"]), rf.duration(r["wait_longest_ns"]),
+                     "%s (%s)" % (rf.duration(r["wait_total_ns"]), rf.duration(r["wait_longest_ns"]))
+                     if r["wait_total_ns"] else "0",
                      rf.count(r["would_blocks"]), rf.count(r["timeouts"]),
                      with_bytes(r["fallbacks"], r["fallback_bytes"]),
                      with_bytes(r["direct"], r["direct_bytes"]),
@@ -128,7 +129,7 @@ def compare_section(cmp, report, command):
                      "workloads). <i>What to notice</i> is drawn from each row's figures; causes "
                      "are counted per event: InFlight (the GPU still holds the bytes) / "
                      "Fragmentation / Cap.</p>" % html.escape(command))
-    parts.append(table(rows, ["ring/policy", "what to notice", "wait total", "wait max",
+    parts.append(table(rows, ["ring/policy", "what to notice", "wait total (longest)",
                               "would-blocks", "timeouts", "fallbacks (bytes)", "direct (bytes)",
                               "skipped", "peak held", "max delay", "MiB/s",
                               "causes InFlight / Frag. / Cap", "violations"],
@@ -292,7 +293,7 @@ table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; }
 th, td { border: 1px solid #d0d7de; padding: 3px 8px; }
 th { background: #f6f8fa; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.notice { min-width: 300px; }
+td.notice { min-width: 280px; }
 .ok { color: #1a7f37; font-weight: bold; } .bad { color: #c1121f; font-weight: bold; }
 td.ok, td.bad { font-weight: normal; }
 tr.this td { background: #fff8e1; }

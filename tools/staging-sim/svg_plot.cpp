@@ -300,6 +300,9 @@ std::string svg_plot(const RunResult& r) {
           held_pts, kHeld, kHeldWidth);
   const auto limit = [&](uint64_t bytes, const char* colour, const char* cls, const char* label) {
     const double y = y_of(static_cast<double>(bytes));
+    // A white edge under each dash, so the dashes cut a line lying under them into segments.
+    svg.line(kLeft, y, kRight, y,
+             fmt::format(R"(stroke="#fff" stroke-width="5" stroke-dasharray="{}")", kLimitDash));
     svg.line(kLeft, y, kRight, y,
              fmt::format(R"(class="{}" stroke="{}" stroke-width="1.6" stroke-dasharray="{}")", cls,
                          colour, kLimitDash));
