@@ -6,6 +6,7 @@
 #   -DTRACE=<file>       the trace
 #   -DWORK_DIR=<dir>     emptied, then holds HOME and the JSON report (replay.json)
 #   -DARGS=<a;b;...>     more arguments (optional)
+#   -DEXPECT_ROUTES=<r;...>  routes that must each have a table row (optional)
 if(NOT EXISTS "${TRACE}")
   message(FATAL_ERROR "no trace at ${TRACE}: it is made by the gfxr_imports fixture "
     "(staging-sim --gfxr ... --export-trace); did that fixture run and pass?")
@@ -27,3 +28,8 @@ endif()
 if(out MATCHES "MISMATCH" OR NOT out MATCHES "replay")
   message(FATAL_ERROR "the replay's byte check did not pass on every row")
 endif()
+foreach(route ${EXPECT_ROUTES})
+  if(NOT out MATCHES "\n(ring|app) +${route} ")
+    message(FATAL_ERROR "no table row for the route ${route}")
+  endif()
+endforeach()

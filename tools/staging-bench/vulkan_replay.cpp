@@ -76,10 +76,11 @@ int run_method(const char* method, Context& vk, const ReplayPlan& plan, ReplayTa
     std::fprintf(stderr, "staging-bench: replay %s: %s\n", method, r.error.c_str());
     return 1;
   }
-  const std::string wrong = targets.check(app);
-  if (!wrong.empty()) std::fprintf(stderr, "staging-bench: replay %s: %s\n", method, wrong.c_str());
+  const auto wrong = targets.check(app, app ? app_route : ring_route);
+  for (const auto& [route, what] : wrong)
+    std::fprintf(stderr, "staging-bench: replay %s, %s: %s\n", method, route.c_str(), what.c_str());
   for (const auto& [route, stats] : r.routes) {
-    rows.push_back({method, route, stats, wrong.empty() ? "ok" : "MISMATCH"});
+    rows.push_back({method, route, stats, wrong.count(route) ? "MISMATCH" : "ok"});
     add_row(rows.back(), report);
   }
   return wrong.empty() ? 0 : 1;

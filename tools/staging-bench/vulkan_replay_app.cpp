@@ -198,6 +198,10 @@ class AppReplay {
 
 }  // namespace
 
+std::string app_route(const PlannedUpload& u) {
+  return route_of(u.kind);
+}
+
 MethodResult replay_app(Context& vk, const ReplayPlan& plan, ReplayTargets& targets) {
   AppReplay replay(vk, plan, targets);
   return replay.run();

@@ -173,6 +173,10 @@ class RingReplay {
 
 }  // namespace
 
+std::string ring_route(const PlannedUpload& u) {
+  return u.streamed ? "streamer" : "ring";
+}
+
 MethodResult replay_ring(Context& vk, const ReplayPlan& plan, ReplayTargets& targets) {
   RingReplay replay(vk, plan, targets);
   return replay.run();

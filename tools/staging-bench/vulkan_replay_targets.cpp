@@ -52,7 +52,35 @@ std::string ReplayTargets::compare(const std::byte* got, const PlannedUpload& u,
          std::to_string(*diff) + " differs (" + where + ")";
 }
 
-std::string ReplayTargets::check(bool host_writes_in_host_buffer) {
+// Copies every image, packed one after the other, into the readback buffer; `offsets` gets
+// where each one starts.
+bool ReplayTargets::read_images(std::vector<uint64_t>& offsets) {
+  std::memset(readback_.mapped, 0, readback_.size);
+  return vk_.run_once(vk_.graphics(), [&](VkCommandBuffer cmd) {
+    uint64_t offset = 0;
+    for (std::size_t i = 0; i < images_.size(); ++i) {
+      const PlannedImage& p = plan_.images[i];
+      const VkBufferImageCopy region{.bufferOffset = offset,
+                                     .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
+                                     .imageExtent = {p.width, p.height, 1}};
+      vkCmdCopyImageToBuffer(cmd, images_[i].image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                             readback_.buffer, 1, &region);
+      offsets.push_back(offset);
+      offset += uint64_t{p.width} * p.height * 4;
+    }
+  });
+}
+
+std::map<std::string, std::string> ReplayTargets::check(
+    bool host_writes_in_host_buffer,
+    const std::function<std::string(const PlannedUpload&)>& route_of) {
+  std::map<std::string, std::string> wrong;
+  const auto note = [&](const PlannedUpload& u, const std::byte* got, const char* where) {
+    const std::string route = route_of(u);
+    if (wrong.count(route) != 0) return;
+    std::string what = compare(got, u, where);
+    if (!what.empty()) wrong[route] = std::move(what);
+  };
   const auto in_host = [&](const PlannedUpload& u) {
     return host_writes_in_host_buffer && u.kind == ReplayKind::HostWrite;
   };
@@ -64,43 +92,24 @@ std::string ReplayTargets::check(bool host_writes_in_host_buffer) {
           const VkBufferCopy region{0, 0, from.size};
           vkCmdCopyBuffer(cmd, from.buffer, readback_.buffer, 1, &region);
         })) {
-      return "the read-back copy failed";
+      return {{"read-back", "the read-back copy failed"}};
     }
     for (const auto& frame : plan_.frames) {
       for (const PlannedUpload& u : frame) {
         if (u.kind == ReplayKind::ImageCopy || in_host(u) != host) continue;
-        std::string wrong = compare(readback_.mapped + u.dst_offset, u,
-                                    host ? "host-visible buffer" : "device-local buffer");
-        if (!wrong.empty()) return wrong;
+        note(u, readback_.mapped + u.dst_offset,
+             host ? "host-visible buffer" : "device-local buffer");
       }
     }
   }
-  // Every image, packed one after the other into the readback buffer.
-  std::memset(readback_.mapped, 0, readback_.size);
   std::vector<uint64_t> offsets;
-  if (!vk_.run_once(vk_.graphics(), [&](VkCommandBuffer cmd) {
-        uint64_t offset = 0;
-        for (std::size_t i = 0; i < images_.size(); ++i) {
-          const PlannedImage& p = plan_.images[i];
-          const VkBufferImageCopy region{.bufferOffset = offset,
-                                         .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
-                                         .imageExtent = {p.width, p.height, 1}};
-          vkCmdCopyImageToBuffer(cmd, images_[i].image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                                 readback_.buffer, 1, &region);
-          offsets.push_back(offset);
-          offset += uint64_t{p.width} * p.height * 4;
-        }
-      })) {
-    return "the image read-back failed";
-  }
+  if (!read_images(offsets)) return {{"read-back", "the image read-back failed"}};
   for (const auto& frame : plan_.frames) {
     for (const PlannedUpload& u : frame) {
-      if (u.kind != ReplayKind::ImageCopy) continue;
-      std::string wrong = compare(readback_.mapped + offsets[u.image], u, "image");
-      if (!wrong.empty()) return wrong;
+      if (u.kind == ReplayKind::ImageCopy) note(u, readback_.mapped + offsets[u.image], "image");
     }
   }
-  return {};
+  return wrong;
 }
 
 }  // namespace staging::bench::vk

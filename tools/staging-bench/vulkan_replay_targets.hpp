@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -47,8 +48,11 @@ class ReplayTargets {
   /// Reads every destination back (on the graphics queue, after everything submitted there)
   /// and compares every byte with the source. `host_writes_in_host_buffer`: host_write uploads
   /// landed in the host-visible buffer (the application's way), else in the device buffer.
-  /// Empty when every byte matches, else the first difference.
-  std::string check(bool host_writes_in_host_buffer);
+  /// Returns, per route (`route_of` names an upload's), the first upload that differs; a failed
+  /// read-back is reported under the route "read-back".
+  std::map<std::string, std::string> check(
+      bool host_writes_in_host_buffer,
+      const std::function<std::string(const PlannedUpload&)>& route_of);
 
   [[nodiscard]] const std::byte* source(const PlannedUpload& u) const {
     return source_.data() + u.source_offset;
@@ -63,6 +67,7 @@ class ReplayTargets {
  private:
   void release();
   std::string compare(const std::byte* got, const PlannedUpload& u, const char* where) const;
+  bool read_images(std::vector<uint64_t>& offsets);
 
   Context& vk_;
   const ReplayPlan& plan_;
@@ -77,5 +82,8 @@ class ReplayTargets {
 /// frame by frame, into `targets`.
 MethodResult replay_ring(Context& vk, const ReplayPlan& plan, ReplayTargets& targets);
 MethodResult replay_app(Context& vk, const ReplayPlan& plan, ReplayTargets& targets);
+/// The route (RouteStats' name) each method sends an upload through.
+std::string ring_route(const PlannedUpload& u);
+std::string app_route(const PlannedUpload& u);
 
 }  // namespace staging::bench::vk
