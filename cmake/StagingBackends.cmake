@@ -78,10 +78,18 @@ function(staging_install_backend target component)
 endfunction()
 
 # staging_install_package(): the package files next to the exported targets: stagingConfig.cmake
-# (components: core, testing and the backends this build installed) and its version file.
+# (components: core, testing and the backends this build installed) and its version file; and
+# the target staging-libraries, which builds every library `cmake --install` installs (so a build
+# of a few targets, e.g. scripts/demo's, plus staging-libraries can be installed).
 function(staging_install_package)
   include(CMakePackageConfigHelpers)
   get_property(STAGING_COMPONENTS GLOBAL PROPERTY STAGING_INSTALLED_COMPONENTS)
+  set(libraries staging_core)
+  foreach(component IN LISTS STAGING_COMPONENTS)
+    list(APPEND libraries staging_${component})
+  endforeach()
+  add_custom_target(staging-libraries)
+  add_dependencies(staging-libraries ${libraries})
   configure_package_config_file(${STAGING_SOURCE_ROOT}/cmake/stagingConfig.cmake.in
     ${PROJECT_BINARY_DIR}/stagingConfig.cmake
     INSTALL_DESTINATION ${STAGING_INSTALL_CMAKEDIR})

@@ -46,6 +46,19 @@ staging_install_packages() {
 # Build parallelism: every core, at least 2.
 staging_jobs() { local n; n=$(nproc 2>/dev/null || echo 2); [ "$n" -lt 2 ] && n=2; echo "$n"; }
 
+# staging_demo_targets BUILD_DIR: the targets scripts/demo builds in BUILD_DIR (configured), one
+# per line: every library `cmake --install` installs (staging-libraries), the demo's binaries and,
+# when the build has them, the Vulkan examples and the API reference. scripts/test installs from
+# exactly this set, so a build made by scripts/demo can be installed.
+staging_demo_targets() {
+  local available t
+  available=$(cmake --build "$1" --target help)
+  printf '%s\n' staging-libraries staging-demo staging-sim
+  for t in staging-example-vulkan staging-example-streaming staging-docs; do
+    if grep -q "^$t:" <<<"$available"; then echo "$t"; fi
+  done
+}
+
 # The CUDA toolkit's compiler, when this machine has one (for the cuda backend's build): nvcc on
 # PATH, else under CUDA_PATH or the toolkit's usual install location.
 staging_cuda_args() {

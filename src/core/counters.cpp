@@ -1,6 +1,7 @@
-// The non-template parts of counters.hpp: paths, titles and table rows.
+// The non-template parts of counters.hpp: paths, titles and the table layout.
 #include "staging/core/counters.hpp"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -31,21 +32,30 @@ std::string CounterInfo::title() const {
   return out;
 }
 
-namespace detail {
-
-void append_counter_row(std::string& out, std::string_view title, uint64_t value) {
-  constexpr std::size_t kColumn = 30;  // titles are padded with dots to this width
-  const std::string dots(title.size() < kColumn ? kColumn - title.size() : 1, '.');
-  char number[24];
-  std::snprintf(number, sizeof number, "%12" PRIu64, value);
-  out += "  ";
-  out += title;
-  out += ' ';
-  out += dots;
-  out += ' ';
-  out += number;
-  out += '\n';
+std::size_t counter_title_column(std::span<const CounterRow> rows) noexcept {
+  constexpr std::size_t kMinimumColumn = 30;
+  constexpr std::size_t kMinimumDots = 3;
+  std::size_t column = kMinimumColumn;
+  for (const CounterRow& row : rows)
+    column = std::max(column, row.title.size() + kMinimumDots);
+  return column;
 }
 
-}  // namespace detail
+std::string format_counter_rows(std::span<const CounterRow> rows, std::size_t column) {
+  column = std::max(column, counter_title_column(rows));
+  std::string out;
+  for (const CounterRow& row : rows) {
+    char number[24];
+    std::snprintf(number, sizeof number, "%12" PRIu64, row.value);
+    out += "  ";
+    out += row.title;
+    out += ' ';
+    out.append(column - row.title.size(), '.');
+    out += ' ';
+    out += number;
+    out += '\n';
+  }
+  return out;
+}
+
 }  // namespace staging

@@ -1,6 +1,9 @@
 // RetirementPoint::signal_info and format_stats (the counters and enum names themselves are
 // listed once, beside their types).
 
+#include <algorithm>
+#include <vector>
+
 #include "staging/vulkan/ring.hpp"
 
 namespace staging::vulkan {
@@ -16,16 +19,20 @@ VkSemaphoreSubmitInfo RetirementPoint::signal_info(VkPipelineStageFlags2 stages)
 }
 
 std::string format_stats(const Stats& s) {
-  std::string out = s.strategy == Strategy::Slots ? "slot ring:\n" + format_stats(s.slot_ring)
-                                                  : "byte ring:\n" + format_stats(s.byte_ring);
+  const bool slots = s.strategy == Strategy::Slots;
+  const std::vector<CounterRow> ring =
+      slots ? counter_rows(s.slot_ring) : counter_rows(s.byte_ring);
   Stats own = s;  // the Vulkan side alone: the rings' groups zeroed, then left out
   own.slot_ring = {};
   own.byte_ring = {};
-  out += "vulkan:\n";
+  std::vector<CounterRow> vulkan;
   for_each_counter(own, [&](const CounterInfo& info, uint64_t value) {
-    if (info.group.empty()) staging::detail::append_counter_row(out, info.title(), value);
+    if (info.group.empty()) vulkan.push_back(CounterRow{info.title(), value});
   });
-  return out;
+  // One column for both tables, so that their values line up.
+  const std::size_t column = std::max(counter_title_column(ring), counter_title_column(vulkan));
+  return (slots ? "slot ring:\n" : "byte ring:\n") + format_counter_rows(ring, column) +
+         "vulkan:\n" + format_counter_rows(vulkan, column);
 }
 
 }  // namespace staging::vulkan

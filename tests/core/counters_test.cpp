@@ -163,6 +163,41 @@ TEST(Counters, ByteRingStatsTableShowsEachCounterInItsOwnRow) {
   EXPECT_EQ(counter_value(s, "no_such_counter"), std::nullopt);
 }
 
+// Every line of a table: two spaces, the title, a space, at least three dots, a space and the
+// value right-aligned; all lines equally long, so the values form one column. (Long titles such
+// as "would-block answers (Fragmentation)" once got a single dot and pushed their value out.)
+void expect_dot_leaders_and_one_value_column(const std::string& table) {
+  std::istringstream in(table);
+  std::string line;
+  std::size_t width = 0;
+  while (std::getline(in, line)) {
+    const std::size_t leaders = line.find(" ...");
+    EXPECT_NE(leaders, std::string::npos) << "fewer than three dots: " << line;
+    const std::size_t value = line.find_first_not_of('.', leaders + 1);
+    EXPECT_EQ(line.substr(value, 2), "  ") << "no space and padding before the value: " << line;
+    if (width == 0) width = line.size();
+    EXPECT_EQ(line.size(), width) << "value out of column: " << line;
+  }
+  EXPECT_GT(width, 0u);
+}
+
+TEST(Counters, EveryTitleGetsDotLeadersAndTheValuesLineUp) {
+  ByteRingStats byte_ring;
+  byte_ring.would_blocks_by_cause[1] = 123456;  // "would-block answers (Fragmentation)"
+  expect_dot_leaders_and_one_value_column(format_stats(byte_ring));
+  expect_dot_leaders_and_one_value_column(format_stats(StagingStats{}));
+
+  const std::vector<CounterRow> rows{{"a title longer than the usual thirty columns", 7},
+                                     {"short", 8}};
+  const std::string table = format_counter_rows(rows);
+  expect_dot_leaders_and_one_value_column(table);
+  EXPECT_EQ(table.substr(0, table.find('\n') + 1),
+            "  a title longer than the usual thirty columns ... " + std::string(11, ' ') + "7\n");
+  // A wider column asked for (to align with another table) is kept.
+  EXPECT_EQ(format_counter_rows(rows, 60).find('\n'), 2 + 60 + 1 + 1 + 12u);
+  EXPECT_EQ(counter_title_column(rows), 44u + 3u);
+}
+
 TEST(Counters, PathsTitlesAndUnits) {
   std::vector<std::string> paths;
   std::vector<CounterUnit> units;

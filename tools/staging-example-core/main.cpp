@@ -115,14 +115,16 @@ int main(int argc, char** argv) try {
 
   HostRegions memory;
   CopyQueue queue;
+  // [snippet:ring]
   // 1 MiB of staging, never more: a full ring waits (bounded) for the queue's timeline.
   staging::ByteRingConfig config;
   config.capacity = 1 << 20;
   config.policy = staging::ExhaustionPolicy::Wait;
   config.wait_timeout = std::chrono::seconds(5);
   staging::ByteRing::Deps deps;
-  deps.allocator = &memory;
+  deps.allocator = &memory;  // HostRegions, our RegionAllocator: creates and destroys regions
   auto ring = staging::ByteRing::create(config, deps).value();
+  // [snippet-end]
 
   std::mt19937_64 rng(20261130);
   std::vector<std::byte> device(64 << 20);  // the destination, 64x the ring
@@ -134,6 +136,7 @@ int main(int argc, char** argv) try {
   staging::TimelineValue next = 1;
   while (dst_offset < device.size()) {
     const uint64_t size = std::min<uint64_t>(1 + rng() % (256 << 10), device.size() - dst_offset);
+    // [snippet:upload]
     // Reserve staging for a copy that signals `next`; on a miss this reads the queue's completed
     // value, retires what finished and, under Wait, waits for the oldest token that frees enough.
     staging::ReserveRequest request;
@@ -145,9 +148,11 @@ int main(int argc, char** argv) try {
       std::fprintf(stderr, "reserve: %s\n", staging::describe(reservation.error()).c_str());
       return 1;
     }
+    // Where the region's bytes are: HostRegions::data (ours; a RegionAllocator need not say).
     std::byte* staging_bytes = memory.data(reservation->region) + reservation->offset;
-    std::memcpy(staging_bytes, expected.data() + dst_offset, size);  // write the upload
-    queue.submit({staging_bytes, device.data() + dst_offset, size, next});
+    std::memcpy(staging_bytes, expected.data() + dst_offset, size);         // write the upload
+    queue.submit({staging_bytes, device.data() + dst_offset, size, next});  // signals `next`
+    // [snippet-end]
     dst_offset += size;
     ++next;
   }

@@ -53,6 +53,7 @@ int main(int argc, char** argv) try {
   }
   std::printf("device: %s\n", vk.describe().c_str());
 
+  // [snippet:ring]
   // The ring: staging memory for frames (slots, persistently mapped), reused once its
   // timeline semaphore says the GPU has finished reading it.
   auto made = staging::vulkan::Ring::create(vk.staging_device());
@@ -62,6 +63,7 @@ int main(int argc, char** argv) try {
     return 1;
   }
   staging::vulkan::Ring ring = std::move(*made);
+  // [snippet-end]
 
   example::Buffer vertices =
       vk.make_buffer(kVertexBytes,
@@ -85,6 +87,7 @@ int main(int argc, char** argv) try {
     VkCommandBuffer cmd = vk.begin_commands();
     fill(rng, vertex_data.data(), vertex_data.size());
 
+    // [snippet:frame]
     // 1. A frame for our command buffer, sized for what it will upload.
     uint64_t needed = ring.buffer_footprint(kVertexBytes);
     for (uint32_t m = 0; m < kMips; ++m)
@@ -115,7 +118,8 @@ int main(int argc, char** argv) try {
       staging::vulkan::ImageSpan span = frame.reserve(tile).value();
       for (uint32_t row = 0; row < span.rows; ++row) {
         std::byte* dst = span.bytes.data() + row * span.row_pitch;
-        fill(rng, dst, span.row_bytes);
+        fill(rng, dst, span.row_bytes);  // the row, written in place
+        // (and what the texture must now hold, for the byte check below)
         std::memcpy(mips[0].data() + ((y + row) * kSize + x) * kTexel, dst, span.row_bytes);
       }
     }
@@ -132,6 +136,7 @@ int main(int argc, char** argv) try {
                                VK_ACCESS_2_SHADER_SAMPLED_READ_BIT,
                      .prior_stages = n == 1 ? 0 : users | VK_PIPELINE_STAGE_2_COPY_BIT})
             .value();
+    // [snippet-end]
     vk.record_readback(cmd, vertices.buffer, kVertexBytes, readback.buffer);  // for the check
     vk.record_texture_readback(cmd, texture.image, kSize, kSize, kMips, kTexel, readback.buffer,
                                kVertexBytes);

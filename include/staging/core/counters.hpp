@@ -51,6 +51,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -263,9 +264,6 @@ constexpr void visit_entry(const Entry& e, const S& a, const S& b, std::string_v
   }
 }
 
-/// Appends "  title ....... value\n" (the title padded with dots to a column).
-void append_counter_row(std::string& out, std::string_view title, uint64_t value);
-
 /// The C layout of the listed members, in order: their size with padding, rounded to the largest
 /// alignment.
 template <class... Entry>
@@ -350,15 +348,39 @@ constexpr void for_each_counter(const S& a, const S& b, Fn&& fn) {
              counter_list<S>);
 }
 
+/// One row of a counter table: a counter's title (CounterInfo::title()) and its value.
+struct CounterRow {
+  std::string title;   ///< what the row shows left of the dots
+  uint64_t value = 0;  ///< what it shows right of them
+};
+
+/// Every counter of `stats` as a table row, in list order. Allocates.
+template <HasCounters S>
+[[nodiscard]] std::vector<CounterRow> counter_rows(const S& stats) {
+  std::vector<CounterRow> rows;
+  for_each_counter(stats, [&](const CounterInfo& info, uint64_t value) {
+    rows.push_back(CounterRow{info.title(), value});
+  });
+  return rows;
+}
+
+/// The width format_counter_rows pads the titles of `rows` to: the longest title plus three
+/// dot leaders, and never less than 30 (so short tables keep one familiar column).
+[[nodiscard]] std::size_t counter_title_column(std::span<const CounterRow> rows) noexcept;
+
+/// `rows` as a table, one "  title ....... value\n" line each: every title followed by a space
+/// and dot leaders up to one column, max(`column`, counter_title_column(rows)), so that every
+/// title has at least three dots and the values, right-aligned in 12 characters, line up. Pass
+/// the largest counter_title_column of several tables as `column` to align them with each other.
+/// Allocates; not for a hot path.
+[[nodiscard]] std::string format_counter_rows(std::span<const CounterRow> rows,
+                                              std::size_t column = 0);
+
 /// A readable multi-line table of every counter, one "  title ........ value" line each, in list
-/// order. Allocates; not for a hot path.
+/// order (format_counter_rows of counter_rows). Allocates; not for a hot path.
 template <HasCounters S>
 [[nodiscard]] std::string format_counters(const S& stats) {
-  std::string out;
-  for_each_counter(stats, [&](const CounterInfo& info, uint64_t value) {
-    detail::append_counter_row(out, info.title(), value);
-  });
-  return out;
+  return format_counter_rows(counter_rows(stats));
 }
 
 /// A counter whose value differs between two snapshots.

@@ -2,10 +2,13 @@
 // that move them to their destinations, recorded into the caller's own command buffer at
 // finish(). The ring never submits the caller's work.
 //
-//   StagingFrame frame = ring.begin(cmd, bytes).value();       // a slot (or the fallback route)
-//   frame.upload(vertex_buffer, 0, vertices);                  // copy from a pointer
-//   auto span = frame.reserve(uniform_buffer, 256, 64).value();// or write in place
-//   frame.upload(texture, ImageRegion{...}, texels);           // a texture region
+//   StagingFrame frame = ring.begin(cmd, bytes).value();         // a slot (or the fallback route)
+//   frame.upload(vertex_buffer, 0, vertices).value();            // copy from your memory
+//   auto span = frame.reserve(uniform_buffer, 256, 64).value();  // or write in place
+//   frame.upload(texture, ImageRegion{...}, texels).value();     // a texture region
+//
+// (`.value()` stands for your error handling: every upload answers an Expected. Here
+// `vertex_buffer` and `uniform_buffer` are BufferDestinations, `texture` an ImageDestination.)
 //
 // Describe each destination once — BufferDestination{buffer, size}, ImageDestination{image, format,
 // extent, mips, layers} — and upload through the description: every upload is then checked to lie
