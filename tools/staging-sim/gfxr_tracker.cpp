@@ -228,8 +228,9 @@ Expected<void, std::string> Tracker::dispatch(std::string_view n, const Args& a,
   } else if (n == "vkQueueWaitIdle") {
     if (const auto q = handle_at(a, "queue")) queue_idle(*q);
   } else if (n == "vkDeviceWaitIdle") {
-    for (auto& [q, state] : queues_)
+    for (const uint64_t q : busy_queues_)
       queue_idle(q);
+    busy_queues_.clear();
   }
   return {};
 }
@@ -334,7 +335,6 @@ void Tracker::allocate_command_buffers(const Args& a) {
   for (const uint64_t cb : *cbs) {
     reset_command_buffer(cb);
     command_buffers_[cb].pool = *pool;
-    pools_[*pool].push_back(cb);
   }
 }
 
@@ -361,14 +361,12 @@ void Tracker::reset_command_pool(const Args& a) {
   if (!pool) return skip("malformed_call");
   const auto it = pools_.find(*pool);
   if (it == pools_.end()) return;
-  std::vector<uint64_t> live;
-  for (const uint64_t cb : it->second) {
+  const std::vector<uint64_t> dirty = std::move(it->second);
+  pools_.erase(it);
+  for (const uint64_t cb : dirty) {
     const auto c = command_buffers_.find(cb);
-    if (c == command_buffers_.end() || c->second.pool != *pool) continue;
-    reset_command_buffer(cb);
-    live.push_back(cb);
+    if (c != command_buffers_.end() && c->second.pool == *pool) reset_command_buffer(cb);
   }
-  it->second = std::move(live);  // drops freed command buffers: the list stays bounded
 }
 
 Expected<void, std::string> Tracker::execute_commands(const Args& a) {
@@ -395,6 +393,7 @@ Expected<void, std::string> Tracker::record(uint64_t cb, const RawUpload& u) {
   if (it == command_buffers_.end())
     return skip("unknown_command_buffer"), Expected<void, std::string>{};
   if (auto room = count_upload(); !room) return room;
+  if (it->second.recorded.empty()) pools_[it->second.pool].push_back(cb);
   it->second.recorded.push_back(u);
   it->second.unsubmitted = true;
   ++recorded_;

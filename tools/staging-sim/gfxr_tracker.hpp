@@ -130,10 +130,13 @@ class Tracker {
   std::unordered_map<uint64_t, Buffer> buffers_;
   std::unordered_map<uint64_t, std::string> image_formats_;
   std::unordered_map<uint64_t, CommandBuffer> command_buffers_;
+  // Per pool, its command buffers that recorded an upload since their last reset (so a pool
+  // reset costs what was recorded, not the pool's size).
   std::unordered_map<uint64_t, std::vector<uint64_t>> pools_;
   std::unordered_map<uint64_t, uint64_t> fences_;  // fence -> its last submission
   std::unordered_map<uint64_t, SemaphoreState> semaphores_;
   std::unordered_map<uint64_t, QueueState> queues_;
+  std::vector<uint64_t> busy_queues_;  // queues given work since the last vkDeviceWaitIdle
   std::unordered_map<uint64_t, std::size_t> queue_position_;  // submission -> index in its queue
   std::unordered_set<uint64_t> copy_source_memory_;           // memory ever bound to a copy source
   std::vector<Submission> submissions_;
