@@ -92,6 +92,10 @@ class Tracker {
   using Args = nlohmann::json;
   void skip(std::string_view reason, uint64_t n = 1);
   Expected<void, std::string> dispatch(std::string_view name, const Args& a, bool ok);
+  /// Memory, buffers, images, command buffers: false when `name` is none of those calls.
+  bool follow_resource(std::string_view name, const Args& a);
+  /// Fences, semaphores, idle waits.
+  void follow_sync(std::string_view name, const Args& a);
   void allocate_memory(const Args& a);
   void free_memory(const Args& a);
   void map_memory(const Args& a);
