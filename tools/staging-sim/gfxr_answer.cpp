@@ -127,13 +127,13 @@ std::string answer_table(const SizingAnswer& s, bool markdown) {
   const std::vector<std::string> header = {"ring/policy", "smallest clean ring", "waits",
                                            "wait p50 ms", "wait p99 ms",         "would-blocks",
                                            "timeouts",    "fallbacks",           "direct",
-                                           "peak held",   "vs app staging"};
+                                           "peak held",   "clean / app staging"};
   std::vector<std::vector<std::string>> rows;
   for (const PolicyAnswer& a : s.rows) {
     const std::string peak =
-        s.app_staging_peak_bytes == 0
+        s.app_staging_peak_bytes == 0 || !a.smallest_clean
             ? std::string("-")
-            : fmt::format("{:.2f}x", static_cast<double>(a.peak_held) /
+            : fmt::format("{:.2f}x", static_cast<double>(*a.smallest_clean) /
                                          static_cast<double>(s.app_staging_peak_bytes));
     rows.push_back({label(a.strategy, a.policy),
                     a.smallest_clean ? format_bytes(*a.smallest_clean) : std::string("> 8 GiB"),
@@ -143,8 +143,8 @@ std::string answer_table(const SizingAnswer& s, bool markdown) {
                     format_bytes(a.peak_held), peak});
   }
   std::string out = fmt::format(
-      "ring sizes for this capture: smallest clean ring (never waits or refuses; within 1/{} of "
-      "its value), and with a {} ring; the application's own staging memory peaked at {}\n",
+      "ring sizes for this capture: the smallest clean ring (never waits or refuses; within 1/{} "
+      "of its value); what a {} ring does; the application's own staging memory peaked at {}\n",
       kSizingPrecisionDivisor, format_bytes(s.ring_bytes), format_bytes(s.app_staging_peak_bytes));
   std::vector<std::size_t> width(header.size());
   for (std::size_t i = 0; i < header.size(); ++i) {

@@ -57,22 +57,69 @@ int depth_of(std::string_view text) {
   return deepest;
 }
 
+// The fill-memory commands still to merge, and the last block index seen.
+struct FillState {
+  FillMemoryReader* fills = nullptr;
+  std::optional<FillCommand> pending;
+  std::optional<uint64_t> last_index;
+};
+
 // Feeds the tracker every fill-memory command before block `index` (all of them: UINT64_MAX).
-Expected<void, std::string> fills_before(FillMemoryReader* fills,
-                                         std::optional<FillCommand>& pending, uint64_t index,
-                                         gfxr::Tracker& tracker) {
-  if (fills == nullptr) return {};
+Expected<void, std::string> fills_before(FillState& state, uint64_t index, gfxr::Tracker& tracker) {
+  if (state.fills == nullptr) return {};
   for (;;) {
-    if (!pending) {
-      auto next = fills->next();
+    if (!state.pending) {
+      auto next = state.fills->next();
       if (!next) return Fail{next.error()};
       if (!*next) return {};
-      pending = **next;
+      state.pending = **next;
     }
-    if (pending->block_index >= index) return {};
-    if (auto e = tracker.host_write(*pending); !e) return e;
-    pending.reset();
+    if (state.pending->block_index >= index) return {};
+    if (auto e = tracker.host_write(*state.pending); !e) return e;
+    state.pending.reset();
   }
+}
+
+// Follows one JSON line: its block index (which must grow; the fill-memory commands before it go
+// first), then its call. Errors are the line's.
+Expected<void, std::string> follow_line(const std::string& line, FillState& state,
+                                        gfxr::Tracker& tracker) {
+  if (depth_of(line) > kMaxDepth) return Fail{std::string("nested deeper than 64 levels")};
+  json doc;
+  try {
+    doc = json::parse(line);
+  } catch (const json::exception& e) {
+    return Fail{
+        fmt::format("not valid JSON (is the file cut short, or not gfxrecon-convert's "
+                    "JSON Lines?): {}",
+                    e.what())};
+  }
+  if (!doc.is_object())
+    return Fail{std::string("not a JSON object (gfxrecon-convert writes one a line)")};
+  const auto index = doc.find("index");
+  if (index != doc.end()) {
+    if (!index->is_number_unsigned()) return Fail{std::string("\"index\" is not a block number")};
+    const uint64_t i = index->get<uint64_t>();
+    if (state.last_index && i <= *state.last_index) {
+      return Fail{fmt::format("block index {} after {}: the lines are out of capture order", i,
+                              *state.last_index)};
+    }
+    state.last_index = i;
+    if (auto e = fills_before(state, i, tracker); !e) return e;
+  }
+  const auto call = doc.find("vkFunc");
+  if (call == doc.end()) return {};  // the header, annotations, metadata
+  const json& fn_value = *call;
+  const json* fn = fn_value.is_object() ? &fn_value : nullptr;
+  const json* fname = fn != nullptr && fn->contains("name") ? &(*fn)["name"] : nullptr;
+  if (fname == nullptr || !fname->is_string()) {
+    return Fail{std::string("\"vkFunc\" without a \"name\"")};
+  }
+  static const json kNull;
+  const auto args = fn->find("args");
+  const auto ret = fn->find("return");
+  return tracker.call(fname->get<std::string>(), args == fn->end() ? kNull : *args,
+                      ret == fn->end() ? kNull : *ret);
 }
 
 }  // namespace
@@ -80,62 +127,24 @@ Expected<void, std::string> fills_before(FillMemoryReader* fills,
 Expected<GfxrImport, std::string> import_gfxr(std::istream& jsonl, std::string_view name,
                                               FillMemoryReader* fills) {
   gfxr::Tracker tracker;
-  std::optional<FillCommand> pending;
+  FillState state{fills, std::nullopt, std::nullopt};
   std::string line;
   uint64_t line_no = 0;
-  std::optional<uint64_t> last_index;
   for (LineRead r; (r = read_line(*jsonl.rdbuf(), line)) != LineRead::End;) {
     ++line_no;
-    const auto fail = [&](const std::string& why) {
-      return Fail{fmt::format("{}:{}: {}", name, line_no, why)};
-    };
-    if (r == LineRead::TooLong) return fail("a line longer than 64 MiB");
+    if (r == LineRead::TooLong)
+      return Fail{fmt::format("{}:{}: a line longer than 64 MiB", name, line_no)};
     if (line.find_first_not_of(" \t\r") == line.npos) continue;
-    if (depth_of(line) > kMaxDepth) return fail("nested deeper than 64 levels");
-    json doc;
-    try {
-      doc = json::parse(line);
-    } catch (const json::exception& e) {
-      return fail(
-          fmt::format("not valid JSON (is the file cut short, or not gfxrecon-convert's "
-                      "JSON Lines?): {}",
-                      e.what()));
-    }
-    if (!doc.is_object()) return fail("not a JSON object (gfxrecon-convert writes one a line)");
-    const auto index = doc.find("index");
-    if (index != doc.end()) {
-      if (!index->is_number_unsigned()) return fail("\"index\" is not a block number");
-      const uint64_t i = index->get<uint64_t>();
-      if (last_index && i <= *last_index) {
-        return fail(fmt::format("block index {} after {}: the lines are out of capture order", i,
-                                *last_index));
-      }
-      last_index = i;
-      if (auto e = fills_before(fills, pending, i, tracker); !e) return fail(e.error());
-    }
-    const auto call = doc.find("vkFunc");
-    if (call == doc.end()) continue;  // the header, annotations, metadata
-    const json& fn_value = *call;
-    const json* fn = fn_value.is_object() ? &fn_value : nullptr;
-    const json* fname = fn != nullptr && fn->contains("name") ? &(*fn)["name"] : nullptr;
-    if (fname == nullptr || !fname->is_string()) {
-      return fail("\"vkFunc\" without a \"name\"");
-    }
-    static const json kNull;
-    const auto args = fn->find("args");
-    const auto ret = fn->find("return");
-    if (auto e = tracker.call(fname->get<std::string>(), args == fn->end() ? kNull : *args,
-                              ret == fn->end() ? kNull : *ret);
-        !e) {
-      return fail(e.error());
+    if (auto e = follow_line(line, state, tracker); !e) {
+      return Fail{fmt::format("{}:{}: {}", name, line_no, e.error())};
     }
   }
-  if (auto e = fills_before(fills, pending, UINT64_MAX, tracker); !e) return Fail{e.error()};
-  if (fills != nullptr && last_index && *last_index >= fills->blocks()) {
+  if (auto e = fills_before(state, UINT64_MAX, tracker); !e) return Fail{e.error()};
+  if (fills != nullptr && state.last_index && *state.last_index >= fills->blocks()) {
     return Fail{
         fmt::format("{} reaches block {}, but the capture has {} blocks: are the two "
                     "files from the same capture?",
-                    name, *last_index, fills->blocks())};
+                    name, *state.last_index, fills->blocks())};
   }
   GfxrImport out = tracker.finish(name);
   out.stats.lines = line_no;

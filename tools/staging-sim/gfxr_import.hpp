@@ -59,7 +59,7 @@ inline constexpr std::array<const char*, 3> kCopyCommandNames = {
     "vkCmdCopyBuffer", "vkCmdCopyBufferToImage", "vkCmdUpdateBuffer"};
 
 /// The most uploads one import makes (a command buffer submitted many times counts each time).
-inline constexpr uint64_t kMaxImportedUploads = uint64_t{1} << 24;
+inline constexpr uint64_t kMaxImportedUploads = uint64_t{1} << 22;
 /// One frame of the synthesized timeline: 60 Hz.
 inline constexpr Duration kImportFramePeriod{16'666'667};
 

@@ -28,6 +28,35 @@ uint64_t peak_of(std::vector<std::pair<uint64_t, int64_t>> events) {
   return static_cast<uint64_t>(peak);
 }
 
+// The uploads of `kept` into `w`, their frame by presents (or submissions), their times spread
+// evenly over their frame. Frames never decrease in capture order.
+void add_uploads(const std::vector<const RawUpload*>& kept, bool presents, Workload& w) {
+  const auto frame_of = [&](const RawUpload& u) {
+    return presents ? u.present_frame : u.submission;
+  };
+  for (std::size_t begin = 0; begin < kept.size();) {
+    const uint64_t f = frame_of(*kept[begin]);
+    std::size_t end = begin;
+    while (end < kept.size() && frame_of(*kept[end]) == f)
+      ++end;
+    const auto n = static_cast<int64_t>(end - begin);
+    for (std::size_t i = begin; i < end; ++i) {
+      const RawUpload& r = *kept[i];
+      Upload u;
+      const int64_t period = kImportFramePeriod.count();
+      u.time =
+          Duration{static_cast<int64_t>(f) * period + period * static_cast<int64_t>(i - begin) / n};
+      u.size = r.size;
+      u.alignment = r.alignment;
+      u.granularity = r.granularity;
+      u.frame = static_cast<int64_t>(f);
+      u.kind = w.kind_id(kMovedNames[static_cast<std::size_t>(r.moved)]);
+      w.uploads.push_back(u);
+    }
+    begin = end;
+  }
+}
+
 }  // namespace
 
 GfxrImport Tracker::finish(std::string_view name) {
@@ -68,28 +97,7 @@ GfxrImport Tracker::finish(std::string_view name) {
     }
     kept.push_back(&u);
   }
-  // Frames never decrease in capture order; a frame's uploads spread evenly over it.
-  for (std::size_t begin = 0; begin < kept.size();) {
-    const uint64_t f = frame_of(kept[begin]->present_frame, kept[begin]->submission);
-    std::size_t end = begin;
-    while (end < kept.size() && frame_of(kept[end]->present_frame, kept[end]->submission) == f)
-      ++end;
-    const auto n = static_cast<int64_t>(end - begin);
-    for (std::size_t i = begin; i < end; ++i) {
-      const RawUpload& r = *kept[i];
-      Upload u;
-      const int64_t period = kImportFramePeriod.count();
-      u.time =
-          Duration{static_cast<int64_t>(f) * period + period * static_cast<int64_t>(i - begin) / n};
-      u.size = r.size;
-      u.alignment = r.alignment;
-      u.granularity = r.granularity;
-      u.frame = static_cast<int64_t>(f);
-      u.kind = w.kind_id(kMovedNames[static_cast<std::size_t>(r.moved)]);
-      w.uploads.push_back(u);
-    }
-    begin = end;
-  }
+  add_uploads(kept, presents, w);
 
   std::vector<uint64_t> lags;
   for (uint64_t s = 0; s < submissions_.size(); ++s) {

@@ -100,6 +100,7 @@ Expected<void, std::string> Tracker::submit_one(
   const uint64_t s = submissions_.size();
   submissions_.push_back(Submission{queue, stats_.presents, std::nullopt, std::nullopt});
   QueueState& q = queues_[queue];
+  if (q.completed == q.submissions.size()) busy_queues_.push_back(queue);
   queue_position_[s] = q.submissions.size();
   q.submissions.push_back(s);
   ++stats_.submissions;

@@ -115,11 +115,8 @@ Expected<void, std::string> Tracker::call(std::string_view name, const json& arg
   // A call that returned an error did nothing we follow (VK_NOT_READY, VK_TIMEOUT included).
   const bool ok = result.is_null() ||
                   (result.is_string() && result.get_ref<const std::string&>() == "VK_SUCCESS");
-  if (!args.is_object()) {
-    skip("malformed_call");
-    return {};
-  }
-  return dispatch(name, args, ok);
+  static const json kNoArgs = json::object();  // a call we follow then finds its handles missing
+  return dispatch(name, args.is_object() ? args : kNoArgs, ok);
 }
 
 Expected<void, std::string> Tracker::dispatch(std::string_view n, const Args& a, bool ok) {
@@ -132,14 +129,25 @@ Expected<void, std::string> Tracker::dispatch(std::string_view n, const Args& a,
     return copy_buffer_to_image(object_at(a, "pCopyBufferToImageInfo"), a);
   }
   if (n == "vkCmdUpdateBuffer") return update_buffer(a);
+  if (n == "vkCmdExecuteCommands") return execute_commands(a);
+  if (n == "vkQueuePresentKHR") return present(), Expected<void, std::string>{};
+  if (!ok) return {};  // an error (VK_NOT_READY, VK_TIMEOUT included): nothing happened
   if (n == "vkQueueSubmit" || n == "vkQueueSubmit2" || n == "vkQueueSubmit2KHR") {
-    return ok ? submit(a, n != "vkQueueSubmit") : Expected<void, std::string>{};
+    return submit(a, n != "vkQueueSubmit");
   }
-  if (n == "vkQueuePresentKHR") {
-    present();
-  } else if (!ok) {
-    return {};
-  } else if (n == "vkAllocateMemory") {
+  if (!follow_resource(n, a)) follow_sync(n, a);
+  return {};
+}
+
+bool Tracker::follow_resource(std::string_view n, const Args& a) {
+  const auto with = [&](const char* key, auto&& action) {
+    if (const auto h = handle_at(a, key)) {
+      action(*h);
+    } else {
+      skip("malformed_call");
+    }
+  };
+  if (n == "vkAllocateMemory") {
     allocate_memory(a);
   } else if (n == "vkFreeMemory") {
     free_memory(a);
@@ -155,65 +163,56 @@ Expected<void, std::string> Tracker::dispatch(std::string_view n, const Args& a,
   } else if (n == "vkCreateBuffer") {
     create_buffer(a);
   } else if (n == "vkDestroyBuffer") {
-    if (const auto b = handle_at(a, "buffer")) buffers_.erase(*b);
+    with("buffer", [&](uint64_t b) { buffers_.erase(b); });
   } else if (n == "vkBindBufferMemory") {
-    const auto b = handle_at(a, "buffer");
-    if (b)
-      bind_buffer(a, *b);
-    else
-      skip("malformed_call");
+    with("buffer", [&](uint64_t b) { bind_buffer(a, b); });
   } else if (n == "vkBindBufferMemory2" || n == "vkBindBufferMemory2KHR") {
     const json* infos = array_at(a, "pBindInfos");
-    if (infos == nullptr) return skip("malformed_call"), Expected<void, std::string>{};
+    if (infos == nullptr) return skip("malformed_call"), true;
     for (const json& i : *infos) {
       const auto b = handle_at(i, "buffer");
-      if (b)
-        bind_buffer(i, *b);
-      else
-        skip("malformed_call");
+      b ? bind_buffer(i, *b) : skip("malformed_call");
     }
   } else if (n == "vkCreateImage") {
     create_image(a);
   } else if (n == "vkDestroyImage") {
-    if (const auto i = handle_at(a, "image")) image_formats_.erase(*i);
+    with("image", [&](uint64_t i) { image_formats_.erase(i); });
   } else if (n == "vkAllocateCommandBuffers") {
     allocate_command_buffers(a);
   } else if (n == "vkFreeCommandBuffers") {
     free_command_buffers(a);
   } else if (n == "vkBeginCommandBuffer" || n == "vkResetCommandBuffer") {
-    const auto cb = handle_at(a, "commandBuffer");
-    if (cb)
-      reset_command_buffer(*cb);
-    else
-      skip("malformed_call");
+    with("commandBuffer", [&](uint64_t cb) { reset_command_buffer(cb); });
   } else if (n == "vkResetCommandPool" || n == "vkDestroyCommandPool") {
     reset_command_pool(a);
-  } else if (n == "vkCmdExecuteCommands") {
-    return execute_commands(a);
-  } else if (n == "vkWaitForFences") {
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void Tracker::follow_sync(std::string_view n, const Args& a) {
+  if (n == "vkWaitForFences") {
     const auto fences = handles_at(a, "pFences");
     const auto all = num(a, "waitAll");
-    if (!fences || !all) return skip("malformed_call"), Expected<void, std::string>{};
-    if (*all == 0 && fences->size() > 1)
-      return skip("wait_for_any_fence"), Expected<void, std::string>{};
+    if (!fences || !all) return skip("malformed_call");
+    if (*all == 0 && fences->size() > 1) return skip("wait_for_any_fence");
     for (const uint64_t f : *fences)
       fence_completed(f);
   } else if (n == "vkGetFenceStatus") {
     if (const auto f = handle_at(a, "fence")) fence_completed(*f);
   } else if (n == "vkResetFences") {
-    if (const auto fences = handles_at(a, "pFences"))
-      for (const uint64_t f : *fences)
-        fences_.erase(f);
+    for (const uint64_t f : handles_at(a, "pFences").value_or(std::vector<uint64_t>{}))
+      fences_.erase(f);
   } else if (n == "vkWaitSemaphores" || n == "vkWaitSemaphoresKHR") {
     const json& info = object_at(a, "pWaitInfo");
     const auto sems = handles_at(info, "pSemaphores");
     const json* values = array_at(info, "pValues");
     const auto flags = num(info, "flags");
     if (!sems || values == nullptr || !flags || values->size() != sems->size()) {
-      return skip("malformed_call"), Expected<void, std::string>{};
+      return skip("malformed_call");
     }
-    if ((*flags & 1) != 0 && sems->size() > 1)
-      return skip("wait_for_any_semaphore"), Expected<void, std::string>{};
+    if ((*flags & 1) != 0 && sems->size() > 1) return skip("wait_for_any_semaphore");
     for (std::size_t i = 0; i < sems->size(); ++i) {
       if ((*values)[i].is_number_unsigned())
         semaphore_reached((*sems)[i], (*values)[i].get<uint64_t>());
@@ -221,17 +220,15 @@ Expected<void, std::string> Tracker::dispatch(std::string_view n, const Args& a,
   } else if (n == "vkGetSemaphoreCounterValue" || n == "vkGetSemaphoreCounterValueKHR") {
     const auto s = handle_at(a, "semaphore");
     const auto v = num(a, "pValue");
-    if (s && v)
-      semaphore_reached(*s, *v);
-    else
-      skip("malformed_call");
+    if (!s || !v) return skip("malformed_call");
+    semaphore_reached(*s, *v);
   } else if (n == "vkQueueWaitIdle") {
     if (const auto q = handle_at(a, "queue")) queue_idle(*q);
   } else if (n == "vkDeviceWaitIdle") {
-    for (auto& [q, state] : queues_)
+    for (const uint64_t q : busy_queues_)
       queue_idle(q);
+    busy_queues_.clear();
   }
-  return {};
 }
 
 void Tracker::memory_properties(const Args& a, bool v2) {
@@ -334,7 +331,6 @@ void Tracker::allocate_command_buffers(const Args& a) {
   for (const uint64_t cb : *cbs) {
     reset_command_buffer(cb);
     command_buffers_[cb].pool = *pool;
-    pools_[*pool].push_back(cb);
   }
 }
 
@@ -361,14 +357,12 @@ void Tracker::reset_command_pool(const Args& a) {
   if (!pool) return skip("malformed_call");
   const auto it = pools_.find(*pool);
   if (it == pools_.end()) return;
-  std::vector<uint64_t> live;
-  for (const uint64_t cb : it->second) {
+  const std::vector<uint64_t> dirty = std::move(it->second);
+  pools_.erase(it);
+  for (const uint64_t cb : dirty) {
     const auto c = command_buffers_.find(cb);
-    if (c == command_buffers_.end() || c->second.pool != *pool) continue;
-    reset_command_buffer(cb);
-    live.push_back(cb);
+    if (c != command_buffers_.end() && c->second.pool == *pool) reset_command_buffer(cb);
   }
-  it->second = std::move(live);  // drops freed command buffers: the list stays bounded
 }
 
 Expected<void, std::string> Tracker::execute_commands(const Args& a) {
@@ -395,6 +389,7 @@ Expected<void, std::string> Tracker::record(uint64_t cb, const RawUpload& u) {
   if (it == command_buffers_.end())
     return skip("unknown_command_buffer"), Expected<void, std::string>{};
   if (auto room = count_upload(); !room) return room;
+  if (it->second.recorded.empty()) pools_[it->second.pool].push_back(cb);
   it->second.recorded.push_back(u);
   it->second.unsubmitted = true;
   ++recorded_;

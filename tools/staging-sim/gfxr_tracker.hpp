@@ -92,6 +92,10 @@ class Tracker {
   using Args = nlohmann::json;
   void skip(std::string_view reason, uint64_t n = 1);
   Expected<void, std::string> dispatch(std::string_view name, const Args& a, bool ok);
+  /// Memory, buffers, images, command buffers: false when `name` is none of those calls.
+  bool follow_resource(std::string_view name, const Args& a);
+  /// Fences, semaphores, idle waits.
+  void follow_sync(std::string_view name, const Args& a);
   void allocate_memory(const Args& a);
   void free_memory(const Args& a);
   void map_memory(const Args& a);
@@ -130,10 +134,13 @@ class Tracker {
   std::unordered_map<uint64_t, Buffer> buffers_;
   std::unordered_map<uint64_t, std::string> image_formats_;
   std::unordered_map<uint64_t, CommandBuffer> command_buffers_;
+  // Per pool, its command buffers that recorded an upload since their last reset (so a pool
+  // reset costs what was recorded, not the pool's size).
   std::unordered_map<uint64_t, std::vector<uint64_t>> pools_;
   std::unordered_map<uint64_t, uint64_t> fences_;  // fence -> its last submission
   std::unordered_map<uint64_t, SemaphoreState> semaphores_;
   std::unordered_map<uint64_t, QueueState> queues_;
+  std::vector<uint64_t> busy_queues_;  // queues given work since the last vkDeviceWaitIdle
   std::unordered_map<uint64_t, std::size_t> queue_position_;  // submission -> index in its queue
   std::unordered_set<uint64_t> copy_source_memory_;           // memory ever bound to a copy source
   std::vector<Submission> submissions_;
