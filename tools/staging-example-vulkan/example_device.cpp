@@ -18,7 +18,7 @@ void add_device_options(CLI::App& app, std::string& device_name) {
       "Environment:\n"
       "  STAGING_VULKAN_DEVICE       what --device says, when --device is not given\n"
       "  STAGING_VULKAN_VALIDATION   auto (default: the validation layer when installed), "
-      "require or off");
+      "require or off\n");
 }
 
 std::string device_name_from_environment() {
