@@ -88,8 +88,10 @@ staging_clangxx() {
 # staging_fresh_home: sets STAGING_FRESH_HOME to a new, empty directory, removed when the script
 # exits, to run a command in as HOME and XDG_CACHE_HOME: a machine where nothing (the Vulkan
 # validation layer's cache file, ...) has run before.
+# Each call makes another; all of them are removed at exit.
+STAGING_FRESH_HOMES=()
 staging_fresh_home() {
   STAGING_FRESH_HOME=$(mktemp -d "${TMPDIR:-/tmp}/staging-fresh-home.XXXXXX")
-  # shellcheck disable=SC2064
-  trap "rm -rf '$STAGING_FRESH_HOME'" EXIT
+  STAGING_FRESH_HOMES+=("$STAGING_FRESH_HOME")
+  trap 'rm -rf "${STAGING_FRESH_HOMES[@]}"' EXIT
 }

@@ -190,6 +190,36 @@ def streaming_section(a, link):
     return "\n".join(parts)
 
 
+def capture_section(a, link):
+    parts = ["<h2>A real application's uploads: sizing the ring from a capture</h2>"]
+    answer = a.capture and os.path.join(a.capture, "answer.txt")
+    if not answer or not os.path.exists(answer):
+        parts.append("<p>Not run: GFXReconstruct (<code>gfxrecon-convert</code>), "
+                     "<code>vkcube</code> or <code>xvfb-run</code> is not installed here.</p>")
+        return "\n".join(parts)
+    status = ("<span class=ok>exit status 0</span>" if a.capture_status == 0 else
+              "<span class=bad>exit status %s</span>" % a.capture_status)
+    parts.append("<p><code>vkcube --use_staging --c 30</code> (Debian's vulkan-tools: a program "
+                 "not written here) captured on the default device with GFXReconstruct's layer, "
+                 "converted with <code>gfxrecon-convert</code> and imported by <code>staging-sim "
+                 "--gfxr vkcube.jsonl --gfxr-binary vkcube.gfxr</code> (docs/sim.md, \"Sizing a "
+                 "ring for a captured application\"): %s. First what was imported — its copies, "
+                 "its writes into mapped memory, its frames and when it learned the GPU was done "
+                 "—, then per policy the smallest ring that never waits or refuses, what a "
+                 "256 KiB ring (<code>--ring-bytes</code>, a little under what vkcube needs) does, "
+                 "and the smallest clean ring against the application's own staging memory.</p>"
+                 % status)
+    parts.append("<pre>%s</pre>" % html.escape(open(answer, errors="replace").read()))
+    svg_path = os.path.join(a.capture, "plot.svg")
+    if os.path.exists(svg_path):
+        svg = open(svg_path).read()
+        parts.append("<p>The imported uploads through the 256 KiB byte ring under the default "
+                     "policy (<a href=\"%s\">JSON</a>):</p>" %
+                     link(os.path.join(a.capture, "answer.json")))
+        parts.append('<div class="plot">%s</div>' % svg[svg.find("<svg"):])
+    return "\n".join(parts)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
@@ -204,6 +234,8 @@ def main():
     p.add_argument("--vulkan-status", type=int)
     p.add_argument("--streaming")
     p.add_argument("--streaming-status", type=int)
+    p.add_argument("--capture")
+    p.add_argument("--capture-status", type=int)
     p.add_argument("--webgpu")
     p.add_argument("--api")
     a = p.parse_args()
@@ -268,6 +300,7 @@ def main():
                      "(the Vulkan backend's example is not in this tree).</p>")
 
     parts.append(streaming_section(a, link))
+    parts.append(capture_section(a, link))
 
     parts.append("<h2>The slot ring in a browser (WebGPU)</h2>")
     if a.webgpu and os.path.exists(a.webgpu):
