@@ -142,6 +142,13 @@ def with_bytes(n, b):
     return "%s (%s)" % (rf.count(n), rf.size(b)) if n else "0"
 
 
+def exit_status(code):
+    """A program's exit status, green when 0."""
+    if code == 0:
+        return "<span class=ok>exit status 0</span>"
+    return "<span class=bad>exit status %s</span>" % code
+
+
 def streaming_section(a, link):
     parts = ["<h2>Streaming while rendering (Vulkan)</h2>"]
     shown = a.streaming and os.path.exists(os.path.join(a.streaming, "summary.txt"))
@@ -149,8 +156,7 @@ def streaming_section(a, link):
         parts.append("<p>Not run: <code>build/bin/staging-example-streaming</code> was not built "
                      "(it needs the Vulkan backend, glslangValidator and zlib).</p>")
         return "\n".join(parts)
-    status = ("<span class=ok>exit status 0</span>" if a.streaming_status == 0 else
-              "<span class=bad>exit status %s</span>" % a.streaming_status)
+    status = exit_status(a.streaming_status)
     parts.append("<p><code>build/bin/staging-example-streaming --check</code>: producer "
                  "threads stream the scene's textures and meshes through a Streamer on the "
                  "transfer queue while it renders; every streamed byte is read back and "
@@ -197,8 +203,7 @@ def capture_section(a, link):
         parts.append("<p>Not run: GFXReconstruct (<code>gfxrecon-convert</code>), "
                      "<code>vkcube</code> or <code>xvfb-run</code> is not installed here.</p>")
         return "\n".join(parts)
-    status = ("<span class=ok>exit status 0</span>" if a.capture_status == 0 else
-              "<span class=bad>exit status %s</span>" % a.capture_status)
+    status = exit_status(a.capture_status)
     parts.append("<p><code>vkcube --use_staging --c 30</code> (Debian's vulkan-tools: a program "
                  "not written here) captured on the default device with GFXReconstruct's layer, "
                  "converted with <code>gfxrecon-convert</code> and imported by <code>staging-sim "
@@ -289,8 +294,7 @@ def main():
 
     parts.append("<h2>Real upload session (Vulkan)</h2>")
     if a.vulkan:
-        status = ("<span class=ok>exit status 0</span>" if a.vulkan_status == 0 else
-                  "<span class=bad>exit status %s</span>" % a.vulkan_status)
+        status = exit_status(a.vulkan_status)
         parts.append("<p><code>build/bin/staging-example-vulkan</code> on the default Vulkan "
                      "device (lavapipe when there is no GPU): %s</p>" % status)
         parts.append("<pre class=wrap>%s</pre>" %
