@@ -127,7 +127,7 @@ RC_GTEST_PROP(SharedFrameProperty, InterleavedWritersMatchTheExactModel, ()) {
     switch (op.kind) {
       case OpKind::Join: {
         if (m.inside[w]) break;  // one membership per virtual writer
-        auto joined = frame.join({.run_bytes = 0, .run_entries = 1 + w % 3});
+        auto joined = frame.join({.block_bytes = 0});
         RC_ASSERT(joined.has_value() == !m.sealed);
         if (joined) {
           writers[w] = std::move(*joined);
@@ -230,7 +230,7 @@ struct Item {
 RC_GTEST_PROP(SharedFrameProperty, ConcurrentWritersLoseNothingAndNeverOverlap, ()) {
   const auto threads = *rc::gen::inRange<uint32_t>(2, 9);
   const uint64_t capacity = *rc::gen::inRange<uint64_t>(64, 256 * 1024);
-  const uint64_t run_bytes = *rc::gen::element<uint64_t>(0, 0, 256, 4096);
+  const uint64_t block_bytes = *rc::gen::element<uint64_t>(0, 0, 256, 4096, uint64_t{64} << 10);
   const auto seal_after = *rc::gen::inRange<uint32_t>(0, 200);  // microseconds
   const auto late = *rc::gen::inRange<uint32_t>(0, threads);    // threads that start after
   std::vector<std::vector<Item>> programs;
@@ -262,7 +262,7 @@ RC_GTEST_PROP(SharedFrameProperty, ConcurrentWritersLoseNothingAndNeverOverlap, 
         std::this_thread::yield();
       if (t < late) std::this_thread::sleep_for(std::chrono::microseconds(seal_after + 50));
       const bool after = seal_returned.load(std::memory_order_acquire);
-      auto w = frame.join({.run_bytes = run_bytes});
+      auto w = frame.join({.block_bytes = block_bytes});
       Result& r = results[t];
       r.joined_after_seal_returned = after;
       if (!w) return;
@@ -303,7 +303,15 @@ RC_GTEST_PROP(SharedFrameProperty, ConcurrentWritersLoseNothingAndNeverOverlap, 
       test::check_collected(*done, made, memory, base,
                             [&](const Origin& o) { return programs[o.writer][o.seq].alignment; });
   if (!failure.empty()) RC_FAIL(failure);
-  if (run_bytes == 0) {
+  // Every byte up to the cursor is accounted for: placed (discarded ones too), alignment
+  // padding, or stranded at the end of a block; none is counted twice.
+  uint64_t placed_bytes = 0;
+  for (const Made& m : made)
+    placed_bytes += m.size;
+  RC_ASSERT(placed_bytes + frame.stranded_bytes() <= frame.used_bytes());
+  RC_ASSERT(frame.used_bytes() <= capacity);
+  if (block_bytes == 0) {
+    RC_ASSERT(frame.stranded_bytes() == 0u);
     // The cursor only grows: a refusal at any time is a refusal at the end.
     const uint64_t cursor = base + frame.used_bytes();
     for (const Result& r : results) {

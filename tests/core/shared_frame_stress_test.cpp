@@ -66,7 +66,7 @@ TEST(SharedFrameStress, EightWritersManyFramesNothingLostNothingTorn) {
           std::this_thread::yield();
           continue;
         }
-        auto w = frame.join({.run_bytes = (t % 2 == 0) ? 0u : 4096u, .run_entries = 1 + t % 4});
+        auto w = frame.join({.block_bytes = (t % 2 == 0) ? 0u : 4096u});
         if (!w) {  // sealed before we came: wait for the next frame
           me.refused.fetch_add(1, std::memory_order_relaxed);
           seen = g;
@@ -119,7 +119,7 @@ TEST(SharedFrameStress, EightWritersManyFramesNothingLostNothingTorn) {
     frame.open(std::span(memory).subspan(0, memory.size() - 4000), base);
     announced.store(frames, std::memory_order_release);
     std::this_thread::sleep_for(std::chrono::microseconds(rng() % 300));
-    std::span<const FramePlacement<Origin>> placed;
+    SharedFrame<Origin>::Placements placed;
     if (frames % 2 == 0) {
       auto done = frame.finish(DrainMode::Wait, 30s);
       ASSERT_TRUE(done) << "writers still inside after 30 s: " << done.error().writers;

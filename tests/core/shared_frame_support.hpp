@@ -48,9 +48,14 @@ inline void write_pattern(std::span<std::byte> bytes, Origin origin) noexcept {
 /// placement not discarded present exactly once with its payload, no other, and its bytes equal
 /// to its writer's pattern. Returns "" or the first failure.
 template <class AlignmentOf>
-std::string check_collected(std::span<const FramePlacement<Origin>> collected,
-                            std::vector<Made> made, std::span<const std::byte> memory,
-                            uint64_t base, AlignmentOf alignment_of) {
+std::string check_collected(const SharedFrame<Origin>::Placements& view, std::vector<Made> made,
+                            std::span<const std::byte> memory, uint64_t base,
+                            AlignmentOf alignment_of) {
+  const std::vector<FramePlacement<Origin>> collected(view.begin(), view.end());
+  if (collected.size() != view.size()) {
+    return "the view counts " + std::to_string(view.size()) + " placements and yields " +
+           std::to_string(collected.size());
+  }
   std::erase_if(made, [](const Made& m) { return m.discarded; });
   std::sort(made.begin(), made.end(),
             [](const Made& a, const Made& b) { return a.offset < b.offset; });

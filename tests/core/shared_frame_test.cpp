@@ -138,6 +138,11 @@ TEST(PlacementLog, SegmentsNeverReachedAreNotFound) {
 
 // --- SharedFrame ---------------------------------------------------------------------------
 
+// The placements of a collected frame, as a vector (the view is a forward range).
+std::vector<Frame::Placement> placements_of(const Frame::Placements& placed) {
+  return {placed.begin(), placed.end()};
+}
+
 struct SharedFrameTest : ::testing::Test {
   std::vector<std::byte> memory = std::vector<std::byte>(1024);
   Frame frame;
@@ -225,7 +230,7 @@ TEST_F(SharedFrameTest, ReportModeNamesTheWritersAndLeavesTheFrameSealed) {
   EXPECT_EQ(frame.finish(DrainMode::Report).error().writers, 1u);
   ASSERT_TRUE(b.place(16, 1, {2, 0}));
   EXPECT_TRUE(b.leave());  // drained the sealed frame
-  const auto placed = frame.finish(DrainMode::Report).value();
+  const auto placed = placements_of(frame.finish(DrainMode::Report).value());
   ASSERT_EQ(placed.size(), 2u);
   EXPECT_EQ(placed[0].payload.buffer, 1u);
   EXPECT_EQ(placed[1].payload.buffer, 2u);
@@ -287,74 +292,138 @@ TEST_F(SharedFrameTest, DiscardedPlacementsAreNotCollected) {
   w.discard(a);
   (void)b;
   w.leave();
-  const auto placed = frame.finish(DrainMode::Report).value();
+  const auto placed = placements_of(frame.finish(DrainMode::Report).value());
   ASSERT_EQ(placed.size(), 1u);
   EXPECT_EQ(placed[0].payload.buffer, 2u);
   EXPECT_EQ(placed[0].offset, 8u);  // a's bytes stay a gap
 }
 
-TEST_F(SharedFrameTest, CollectedPlacementsAreSortedByOffsetWhateverTheEntryOrder) {
-  // Two writers interleave: entries are claimed in runs (A's run first), bytes alternate.
-  //   [ A0 B0 A1 B1 ]  -> collected A0 B0 A1 B1 (offset order), not A0 A1 B0 B1 (entry order)
+TEST_F(SharedFrameTest, CollectedPlacementsAreSortedByOffsetWhateverTheRecordOrder) {
+  // Two writers interleave with one-upload blocks: A's record is claimed first, bytes alternate.
+  //   [ A0 B0 A1 B1 ]  -> collected A0 B0 A1 B1 (offset order), not A0 A1 B0 B1 (record order)
   open();
-  auto a = frame.join().value();
-  auto b = frame.join().value();
+  auto a = frame.join({.block_bytes = 0}).value();
+  auto b = frame.join({.block_bytes = 0}).value();
   ASSERT_TRUE(a.place(16, 1, {0xA0, 0}));
   ASSERT_TRUE(b.place(16, 1, {0xB0, 0}));
   ASSERT_TRUE(a.place(16, 1, {0xA1, 0}));
   ASSERT_TRUE(b.place(16, 1, {0xB1, 0}));
   a.leave();
   b.leave();
-  const auto placed = frame.finish(DrainMode::Report).value();
+  const auto placed = placements_of(frame.finish(DrainMode::Report).value());
   ASSERT_EQ(placed.size(), 4u);
   const uint32_t expected[] = {0xA0, 0xB0, 0xA1, 0xB1};
   for (std::size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(placed[i].payload.buffer, expected[i]);
     EXPECT_EQ(placed[i].offset, 16 * i);
   }
+  EXPECT_EQ(frame.stranded_bytes(), 0u);  // one-upload blocks leave nothing unused
 }
 
-TEST_F(SharedFrameTest, RunsPlacePrivatelyAndGiveBackWhatIsLeft) {
-  // A takes a run of 256 for its first placement; B's placement goes after the run; A's later
-  // placements stay inside its run.
-  //   [ A0 A1 . . . . . . . . . . . . . . | B0 ... ]
+TEST_F(SharedFrameTest, WritersPlaceInsideTheirOwnBlocks) {
+  // A takes a block of 256 for its first placement; B's block starts after it (192 bytes: near
+  // the frame's end blocks shrink); A's later
+  // placements stay inside its block, touching no shared state.
+  //   [ A0 A1 . . . . . . . . . . . . . . | B0 . . . ]
   open();
-  auto a = frame.join({.run_bytes = 256}).value();
-  auto b = frame.join().value();
+  auto a = frame.join({.block_bytes = 256}).value();
+  auto b = frame.join({.block_bytes = 256}).value();
   EXPECT_EQ(a.place(16, 1, {}).value().offset, 0u);
   EXPECT_EQ(b.place(16, 1, {}).value().offset, 256u);
   EXPECT_EQ(a.place(16, 1, {}).value().offset, 16u);
+  EXPECT_EQ(frame.used_bytes(), 448u);  // B's block: a quarter of the 768 bytes left (2 writers)
+  a.leave();                            // not at the cursor: its rest is stranded, counted
+  EXPECT_EQ(frame.stranded_bytes(), 224u);
+  b.leave();  // at the cursor: its rest is given back
   EXPECT_EQ(frame.used_bytes(), 272u);
-  b.leave();
-  a.leave();  // not at the cursor: its rest stays a gap
-  EXPECT_EQ(frame.used_bytes(), 272u);
-
-  frame.finish(DrainMode::Report).value();
-  open();
-  auto c = frame.join({.run_bytes = 256}).value();
-  EXPECT_EQ(c.place(16, 1, {}).value().offset, 0u);
-  c.leave();  // at the cursor: given back
-  EXPECT_EQ(frame.used_bytes(), 16u);
+  EXPECT_EQ(frame.stranded_bytes(), 224u);
+  EXPECT_EQ(frame.finish(DrainMode::Report).value().size(), 3u);
 }
 
-TEST_F(SharedFrameTest, ARunIsCutAtTheFramesEnd) {
+TEST_F(SharedFrameTest, ABlockGrowsInPlaceWhileNobodyTookBytesAfterIt) {
+  // One writer alone: its blocks follow each other, so the layout is the one placing every
+  // upload from the cursor gives, and nothing is stranded.
+  //   [ A0 A1 A2 A3 ... ]  blocks of 64: [0,64) grown to [0,128) ...
   open();
-  auto a = frame.join({.run_bytes = 4096}).value();  // larger than the frame
+  auto a = frame.join({.block_bytes = 64}).value();
+  for (uint64_t i = 0; i < 20; ++i)
+    EXPECT_EQ(a.place(24, 8, {}).value().offset, 24 * i);
+  a.leave();
+  EXPECT_EQ(frame.used_bytes(), 480u);
+  EXPECT_EQ(frame.stranded_bytes(), 0u);
+  const auto placed = placements_of(frame.finish(DrainMode::Report).value());
+  ASSERT_EQ(placed.size(), 20u);
+  for (uint64_t i = 0; i < 20; ++i)
+    EXPECT_EQ(placed[i].offset, 24 * i);
+}
+
+TEST_F(SharedFrameTest, AFreshBlockStrandsTheRestOfTheOldOne) {
+  // A's block [0,64) is full enough that 48 bytes do not fit; B took [64,128): A's next block
+  // starts at 128 and the 24 bytes A left in its first block are stranded.
+  //   [ A0 A0 A0 . | B0 . . . | A1 A1 A1 ... ]   (one character per 16 bytes)
+  open();
+  auto a = frame.join({.block_bytes = 64}).value();
+  auto b = frame.join({.block_bytes = 64}).value();
+  ASSERT_EQ(a.place(40, 1, {}).value().offset, 0u);
+  ASSERT_EQ(b.place(16, 1, {}).value().offset, 64u);
+  EXPECT_EQ(a.place(48, 1, {}).value().offset, 128u);
+  a.leave();
+  b.leave();
+  EXPECT_EQ(frame.stranded_bytes(), 24u + 48u);  // A's first rest, and B's rest (not last)
+  EXPECT_EQ(frame.used_bytes(), 176u);           // A's second rest was given back
+}
+
+TEST_F(SharedFrameTest, BlocksShrinkNearTheFramesEnd) {
+  // Two writers inside a 1024-byte frame with 4 KiB blocks: each block is at most a quarter of
+  // the free bytes (free / (2 x writers)), so neither holds back the other's room.
+  open();
+  auto a = frame.join({.block_bytes = 4096}).value();
+  auto b = frame.join({.block_bytes = 4096}).value();
   EXPECT_EQ(a.place(100, 1, {}).value().offset, 0u);
-  EXPECT_EQ(frame.used_bytes(), 1024u);
-  EXPECT_EQ(a.place(924, 1, {}).value().offset, 100u);
+  EXPECT_EQ(frame.used_bytes(), 256u);
+  EXPECT_EQ(b.place(100, 1, {}).value().offset, 256u);
+  EXPECT_EQ(frame.used_bytes(), 448u);  // 256 + 768 / 4
+  EXPECT_EQ(a.place(900, 1, {}).error().kind, SharedPlaceErrorKind::DoesNotFit);
+  EXPECT_EQ(a.place(500, 1, {}).value().offset, 448u);
+}
+
+TEST_F(SharedFrameTest, AnUploadLargerThanABlockTakesABlockOfItsSize) {
+  open();
+  auto a = frame.join({.block_bytes = 64}).value();
+  EXPECT_EQ(a.place(300, 1, {}).value().offset, 0u);
+  EXPECT_EQ(frame.used_bytes(), 300u);
+  EXPECT_EQ(a.place(724, 1, {}).value().offset, 300u);  // grown to the frame's end
   EXPECT_EQ(a.place(1, 1, {}).error().kind, SharedPlaceErrorKind::DoesNotFit);
 }
 
 TEST_F(SharedFrameTest, TooManyPlacementsIsAnError) {
-  SharedFrame<Dst> small({.first_log_segment = 16, .max_placements = 4});
+  // The cap counts whole records: 1 asked -> one record of kBlockEntries placements.
+  SharedFrame<Dst> small({.first_log_segment = 16, .max_placements = 1});
   small.open(memory);
-  auto w = small.join({.run_entries = 1}).value();
-  for (int i = 0; i < 4; ++i)
+  auto w = small.join({.block_bytes = 0}).value();
+  for (uint32_t i = 0; i < Frame::kBlockEntries; ++i)
     ASSERT_TRUE(w.place(1, 1, {}));
   EXPECT_EQ(w.place(1, 1, {}).error().kind, SharedPlaceErrorKind::TooManyPlacements);
   w.leave();
-  EXPECT_EQ(small.finish(DrainMode::Report).value().size(), 4u);
+  EXPECT_EQ(small.finish(DrainMode::Report).value().size(), Frame::kBlockEntries);
+}
+
+TEST_F(SharedFrameTest, ARecordNeverSpansTwoBlocks) {
+  // A fills [0,32) of its block, B takes [32,64); A's next placement is in a fresh block and a
+  // fresh record, so the records sort into A0 B0 A1 even though A claimed its record first.
+  open();
+  auto a = frame.join({.block_bytes = 32}).value();
+  auto b = frame.join({.block_bytes = 32}).value();
+  ASSERT_EQ(a.place(32, 1, {0xA0, 0}).value().offset, 0u);
+  ASSERT_EQ(b.place(32, 1, {0xB0, 0}).value().offset, 32u);
+  ASSERT_EQ(a.place(32, 1, {0xA1, 0}).value().offset, 64u);
+  a.leave();
+  b.leave();
+  const auto placed = placements_of(frame.finish(DrainMode::Report).value());
+  ASSERT_EQ(placed.size(), 3u);
+  EXPECT_EQ(placed[0].payload.buffer, 0xA0u);
+  EXPECT_EQ(placed[1].payload.buffer, 0xB0u);
+  EXPECT_EQ(placed[2].payload.buffer, 0xA1u);
 }
 
 TEST_F(SharedFrameTest, ReopeningForgetsThePreviousFrame) {
@@ -366,6 +435,7 @@ TEST_F(SharedFrameTest, ReopeningForgetsThePreviousFrame) {
   ASSERT_EQ(frame.finish(DrainMode::Report).value().size(), 1u);
   open();
   EXPECT_EQ(frame.used_bytes(), 0u);
+  EXPECT_EQ(frame.stranded_bytes(), 0u);
   {
     auto w = frame.join().value();
     EXPECT_EQ(w.place(8, 1, {}).value().offset, 0u);
@@ -373,9 +443,8 @@ TEST_F(SharedFrameTest, ReopeningForgetsThePreviousFrame) {
   EXPECT_EQ(frame.finish(DrainMode::Report).value().size(), 1u);
 }
 
-TEST_F(SharedFrameTest, UnusedEntriesOfARunAreNotCollected) {
-  // Writer A claims a run of 16 entries and uses one; the 15 others are cleared when it leaves
-  // (they may hold the previous frame's records).
+TEST_F(SharedFrameTest, RecordsOfThePreviousFrameAreNotCollected) {
+  // The log keeps its records from frame to frame: a record claimed again starts empty.
   open();
   {
     auto w = frame.join().value();
@@ -388,7 +457,7 @@ TEST_F(SharedFrameTest, UnusedEntriesOfARunAreNotCollected) {
     auto w = frame.join().value();
     ASSERT_TRUE(w.place(8, 1, {9, 0}));
   }
-  const auto placed = frame.finish(DrainMode::Report).value();
+  const auto placed = placements_of(frame.finish(DrainMode::Report).value());
   ASSERT_EQ(placed.size(), 1u);
   EXPECT_EQ(placed[0].payload.buffer, 9u);
 }

@@ -176,7 +176,7 @@ TEST_P(SharedVulkanFrameTest, EightProducersRandomUploadsOneFrameEveryByteArrive
   for (uint32_t t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       // Half the threads place from private runs, half straight from the shared cursor.
-      auto writer = shared.join({.run_bytes = t % 2 == 0 ? 64 * KiB : 0, .run_entries = 8});
+      auto writer = shared.join({.block_bytes = t % 2 == 0 ? 64 * KiB : 0});
       joined.count_down();
       if (!writer) {
         errors.fetch_add(1);

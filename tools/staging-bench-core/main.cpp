@@ -5,11 +5,13 @@
 //                               off (the release configuration) and on (tests, debug builds);
 //                               also through reserve_waiting(), the call backends make;
 //   SlotLease::place            one placement into a frame's slot per iteration;
-//   SharedFrame producers       N threads (1, 2, 4, 8) each placing and writing 4096 uploads of
-//                               256 B / 4 KiB / 64 KiB into one shared frame, which the owner then
-//                               seals and collects (sorted placements): per_upload is the
-//                               wall time per upload, all threads together — the multi-producer
-//                               scaling without a GPU (8 threads at 4 KiB vs 1 thread).
+//   SharedFrame producers       N threads (1, 2, 4, 8, 16) each placing and writing 4096 uploads
+//                               of 256 B / 4 KiB / 64 KiB into one shared frame, which the owner
+//                               then seals and collects (placements in offset order): per_upload
+//                               is the wall time per upload, all threads together — the
+//                               multi-producer scaling without a GPU;
+//   Memcpy ceiling              the same threads and sizes doing only the memcpy of each upload
+//                               into the same memory: what placement adds is the difference.
 //
 // Target: <= 50 ns per reservation for reserve + retire with the checker off.
 // Every benchmark reports `per_reservation` (or `per_placement`): seconds per operation with an SI
@@ -26,6 +28,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -159,76 +162,134 @@ void BM_SlotLeasePlace(benchmark::State& state) {
 }
 BENCHMARK(BM_SlotLeasePlace)->Arg(256);
 
+// Persistent threads that run one job per frame: start() releases them all, and returns once
+// every one has finished its job. The benchmarks' frames are these rounds.
+class Crew {
+ public:
+  Crew(unsigned threads, std::function<void(unsigned)> job)
+      : start_(threads + 1), done_(threads + 1), job_(std::move(job)) {
+    for (unsigned t = 0; t < threads; ++t) {
+      pool_.emplace_back([this, t] {
+        for (;;) {
+          start_.arrive_and_wait();
+          if (stop_) return;
+          job_(t);
+          done_.arrive_and_wait();
+        }
+      });
+    }
+  }
+  Crew(const Crew&) = delete;
+  Crew& operator=(const Crew&) = delete;
+  ~Crew() {
+    stop_ = true;
+    start_.arrive_and_wait();
+    for (auto& t : pool_)
+      t.join();
+  }
+  // Runs one round; returns its wall time.
+  std::chrono::nanoseconds round() {
+    const auto begin = std::chrono::steady_clock::now();
+    start_.arrive_and_wait();
+    done_.arrive_and_wait();
+    return std::chrono::steady_clock::now() - begin;
+  }
+
+ private:
+  std::barrier<> start_, done_;
+  std::function<void(unsigned)> job_;
+  bool stop_ = false;
+  std::vector<std::thread> pool_;
+};
+
+constexpr uint64_t kUploadsPerThread = 4096;
+
+// Uploads per second of `placing` (the threads' phase alone), over all threads.
+benchmark::Counter upload_rate(const benchmark::State& state, unsigned threads,
+                               std::chrono::nanoseconds placing) {
+  const double uploads = static_cast<double>(state.iterations()) * kUploadsPerThread * threads;
+  return benchmark::Counter(uploads /
+                            std::max(1e-9, std::chrono::duration<double>(placing).count()));
+}
+
+void count_uploads(benchmark::State& state, unsigned threads, uint64_t size) {
+  const auto uploads = static_cast<int64_t>(kUploadsPerThread * threads);
+  state.counters["per_upload"] = per_operation(state, uploads);
+  state.SetItemsProcessed(state.iterations() * uploads);
+  state.SetBytesProcessed(state.iterations() * uploads * static_cast<int64_t>(size));
+}
+
 // SharedFrame: state.range(0) producer threads (persistent, started once) and uploads of
-// state.range(1) bytes. One iteration is one frame: the owner opens it, every producer joins,
-// places and memcpys 4096 uploads from its own source, and leaves; the owner finishes it (Wait)
-// and so collects every placement sorted by offset. Wall time (UseRealTime); placing_rate counts
-// uploads per second of the producers' phase alone. Third argument: 0 places every upload from the
-// shared cursor, 1 from private runs (WriterOptions::run_bytes, run_entries).
+// state.range(1) bytes. One iteration is one frame: the owner opens it, every producer joins
+// (default WriterOptions: per-writer blocks), places and memcpys 4096 uploads from its own source,
+// and leaves; the owner finishes it (Wait), which collects every placement in offset order (the
+// benchmark walks them, as a backend recording the copies would). Wall time (UseRealTime);
+// placing_rate counts uploads per second of the producers' phase alone.
 void BM_SharedFrameProducers(benchmark::State& state) {
   struct Payload {
     uint64_t destination;
   };
-  constexpr uint64_t kPerThread = 4096;
   const auto threads = static_cast<unsigned>(state.range(0));
   const auto size = static_cast<uint64_t>(state.range(1));
   const uint64_t slot = (size + 15) / 16 * 16;
-  // 0: every placement takes its bytes from the shared cursor (the single-thread layout); 1: each
-  // writer takes private runs of 64 placements' bytes and log entries (one atomic per run).
-  staging::WriterOptions options;
-  if (state.range(2) != 0) {
-    options.run_bytes = slot * 64;
-    options.run_entries = 64;
-  }
-  // Room for every writer's last run to be left partly unused.
-  std::vector<std::byte> memory(static_cast<std::size_t>(slot * (kPerThread + 64) * threads));
+  // Room for every writer's stranded block ends.
+  std::vector<std::byte> memory(
+      static_cast<std::size_t>(slot * (kUploadsPerThread + 64) * threads));
   staging::SharedFrame<Payload> frame;
-  std::barrier start(threads + 1), done(threads + 1);
-  bool stop = false;
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      std::vector<std::byte> source(static_cast<std::size_t>(size), std::byte{0x5A});
-      for (;;) {
-        start.arrive_and_wait();
-        if (stop) return;
-        auto writer = frame.join(options).value();
-        for (uint64_t i = 0; i < kPerThread; ++i) {
-          auto placed = writer.place(size, 16, {t * kPerThread + i});
-          if (!placed) std::abort();
-          std::memcpy(placed->bytes.data(), source.data(), static_cast<std::size_t>(size));
-        }
-        writer.leave();
-        done.arrive_and_wait();
-      }
-    });
-  }
+  Crew crew(threads, [&](unsigned t) {
+    thread_local std::vector<std::byte> source;
+    source.assign(static_cast<std::size_t>(size), std::byte{0x5A});
+    auto writer = frame.join().value();
+    for (uint64_t i = 0; i < kUploadsPerThread; ++i) {
+      auto placed = writer.place(size, 16, {t * kUploadsPerThread + i});
+      if (!placed) std::abort();
+      std::memcpy(placed->bytes.data(), source.data(), static_cast<std::size_t>(size));
+    }
+    writer.leave();
+  });
   std::chrono::nanoseconds placing{0};
   for (auto _ : state) {
     frame.open(memory);
-    const auto begin = std::chrono::steady_clock::now();
-    start.arrive_and_wait();
-    done.arrive_and_wait();
-    placing += std::chrono::steady_clock::now() - begin;
+    placing += crew.round();
     auto placed = frame.finish(staging::DrainMode::Wait, std::chrono::seconds(10));
-    if (!placed || placed->size() != kPerThread * threads) state.SkipWithError("lost placements");
-    benchmark::DoNotOptimize(placed);
+    if (!placed || placed->size() != kUploadsPerThread * threads) {
+      state.SkipWithError("lost placements");
+      break;
+    }
+    benchmark::DoNotOptimize(placed->begin()->offset);
   }
-  stop = true;
-  start.arrive_and_wait();
-  for (auto& t : pool)
-    t.join();
-  state.counters["per_upload"] = per_operation(state, static_cast<int64_t>(kPerThread * threads));
-  // The producers' phase alone (join, place and write every upload, leave), without the owner's
-  // open and finish: the upload rate the target compares across thread counts.
-  const double uploads = static_cast<double>(state.iterations()) * kPerThread * threads;
-  state.counters["placing_rate"] =
-      benchmark::Counter(uploads / std::max(1e-9, std::chrono::duration<double>(placing).count()));
-  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(kPerThread * threads));
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kPerThread * threads * size));
+  count_uploads(state, threads, size);
+  state.counters["placing_rate"] = upload_rate(state, threads, placing);
 }
 BENCHMARK(BM_SharedFrameProducers)
-    ->ArgsProduct({{1, 2, 4, 8}, {256, 4096, 65536}, {0, 1}})
+    ->ArgsProduct({{1, 2, 4, 8, 16}, {256, 4096, 65536}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// The ceiling for BM_SharedFrameProducers: the same threads, frames and sizes doing nothing but
+// the memcpy of every upload into the same memory (each thread into its own part of it, packed).
+void BM_MemcpyCeiling(benchmark::State& state) {
+  const auto threads = static_cast<unsigned>(state.range(0));
+  const auto size = static_cast<uint64_t>(state.range(1));
+  const uint64_t slot = (size + 15) / 16 * 16;
+  std::vector<std::byte> memory(
+      static_cast<std::size_t>(slot * (kUploadsPerThread + 64) * threads));
+  Crew crew(threads, [&](unsigned t) {
+    thread_local std::vector<std::byte> source;
+    source.assign(static_cast<std::size_t>(size), std::byte{0x5A});
+    std::byte* out = memory.data() + t * slot * kUploadsPerThread;
+    for (uint64_t i = 0; i < kUploadsPerThread; ++i)
+      std::memcpy(out + i * slot, source.data(), static_cast<std::size_t>(size));
+    benchmark::ClobberMemory();
+  });
+  std::chrono::nanoseconds copying{0};
+  for (auto _ : state)
+    copying += crew.round();
+  count_uploads(state, threads, size);
+  state.counters["placing_rate"] = upload_rate(state, threads, copying);
+}
+BENCHMARK(BM_MemcpyCeiling)
+    ->ArgsProduct({{1, 2, 4, 8, 16}, {256, 4096, 65536}})
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 

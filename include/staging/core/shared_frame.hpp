@@ -32,9 +32,12 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -125,25 +128,26 @@ struct DrainError {
 
 /// How a SharedFrame keeps its placements.
 struct SharedFrameConfig {
-  /// Entries of the placement log's first segment (its storage doubles as it grows, and is kept
-  /// from frame to frame).
-  std::size_t first_log_segment = 256;
-  /// Most placement entries one frame hands out (writers claim entries in runs, see
-  /// WriterOptions::run_entries); 0: no limit but memory.
+  /// Block records the placement log's first segment holds (each record holds up to
+  /// SharedFrame::kBlockEntries placements; the log doubles as it grows and is kept from frame to
+  /// frame).
+  std::size_t first_log_segment = 16;
+  /// Most placements one frame hands out, counted in whole records (rounded up to a multiple of
+  /// SharedFrame::kBlockEntries); 0: no limit but memory.
   uint64_t max_placements = 0;
 };
 
-/// How a writer places (tuning for many threads; the defaults suit most uses).
+/// How a writer takes the frame's bytes (tuning; the defaults suit most uses).
 struct WriterOptions {
-  /// Bytes a writer takes from the shared cursor at a time and places into privately (one
-  /// atomic operation per run instead of one per placement). 0: every placement takes exactly
-  /// its bytes from the cursor, so the frame's layout is the one a single thread would produce.
-  /// What a run leaves unused when the writer leaves is given back when no other writer placed
-  /// after it, otherwise it stays a gap no copy reads.
-  uint64_t run_bytes = 0;
-  /// Placement-log entries a writer claims at a time (>= 1; 0 is treated as 1). Unused ones are
-  /// cleared when it leaves.
-  uint32_t run_entries = 16;
+  /// Bytes a writer takes from the frame's shared cursor at a time: its block, which it then
+  /// places into privately (shared state is touched once per block, not once per upload). A
+  /// block grows in place while no other writer took bytes after it, so a writer alone lays the
+  /// frame out exactly as placing each upload from the cursor would. Near the frame's end blocks
+  /// shrink (to the free bytes / (2 × writers inside)) so that no writer holds back the last
+  /// bytes others could use. An upload larger than a block takes a block of its own size. 0: every
+  /// block is exactly one upload (one atomic operation per upload; the layout of the uploads in
+  /// the order they reached the cursor).
+  uint64_t block_bytes = uint64_t{64} << 10;
 };
 
 /// See the file comment. Payload: trivially copyable and default-constructible.
@@ -155,6 +159,9 @@ class SharedFrame {
  public:
   /// A placement (FramePlacement<Payload>).
   using Placement = FramePlacement<Payload>;
+  /// Placements one block record holds: a writer claims a record per block (or per this many
+  /// uploads inside one block).
+  static constexpr uint32_t kBlockEntries = 64;
 
   /// Where a writer's placement is: write `bytes` (all of them) before leaving.
   struct Placed {
@@ -164,10 +171,12 @@ class SharedFrame {
   };
 
   class Writer;
+  class Placements;
 
   /// A closed frame (join() refused until open()).
   explicit SharedFrame(SharedFrameConfig config = {}) noexcept
-      : log_(config.first_log_segment, config.max_placements) {}
+      : log_(config.first_log_segment,
+             (config.max_placements + kBlockEntries - 1) / kBlockEntries) {}
   SharedFrame(const SharedFrame&) = delete;
   SharedFrame& operator=(const SharedFrame&) = delete;
   /// Precondition (asserted): no writer inside (every Writer has left).
@@ -183,8 +192,10 @@ class SharedFrame {
     base_ = base_offset;
     end_ = base_offset + memory.size();
     cursor_.store(base_offset, std::memory_order_relaxed);
+    stranded_.store(0, std::memory_order_relaxed);
     log_.reset();
-    collected_.clear();
+    order_.clear();
+    collected_count_ = 0;
     collected_valid_ = false;
     sealed_by_owner_ = false;
     gate_.open();  // release: the above is seen by every writer that joins
@@ -204,11 +215,10 @@ class SharedFrame {
   }
 
   /// Seals (if not yet sealed), waits for the writers inside per `mode` (Wait: up to
-  /// `timeout`), and returns every placement sorted by offset — or DrainError naming the writers
-  /// still inside (the frame stays sealed; call finish() again). The span stays valid until the
+  /// `timeout`), and returns every placement in offset order — or DrainError naming the writers
+  /// still inside (the frame stays sealed; call finish() again). The view stays valid until the
   /// next open() or the frame's destruction. Owner.
-  Expected<std::span<const Placement>, DrainError> finish(DrainMode mode,
-                                                          Duration timeout = Duration{0}) {
+  Expected<Placements, DrainError> finish(DrainMode mode, Duration timeout = Duration{0}) {
     if (!sealed_by_owner_) (void)seal();
     if (!gate_.drained() && (mode == DrainMode::Report || !gate_.wait_drained(timeout))) {
       const uint32_t inside = gate_.writers();
@@ -217,36 +227,46 @@ class SharedFrame {
     return collect();
   }
 
-  /// The placements sorted by offset (entries of discarded placements left out). Precondition
-  /// (asserted): drained (after finish(), or seal() returning 0, or a Writer::leave() returning
-  /// true). Computed once per frame. Owner (or the writer told it drained the frame, while the
-  /// owner does not touch the frame).
-  std::span<const Placement> collect() {
+  /// The placements in offset order (discarded ones left out). Precondition (asserted): drained
+  /// (after finish(), or seal() returning 0, or a Writer::leave() returning true). Costs one pass
+  /// over the frame's block records and a sort of them (not of the placements: each record's
+  /// placements are in offset order already, and records never interleave); computed once per
+  /// frame. Owner (or the writer told it drained the frame, while the owner does not touch it).
+  Placements collect() {
     STAGING_ASSERT(gate_.drained(), "SharedFrame::collect() before the writers left");
     if (!collected_valid_) {
       const uint64_t n = log_.size();
-      collected_.clear();
-      collected_.reserve(static_cast<std::size_t>(n));
+      order_.clear();
+      collected_count_ = 0;
       for (uint64_t i = 0; i < n; ++i) {
-        // An entry whose segment could not be allocated was never used.
-        const Placement* p = log_.find(i);
-        if (p != nullptr && p->size != 0) collected_.push_back(*p);
+        // A record whose segment could not be allocated was never used.
+        const Record* r = log_.find(i);
+        if (r == nullptr || r->live == 0) continue;
+        order_.push_back({r->entries[0].offset, r});
+        collected_count_ += r->live;
       }
-      const auto by_offset = [](const Placement& a, const Placement& b) {
-        return a.offset < b.offset;
+      const auto by_offset = [](const RecordRef& a, const RecordRef& b) {
+        return a.first < b.first;
       };
-      if (!std::is_sorted(collected_.begin(), collected_.end(), by_offset)) {
-        std::sort(collected_.begin(), collected_.end(), by_offset);
+      if (!std::is_sorted(order_.begin(), order_.end(), by_offset)) {
+        std::sort(order_.begin(), order_.end(), by_offset);
       }
       collected_valid_ = true;
     }
-    return collected_;
+    return Placements(order_.data(), order_.data() + order_.size(), collected_count_);
   }
 
   /// Bytes from the frame's base to the cursor: the range a copy may read (gaps included).
   /// Exact once drained; a snapshot before. Any thread.
   [[nodiscard]] uint64_t used_bytes() const noexcept {
     return std::min(cursor_.load(std::memory_order_acquire), end_) - base_;
+  }
+  /// Bytes of used_bytes() that no placement holds because a writer's block ended before them
+  /// and another writer had taken the bytes after it (the unused end of a block is given back
+  /// when it is last, and counted here otherwise). Alignment padding is not counted. Exact once
+  /// drained.
+  [[nodiscard]] uint64_t stranded_bytes() const noexcept {
+    return stranded_.load(std::memory_order_acquire);
   }
   /// Bytes of the frame's memory (what open() was given).
   [[nodiscard]] uint64_t capacity() const noexcept { return end_ - base_; }
@@ -260,6 +280,87 @@ class SharedFrame {
   [[nodiscard]] bool drained() const noexcept { return gate_.drained(); }
   /// Waits up to `timeout` for a sealed frame to drain; returns drained(). Any thread.
   [[nodiscard]] bool wait_drained(Duration timeout) { return gate_.wait_drained(timeout); }
+
+ private:
+  // A block record: up to kBlockEntries placements of one writer, inside one of its blocks, in
+  // offset order. Written only by that writer; read by the owner once drained.
+  struct Record {
+    uint32_t count = 0;  // entries written
+    uint32_t live = 0;   // of which not discarded
+    std::array<Placement, kBlockEntries> entries{};
+  };
+  struct RecordRef {
+    uint64_t first = 0;  // the offset of the record's first entry
+    const Record* record = nullptr;
+  };
+
+ public:
+  /// The placements of a collected frame in offset order: a forward range over the frame's block
+  /// records (no copy of the placements is made). Valid until the next open() or the frame's
+  /// destruction.
+  class Placements {
+   public:
+    /// A forward iterator over the placements.
+    class iterator {
+     public:
+      using iterator_category = std::forward_iterator_tag;
+      using value_type = Placement;
+      using difference_type = std::ptrdiff_t;
+      using pointer = const Placement*;
+      using reference = const Placement&;
+
+      iterator() noexcept = default;
+      reference operator*() const noexcept { return at_->record->entries[index_]; }
+      pointer operator->() const noexcept { return &**this; }
+      iterator& operator++() noexcept {
+        ++index_;
+        skip();
+        return *this;
+      }
+      iterator operator++(int) noexcept {
+        iterator old = *this;
+        ++*this;
+        return old;
+      }
+      friend bool operator==(const iterator& a, const iterator& b) noexcept {
+        return a.at_ == b.at_ && a.index_ == b.index_;
+      }
+
+     private:
+      friend class Placements;
+      iterator(const RecordRef* at, const RecordRef* end) noexcept : at_(at), end_(end) { skip(); }
+      // Moves to the next live entry (or the end: at_ == end_, index_ == 0).
+      void skip() noexcept {
+        while (at_ != end_) {
+          const Record& r = *at_->record;
+          while (index_ < r.count && r.entries[index_].size == 0)
+            ++index_;
+          if (index_ < r.count) return;
+          ++at_;
+          index_ = 0;
+        }
+      }
+      const RecordRef* at_ = nullptr;
+      const RecordRef* end_ = nullptr;
+      uint32_t index_ = 0;
+    };
+
+    /// An empty view.
+    Placements() noexcept = default;
+    [[nodiscard]] iterator begin() const noexcept { return iterator(begin_, end_); }
+    [[nodiscard]] iterator end() const noexcept { return iterator(end_, end_); }
+    /// How many placements (O(1)).
+    [[nodiscard]] std::size_t size() const noexcept { return count_; }
+    [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
+
+   private:
+    friend class SharedFrame;
+    Placements(const RecordRef* begin, const RecordRef* end, std::size_t count) noexcept
+        : begin_(begin), end_(end), count_(count) {}
+    const RecordRef* begin_ = nullptr;
+    const RecordRef* end_ = nullptr;
+    std::size_t count_ = 0;
+  };
 
   /// One thread's membership of the frame: places uploads until it leaves. Move-only; the
   /// destructor leaves. Must not outlive its frame. Used by one thread at a time.
@@ -275,10 +376,12 @@ class SharedFrame {
         (void)leave();
         frame_ = std::exchange(other.frame_, nullptr);
         options_ = other.options_;
+        in_block_ = other.in_block_;
         run_pos_ = other.run_pos_;
         run_end_ = other.run_end_;
-        entry_ = other.entry_;
-        entry_end_ = other.entry_end_;
+        record_ = other.record_;
+        record_index_ = other.record_index_;
+        stranded_ = other.stranded_;
       }
       return *this;
     }
@@ -289,10 +392,10 @@ class SharedFrame {
 
     /// Places `size` bytes at an offset that is a multiple of `alignment` (0 is treated as 1;
     /// any value) with `payload`, and returns where to write them. The bytes are this writer's
-    /// until the frame is reopened; write all of them before leave(). Errors: ZeroSize,
-    /// Overflow, DoesNotFit (nothing placed: route the upload elsewhere; a smaller one may still
-    /// fit), Inactive,
-    /// TooManyPlacements, OutOfMemory. Lock-free.
+    /// until the frame is reopened; write all of them before leave(). Inside the writer's block
+    /// this touches no shared state. Errors: ZeroSize, Overflow, DoesNotFit (nothing placed:
+    /// route the upload elsewhere; a smaller one may still fit), Inactive, TooManyPlacements,
+    /// OutOfMemory. Lock-free.
     Expected<Placed, SharedPlaceError> place(uint64_t size, uint64_t alignment,
                                              const Payload& payload) noexcept {
       if (frame_ == nullptr) {
@@ -303,44 +406,44 @@ class SharedFrame {
       if (size > UINT64_MAX - (alignment - 1)) {
         return unexpected(SharedPlaceError{SharedPlaceErrorKind::Overflow, size, 0});
       }
-      Placement* entry = nullptr;
-      uint64_t index = 0;
-      if (auto e = next_entry(&index); !e) return unexpected(e.error());
-      entry = frame_->log_.at(index);
-      auto at = place_bytes(size, alignment);
-      if (!at) {
-        // The entry stays unused (cleared when this writer leaves).
-        --entry_;
-        return unexpected(at.error());
+      if (record_ != nullptr && record_->count < kBlockEntries) [[likely]] {
+        const uint64_t pad = padding(run_pos_, alignment);
+        if (run_end_ - run_pos_ >= pad && run_end_ - run_pos_ - pad >= size) {
+          return commit(run_pos_ + pad, size, payload);
+        }
       }
-      *entry = Placement{*at, size, payload};
-      return Placed{*at,
-                    frame_->memory_.subspan(static_cast<std::size_t>(*at - frame_->base_),
-                                            static_cast<std::size_t>(size)),
-                    index};
+      return refill_and_place(size, alignment, payload);
     }
 
     /// Withdraws a placement of this writer (its bytes will not be copied; they stay a gap).
     /// For a producer that could not write what it placed. Before leave() only.
     void discard(const Placed& placed) noexcept {
       if (frame_ == nullptr) return;
-      if (Placement* e = frame_->log_.at(placed.entry)) e->size = 0;
+      Record* r = frame_->log_.at(placed.entry / kBlockEntries);
+      if (r == nullptr) return;
+      Placement& e = r->entries[placed.entry % kBlockEntries];
+      if (e.size == 0) return;
+      e.size = 0;
+      --r->live;
     }
 
-    /// Leaves the frame: this writer's bytes are complete. Gives back what its run left
-    /// unused (when nobody placed after it) and clears its unused log entries. Returns true when
-    /// this drained the sealed frame (the owner's finish() will now succeed; the caller may tell
-    /// it). Does nothing and returns false for a writer that has left or has no frame.
+    /// Leaves the frame: this writer's bytes are complete. Gives back what its block left unused
+    /// when nobody took bytes after it (otherwise counts it in stranded_bytes()). Returns true
+    /// when this drained the sealed frame (the owner's finish() will now succeed; the caller may
+    /// tell it). Does nothing and returns false for a writer that has left or has no frame.
     bool leave() noexcept {
       if (frame_ == nullptr) return false;
       SharedFrame* f = std::exchange(frame_, nullptr);
-      for (; entry_ < entry_end_; ++entry_) {
-        if (Placement* e = f->log_.at(entry_)) *e = Placement{};
-      }
-      if (run_pos_ < run_end_) {
+      if (in_block_ && run_pos_ < run_end_) {
         uint64_t expected = run_end_;
-        (void)f->cursor_.compare_exchange_strong(expected, run_pos_, std::memory_order_relaxed);
+        if (!f->cursor_.compare_exchange_strong(expected, run_pos_, std::memory_order_relaxed)) {
+          stranded_ += run_end_ - run_pos_;
+        }
       }
+      if (stranded_ != 0) f->stranded_.fetch_add(stranded_, std::memory_order_relaxed);
+      in_block_ = false;
+      record_ = nullptr;
+      stranded_ = 0;
       return f->gate_.leave();
     }
 
@@ -349,72 +452,129 @@ class SharedFrame {
 
    private:
     friend class SharedFrame;
-    Writer(SharedFrame* frame, WriterOptions options) noexcept : frame_(frame), options_(options) {
-      if (options_.run_entries == 0) options_.run_entries = 1;
+    Writer(SharedFrame* frame, WriterOptions options) noexcept : frame_(frame), options_(options) {}
+
+    // Bytes to add to `at` for a multiple of `alignment` (>= 1).
+    static uint64_t padding(uint64_t at, uint64_t alignment) noexcept {
+      if ((alignment & (alignment - 1)) == 0) return (0 - at) & (alignment - 1);
+      const uint64_t r = at % alignment;
+      return r == 0 ? 0 : alignment - r;
     }
 
-    Expected<void, SharedPlaceError> next_entry(uint64_t* index) noexcept {
-      if (entry_ == entry_end_) {
-        const auto first = frame_->log_.claim(options_.run_entries);
-        if (!first)
-          return unexpected(SharedPlaceError{SharedPlaceErrorKind::TooManyPlacements, 0, 0});
-        entry_ = *first;
-        entry_end_ = *first + options_.run_entries;
+    Expected<Placed, SharedPlaceError> commit(uint64_t offset, uint64_t size,
+                                              const Payload& payload) noexcept {
+      run_pos_ = offset + size;
+      const uint32_t i = record_->count++;
+      ++record_->live;
+      record_->entries[i] = Placement{offset, size, payload};
+      SharedFrame& f = *frame_;
+      return Placed{offset,
+                    f.memory_.subspan(static_cast<std::size_t>(offset - f.base_),
+                                      static_cast<std::size_t>(size)),
+                    record_index_ * kBlockEntries + i};
+    }
+
+    // Claims a fresh block record (one atomic operation); nothing changes on failure.
+    Expected<void, SharedPlaceError> next_record() noexcept {
+      const auto index = frame_->log_.claim(1);
+      if (!index) {
+        return unexpected(SharedPlaceError{SharedPlaceErrorKind::TooManyPlacements, 0, 0});
       }
-      if (frame_->log_.at(entry_) == nullptr) {
+      Record* r = frame_->log_.at(*index);
+      if (r == nullptr) {
         return unexpected(SharedPlaceError{SharedPlaceErrorKind::OutOfMemory, 0, 0});
       }
-      *index = entry_++;
+      r->count = 0;  // the log keeps the previous frame's records
+      r->live = 0;
+      record_ = r;
+      record_index_ = *index;
       return {};
     }
 
-    // Takes `size` bytes aligned to `alignment` from this writer's run or the shared cursor.
-    Expected<uint64_t, SharedPlaceError> place_bytes(uint64_t size, uint64_t alignment) noexcept {
-      SharedFrame& f = *frame_;
-      if (run_pos_ < run_end_) {
-        const std::optional<uint64_t> off = align_up(run_pos_, alignment);
-        if (off && *off <= run_end_ && run_end_ - *off >= size) {
-          run_pos_ = *off + size;
-          return *off;
+    // The bytes of the block to take for `size` (a block, smaller near the frame's end, never
+    // less than `size`).
+    uint64_t block_for(uint64_t size, uint64_t free) const noexcept {
+      const uint64_t writers = std::max<uint64_t>(1, frame_->gate_.writers());
+      const uint64_t block = std::min(options_.block_bytes, free / (2 * writers));
+      return std::max(size, block);
+    }
+
+    // The slow path: a record with room, then bytes: the rest of the block, the block grown in
+    // place (nobody took bytes after it), or a fresh block from the cursor.
+    Expected<Placed, SharedPlaceError> refill_and_place(uint64_t size, uint64_t alignment,
+                                                        const Payload& payload) noexcept {
+      if (record_ == nullptr || record_->count == kBlockEntries) {
+        if (auto r = next_record(); !r) return unexpected(r.error());
+        const uint64_t pad = padding(run_pos_, alignment);
+        if (in_block_ && run_end_ - run_pos_ >= pad && run_end_ - run_pos_ - pad >= size) {
+          return commit(run_pos_ + pad, size, payload);
         }
       }
-      const uint64_t want = std::max(size, options_.run_bytes);
+      const auto taken = take_bytes(size, alignment);
+      if (!taken) return unexpected(taken.error());
+      if (!taken->grown && record_->count != 0) {
+        // A record never spans two blocks (records must not interleave in offset order).
+        if (auto r = next_record(); !r) {
+          record_ = nullptr;
+          return unexpected(r.error());
+        }
+      }
+      return commit(taken->offset, size, payload);
+    }
+
+    struct Taken {
+      uint64_t offset = 0;  // where the placement goes
+      bool grown = false;   // the current block was grown in place
+    };
+    // Takes bytes for `size` at `alignment` from the shared cursor: grows this writer's block in
+    // place when the cursor is still at its end, else takes a fresh block (the old block's rest
+    // is then stranded). Sets the block to what follows the placement. DoesNotFit: nothing
+    // changed.
+    Expected<Taken, SharedPlaceError> take_bytes(uint64_t size, uint64_t alignment) noexcept {
+      SharedFrame& f = *frame_;
       uint64_t cur = f.cursor_.load(std::memory_order_relaxed);
-      uint64_t off = 0, stop = 0;
-      do {
-        const std::optional<uint64_t> aligned = align_up(cur, alignment);
-        if (!aligned || *aligned > f.end_ || f.end_ - *aligned < size) {
-          const uint64_t free = cur >= f.end_ ? 0 : f.end_ - cur;
-          const uint64_t pad = aligned ? *aligned - cur : alignment - 1;
+      for (;;) {
+        const bool grow = in_block_ && cur == run_end_;
+        const uint64_t from = grow ? run_pos_ : cur;
+        const std::optional<uint64_t> at = align_up(from, alignment);
+        if (!at || *at > f.end_ || f.end_ - *at < size) {
+          const uint64_t free = from >= f.end_ ? 0 : f.end_ - from;
+          const uint64_t pad = at ? *at - from : alignment - 1;
           return unexpected(SharedPlaceError{SharedPlaceErrorKind::DoesNotFit, pad + size, free});
         }
-        off = *aligned;
-        stop = off + std::min(want, f.end_ - off);
-      } while (!f.cursor_.compare_exchange_weak(cur, stop, std::memory_order_relaxed,
-                                                std::memory_order_relaxed));
-      // The new run (empty without run_bytes); what the old one had left stays a gap.
-      run_pos_ = off + size;
-      run_end_ = stop;
-      return off;
+        const uint64_t stop = *at + std::min(block_for(size, f.end_ - *at), f.end_ - *at);
+        if (f.cursor_.compare_exchange_weak(cur, stop, std::memory_order_relaxed,
+                                            std::memory_order_relaxed)) {
+          if (!grow && in_block_) stranded_ += run_end_ - run_pos_;
+          in_block_ = true;
+          run_pos_ = *at;
+          run_end_ = stop;
+          return Taken{*at, grow};
+        }
+      }
     }
 
     SharedFrame* frame_ = nullptr;
     WriterOptions options_{};
-    uint64_t run_pos_ = 0;  // this writer's private run [run_pos_, run_end_) of the frame
+    bool in_block_ = false;  // [run_pos_, run_end_) is this writer's block
+    uint64_t run_pos_ = 0;
     uint64_t run_end_ = 0;
-    uint64_t entry_ = 0;  // this writer's claimed, unused log entries [entry_, entry_end_)
-    uint64_t entry_end_ = 0;
+    Record* record_ = nullptr;  // where this writer's next placement is recorded
+    uint64_t record_index_ = 0;
+    uint64_t stranded_ = 0;  // bytes of this writer's earlier blocks it left unused
   };
 
  private:
   WriterGate gate_;
-  PlacementLog<Placement> log_;
+  PlacementLog<Record> log_;
   alignas(64) std::atomic<uint64_t> cursor_{0};
+  alignas(64) std::atomic<uint64_t> stranded_{0};
   std::span<std::byte> memory_;
   uint64_t base_ = 0;
   uint64_t end_ = 0;
   // Owner's state.
-  std::vector<Placement> collected_;
+  std::vector<RecordRef> order_;
+  std::size_t collected_count_ = 0;
   bool collected_valid_ = false;
   bool sealed_by_owner_ = false;
 };
