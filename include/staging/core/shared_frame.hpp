@@ -1,16 +1,22 @@
 // SharedFrame<Payload>: one frame's staging memory, written by several threads at once.
 //
 // Worker threads join the open frame (a counted writer, WriterGate), place uploads into it and
-// write their bytes; the owner thread seals it and, once every writer has left, collects the
-// placements — sorted by staging offset — to record one copy each (and one barrier). Placement is
-// a bump of an atomic cursor inside the frame's memory (a compare-and-swap; or, for a writer that
-// asks for runs, a private bump inside a run it took from the cursor): no lock on any writer path.
+// write their bytes; the owner thread seals it and, once every writer has left, reads the
+// placements in offset order to record one copy each (and one barrier). Each writer takes a
+// *block* of the frame's memory from one atomic cursor (a compare-and-swap) and places into it
+// with a private bump, so shared state is touched once per block, not once per upload; no lock on
+// any writer path.
 //
-//   memory  [ A0 A1 | B0 | A2 ...... | C0 C1 C2 |          free          ]
-//             ^ base                              ^ cursor               ^ end
-//   Writers A, B, C place concurrently; placements never overlap; the sealed frame yields
-//   A0 A1 B0 A2 C0 C1 C2 in offset order — the order one thread placing them would have produced,
-//   so the copies (and the adjacent copies merged from them) are the same.
+//   memory  [ A0 A1 A2 . | B0 B1 B2 B3 | A3 A4 . . | C0 . . . |          free          ]
+//             ^ base     ^ stranded                            ^ cursor               ^ end
+//   Writers A, B, C place concurrently, each inside its blocks; placements never overlap. A full
+//   block grows in place while the cursor is still at its end (a writer alone lays the frame out
+//   as one cursor would); otherwise the writer takes a fresh block and the old block's end is
+//   *stranded* (counted, never copied). Leaving gives the last block's end back when it is last.
+//
+// Placements are recorded per writer in block records (kBlockEntries each, one atomic claim per
+// record); a record never spans two blocks, so records never interleave, and the sealed frame
+// yields A0 A1 A2 B0 B1 B2 B3 A3 A4 C0 by sorting the records only (Placements: a view, no copy).
 //
 // A writer that arrives after the seal is refused (JoinError::Sealed). finish() either waits,
 // bounded, for the writers still inside or reports them at once (DrainMode); it never yields a
@@ -20,7 +26,7 @@
 //   auto w = frame.join().value();                          // any thread
 //   auto p = w.place(size, alignment, payload).value();     // p.bytes: write them
 //   w.leave();                                              // (or let w go out of scope)
-//   auto placed = frame.finish(DrainMode::Wait, 1ms);       // owner: sorted placements
+//   auto placed = frame.finish(DrainMode::Wait, 1ms);       // owner: placements, offset order
 //
 // Payload is what the backend needs to record a placement's copy (a destination buffer and
 // offset, an image region): a plain, trivially copyable record, stored as given.
