@@ -18,7 +18,8 @@
  *              record.
  *   place      fast path (Writer::place): the record has a free entry and the size fits before
  *              run_end: bump run_pos, write the entry, count++; no shared state touched. Then the
- *              caller writes the bytes (two steps here: half written, written).
+ *              caller writes the bytes (a step of its own: a copy recorded before it reads bytes
+ *              not yet written).
  *   refill     the slow paths (Writer::refill):
  *              - new record: the record is full (or there is none) and the bytes fit: claim a new
  *                record (fetch_add), go on in the same block;
@@ -113,7 +114,7 @@
 /* states of a unit of the frame's memory (ghost) */
 #define FREE 0     /* above the cursor, or returned */
 #define TAKEN 1    /* in a writer's block, not placed */
-#define PLACED 2   /* placed, not written yet */
+#define PLACED 2   /* placed, its bytes not written yet */
 #define WRITTEN 3
 #define READ 4     /* read by collect */
 #define STRANDED 5 /* a charged tail */
