@@ -418,7 +418,7 @@ class SharedFrame {
           return commit(run_pos_ + pad, size, payload);
         }
       }
-      return refill_and_place(size, alignment, payload);
+      return refill(size, alignment, payload);
     }
 
     /// Withdraws a placement of this writer (its bytes will not be copied; they stay a gap).
@@ -507,8 +507,8 @@ class SharedFrame {
 
     // The slow path: a record with room, then bytes: the rest of the block, the block grown in
     // place (nobody took bytes after it), or a fresh block from the cursor.
-    Expected<Placed, SharedPlaceError> refill_and_place(uint64_t size, uint64_t alignment,
-                                                        const Payload& payload) noexcept {
+    Expected<Placed, SharedPlaceError> refill(uint64_t size, uint64_t alignment,
+                                              const Payload& payload) noexcept {
       if (record_ == nullptr || record_->count == kBlockEntries) {
         if (auto r = next_record(); !r) return unexpected(r.error());
         const uint64_t pad = padding(run_pos_, alignment);
