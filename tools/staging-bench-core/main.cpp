@@ -27,8 +27,11 @@
 #include <barrier>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
+#include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -219,12 +222,34 @@ void count_uploads(benchmark::State& state, unsigned threads, uint64_t size) {
   state.SetBytesProcessed(state.iterations() * uploads * static_cast<int64_t>(size));
 }
 
+// The memory one benchmark's frames are written into: `ring` frames of `frame_bytes` used in
+// turn, as a staging ring's frames are (a frame's memory was last written `ring` frames ago, by
+// whichever thread wrote it then). With ring = 1 every frame reuses the same memory, and a thread
+// that rewrites the lines it wrote the frame before finds them in its own cache.
+class FrameMemory {
+ public:
+  FrameMemory(uint64_t frame_bytes, unsigned ring)
+      : frame_bytes_(frame_bytes),
+        ring_(ring),
+        bytes_(static_cast<std::size_t>(frame_bytes * ring)) {}
+  // The memory of frame `n`.
+  std::span<std::byte> frame(uint64_t n) {
+    return std::span(bytes_).subspan(static_cast<std::size_t>(n % ring_ * frame_bytes_),
+                                     static_cast<std::size_t>(frame_bytes_));
+  }
+
+ private:
+  uint64_t frame_bytes_;
+  unsigned ring_;
+  std::vector<std::byte> bytes_;
+};
+
 // SharedFrame: state.range(0) producer threads (persistent, started once) and uploads of
-// state.range(1) bytes. One iteration is one frame: the owner opens it, every producer joins
-// (default WriterOptions: per-writer blocks), places and memcpys 4096 uploads from its own source,
-// and leaves; the owner finishes it (Wait), which collects every placement in offset order (the
-// benchmark walks them, as a backend recording the copies would). Wall time (UseRealTime);
-// placing_rate counts uploads per second of the producers' phase alone.
+// state.range(1) bytes; frames in a ring of state.range(2) (FrameMemory). One iteration is one
+// frame: the owner opens it, every producer joins (default WriterOptions: per-writer blocks),
+// places and memcpys 4096 uploads from its own source, and leaves; the owner finishes it (Wait),
+// which collects every placement in offset order. Wall time (UseRealTime); placing_rate counts
+// uploads per second of the producers' phase alone.
 void BM_SharedFrameProducers(benchmark::State& state) {
   struct Payload {
     uint64_t destination;
@@ -232,9 +257,11 @@ void BM_SharedFrameProducers(benchmark::State& state) {
   const auto threads = static_cast<unsigned>(state.range(0));
   const auto size = static_cast<uint64_t>(state.range(1));
   const uint64_t slot = (size + 15) / 16 * 16;
-  // Room for every writer's stranded block ends.
-  std::vector<std::byte> memory(
-      static_cast<std::size_t>(slot * (kUploadsPerThread + 64) * threads));
+  // Room for every upload and, per writer, one block it may leave unused (a writer that finishes
+  // while another holds the bytes after its last block strands that block's end).
+  const uint64_t spare = staging::WriterOptions{}.block_bytes + 64 * slot;
+  FrameMemory memory((slot * kUploadsPerThread + spare) * threads,
+                     static_cast<unsigned>(state.range(2)));
   staging::SharedFrame<Payload> frame;
   Crew crew(threads, [&](unsigned t) {
     thread_local std::vector<std::byte> source;
@@ -242,14 +269,20 @@ void BM_SharedFrameProducers(benchmark::State& state) {
     auto writer = frame.join().value();
     for (uint64_t i = 0; i < kUploadsPerThread; ++i) {
       auto placed = writer.place(size, 16, {t * kUploadsPerThread + i});
-      if (!placed) std::abort();
+      if (!placed) {
+        std::fprintf(stderr, "writer %u: upload %llu of %llu bytes refused (%s)\n", t,
+                     static_cast<unsigned long long>(i), static_cast<unsigned long long>(size),
+                     std::string(staging::to_string(placed.error().kind)).c_str());
+        std::abort();
+      }
       std::memcpy(placed->bytes.data(), source.data(), static_cast<std::size_t>(size));
     }
     writer.leave();
   });
   std::chrono::nanoseconds placing{0};
+  uint64_t frames = 0;
   for (auto _ : state) {
-    frame.open(memory);
+    frame.open(memory.frame(frames++));
     placing += crew.round();
     auto placed = frame.finish(staging::DrainMode::Wait, std::chrono::seconds(10));
     if (!placed || placed->size() != kUploadsPerThread * threads) {
@@ -261,36 +294,46 @@ void BM_SharedFrameProducers(benchmark::State& state) {
   count_uploads(state, threads, size);
   state.counters["placing_rate"] = upload_rate(state, threads, placing);
 }
-BENCHMARK(BM_SharedFrameProducers)
-    ->ArgsProduct({{1, 2, 4, 8, 16}, {256, 4096, 65536}})
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
 
-// The ceiling for BM_SharedFrameProducers: the same threads, frames and sizes doing nothing but
-// the memcpy of every upload into the same memory (each thread into its own part of it, packed).
+// The ceiling for BM_SharedFrameProducers: the same threads, frames, sizes and ring doing nothing
+// but the memcpy of every upload into the frame's memory (each thread into its own part, packed).
 void BM_MemcpyCeiling(benchmark::State& state) {
   const auto threads = static_cast<unsigned>(state.range(0));
   const auto size = static_cast<uint64_t>(state.range(1));
   const uint64_t slot = (size + 15) / 16 * 16;
-  std::vector<std::byte> memory(
-      static_cast<std::size_t>(slot * (kUploadsPerThread + 64) * threads));
+  FrameMemory memory(slot * (kUploadsPerThread + 64) * threads,
+                     static_cast<unsigned>(state.range(2)));
+  std::span<std::byte> current;  // set by the owner between rounds only
   Crew crew(threads, [&](unsigned t) {
     thread_local std::vector<std::byte> source;
     source.assign(static_cast<std::size_t>(size), std::byte{0x5A});
-    std::byte* out = memory.data() + t * slot * kUploadsPerThread;
+    std::byte* out = current.data() + t * slot * kUploadsPerThread;
     for (uint64_t i = 0; i < kUploadsPerThread; ++i)
       std::memcpy(out + i * slot, source.data(), static_cast<std::size_t>(size));
     benchmark::ClobberMemory();
   });
   std::chrono::nanoseconds copying{0};
-  for (auto _ : state)
+  uint64_t frames = 0;
+  for (auto _ : state) {
+    current = memory.frame(frames++);
     copying += crew.round();
+  }
   count_uploads(state, threads, size);
   state.counters["placing_rate"] = upload_rate(state, threads, copying);
 }
-BENCHMARK(BM_MemcpyCeiling)
-    ->ArgsProduct({{1, 2, 4, 8, 16}, {256, 4096, 65536}})
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
+
+// Rows: threads x upload size x ring frames. A ring of 4 frames (1 where 4 frames would pass
+// 1 GiB) is what a staging ring gives; 1 frame reused is the cache-warm case.
+void frame_rows(benchmark::internal::Benchmark* b) {
+  for (const int64_t size : {256, 4096, 65536}) {
+    for (const int64_t threads : {1, 2, 4, 8, 16}) {
+      const int64_t frame_bytes = (size + (64 << 10) / 64) * 4096 * threads;
+      b->Args({threads, size, frame_bytes * 4 <= (int64_t{1} << 30) ? 4 : 1});
+      if (size == 256) b->Args({threads, size, 1});
+    }
+  }
+}
+BENCHMARK(BM_SharedFrameProducers)->Apply(frame_rows)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_MemcpyCeiling)->Apply(frame_rows)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -43,6 +43,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -58,6 +59,16 @@
 #include "staging/core/writer_gate.hpp"
 
 namespace staging {
+
+namespace detail {
+/// A small number fixed per thread, different for the first threads that ask (0, 1, 2, ... in the
+/// order they first ask): which stripe of a SharedFrame's record log the thread uses.
+inline uint32_t this_thread_stripe() noexcept {
+  static std::atomic<uint32_t> next{0};
+  thread_local const uint32_t mine = next.fetch_add(1, std::memory_order_relaxed);
+  return mine;
+}
+}  // namespace detail
 
 /// One upload placed in a SharedFrame: `size` bytes at `offset` of the frame's memory (offsets
 /// are those of the memory the frame was opened on, base_offset included), and its payload.
@@ -139,7 +150,7 @@ struct SharedFrameConfig {
   /// frame).
   std::size_t first_log_segment = 16;
   /// Most placements one frame hands out, counted in whole records (rounded up to a multiple of
-  /// SharedFrame::kBlockEntries); 0: no limit but memory.
+  /// SharedFrame::kBlockEntries); 0: no limit but memory (and no shared count of records kept).
   uint64_t max_placements = 0;
 };
 
@@ -168,6 +179,8 @@ class SharedFrame {
   /// Placements one block record holds: a writer claims a record per block (or per this many
   /// uploads inside one block).
   static constexpr uint32_t kBlockEntries = 64;
+  /// Stripes of the record log (see Stripe).
+  static constexpr uint32_t kStripes = 16;
 
   /// Where a writer's placement is: write `bytes` (all of them) before leaving.
   struct Placed {
@@ -181,8 +194,8 @@ class SharedFrame {
 
   /// A closed frame (join() refused until open()).
   explicit SharedFrame(SharedFrameConfig config = {}) noexcept
-      : log_(config.first_log_segment,
-             (config.max_placements + kBlockEntries - 1) / kBlockEntries) {}
+      : max_records_((config.max_placements + kBlockEntries - 1) / kBlockEntries),
+        stripes_(make_stripes(config.first_log_segment)) {}
   SharedFrame(const SharedFrame&) = delete;
   SharedFrame& operator=(const SharedFrame&) = delete;
   /// Precondition (asserted): no writer inside (every Writer has left).
@@ -199,7 +212,9 @@ class SharedFrame {
     end_ = base_offset + memory.size();
     cursor_.store(base_offset, std::memory_order_relaxed);
     stranded_.store(0, std::memory_order_relaxed);
-    log_.reset();
+    for (Stripe& stripe : *stripes_)
+      stripe.log.reset();
+    records_.store(0, std::memory_order_relaxed);
     order_.clear();
     collected_count_ = 0;
     collected_valid_ = false;
@@ -241,15 +256,17 @@ class SharedFrame {
   Placements collect() {
     STAGING_ASSERT(gate_.drained(), "SharedFrame::collect() before the writers left");
     if (!collected_valid_) {
-      const uint64_t n = log_.size();
       order_.clear();
       collected_count_ = 0;
-      for (uint64_t i = 0; i < n; ++i) {
-        // A record whose segment could not be allocated was never used.
-        const Record* r = log_.find(i);
-        if (r == nullptr || r->live == 0) continue;
-        order_.push_back({r->entries[0].offset, r});
-        collected_count_ += r->live;
+      for (const Stripe& stripe : *stripes_) {
+        const uint64_t n = stripe.log.size();
+        for (uint64_t i = 0; i < n; ++i) {
+          // A record whose segment could not be allocated was never used.
+          const Record* r = stripe.log.find(i);
+          if (r == nullptr || r->live == 0) continue;
+          order_.push_back({r->entries[0].offset, r});
+          collected_count_ += r->live;
+        }
       }
       const auto by_offset = [](const RecordRef& a, const RecordRef& b) {
         return a.first < b.first;
@@ -382,6 +399,7 @@ class SharedFrame {
         (void)leave();
         frame_ = std::exchange(other.frame_, nullptr);
         options_ = other.options_;
+        stripe_ = other.stripe_;
         in_block_ = other.in_block_;
         run_pos_ = other.run_pos_;
         run_end_ = other.run_end_;
@@ -425,7 +443,8 @@ class SharedFrame {
     /// For a producer that could not write what it placed. Before leave() only.
     void discard(const Placed& placed) noexcept {
       if (frame_ == nullptr) return;
-      Record* r = frame_->log_.at(placed.entry / kBlockEntries);
+      const uint64_t record = placed.entry / kBlockEntries;
+      Record* r = (*frame_->stripes_)[record % kStripes].log.at(record / kStripes);
       if (r == nullptr) return;
       Placement& e = r->entries[placed.entry % kBlockEntries];
       if (e.size == 0) return;
@@ -458,7 +477,8 @@ class SharedFrame {
 
    private:
     friend class SharedFrame;
-    Writer(SharedFrame* frame, WriterOptions options) noexcept : frame_(frame), options_(options) {}
+    Writer(SharedFrame* frame, WriterOptions options) noexcept
+        : frame_(frame), options_(options), stripe_(detail::this_thread_stripe() % kStripes) {}
 
     // Bytes to add to `at` for a multiple of `alignment` (>= 1).
     static uint64_t padding(uint64_t at, uint64_t alignment) noexcept {
@@ -482,18 +502,24 @@ class SharedFrame {
 
     // Claims a fresh block record (one atomic operation); nothing changes on failure.
     Expected<void, SharedPlaceError> next_record() noexcept {
-      const auto index = frame_->log_.claim(1);
+      SharedFrame& f = *frame_;
+      if (f.max_records_ != 0 &&
+          f.records_.fetch_add(1, std::memory_order_relaxed) >= f.max_records_) {
+        return unexpected(SharedPlaceError{SharedPlaceErrorKind::TooManyPlacements, 0, 0});
+      }
+      PlacementLog<Record>& log = (*f.stripes_)[stripe_].log;
+      const auto index = log.claim(1);
       if (!index) {
         return unexpected(SharedPlaceError{SharedPlaceErrorKind::TooManyPlacements, 0, 0});
       }
-      Record* r = frame_->log_.at(*index);
+      Record* r = log.at(*index);
       if (r == nullptr) {
         return unexpected(SharedPlaceError{SharedPlaceErrorKind::OutOfMemory, 0, 0});
       }
       r->count = 0;  // the log keeps the previous frame's records
       r->live = 0;
       record_ = r;
-      record_index_ = *index;
+      record_index_ = *index * kStripes + stripe_;
       return {};
     }
 
@@ -562,6 +588,7 @@ class SharedFrame {
 
     SharedFrame* frame_ = nullptr;
     WriterOptions options_{};
+    uint32_t stripe_ = 0;    // the stripe of the record log this writer claims records from
     bool in_block_ = false;  // [run_pos_, run_end_) is this writer's block
     uint64_t run_pos_ = 0;
     uint64_t run_end_ = 0;
@@ -571,8 +598,26 @@ class SharedFrame {
   };
 
  private:
+  // The record log, in stripes: a thread claims its records from its own stripe (by the order
+  // threads first wrote into any frame), so the records a thread fills frame after frame are the
+  // ones it filled before, still in its core's cache, instead of lines another core wrote last.
+  struct Stripe {
+    explicit Stripe(std::size_t first_segment) noexcept : log(first_segment) {}
+    PlacementLog<Record> log;
+  };
+  using Stripes = std::array<Stripe, kStripes>;
+  template <std::size_t... I>
+  static std::unique_ptr<Stripes> make_stripes(std::size_t first, std::index_sequence<I...>) {
+    return std::unique_ptr<Stripes>(new Stripes{Stripe((void(I), first))...});
+  }
+  static std::unique_ptr<Stripes> make_stripes(std::size_t first) {
+    return make_stripes(first, std::make_index_sequence<kStripes>());
+  }
+
   WriterGate gate_;
-  PlacementLog<Record> log_;
+  const uint64_t max_records_;                    // 0: no cap
+  alignas(64) std::atomic<uint64_t> records_{0};  // records claimed (kept only with a cap)
+  std::unique_ptr<Stripes> stripes_;
   alignas(64) std::atomic<uint64_t> cursor_{0};
   alignas(64) std::atomic<uint64_t> stranded_{0};
   std::span<std::byte> memory_;
