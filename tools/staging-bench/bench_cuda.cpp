@@ -461,10 +461,7 @@ class SingleDevice {
           {section, bytes, label_threads, fill, row.gbps, row.gbps / ceiling_[bytes]});
       report_.add(std::move(row));
     }
-    const UploaderStats s = uploader->stats();
-    max_pinned_peak_ = std::max(max_pinned_peak_, s.pinned_peak);
-    pinned_cap_ = s.pinned_cap;
-    if (s.pinned_peak > s.pinned_cap) ++failures_;
+    record_pinned(uploader->stats());
     return 0;
   }
 
@@ -672,9 +669,7 @@ class SingleDevice {
       ++failures_;
       return 1;
     }
-    const UploaderStats s = uploader->stats();
-    max_pinned_peak_ = std::max(max_pinned_peak_, s.pinned_peak);
-    if (s.pinned_peak > s.pinned_cap) ++failures_;
+    record_pinned(uploader->stats());
     return 0;
   }
 
@@ -758,10 +753,21 @@ class SingleDevice {
                     best_inplace->threads, best_inplace->fill.c_str());
       report_.target("in-place >= 0.9 x ceiling", best_inplace->ratio >= 0.9, buf);
     }
-    std::snprintf(buf, sizeof buf, "most pinned bytes held by any Uploader %llu, cap %llu",
+    std::snprintf(buf, sizeof buf, "most pinned bytes held by any Uploader %llu, largest cap %llu",
                   static_cast<unsigned long long>(max_pinned_peak_),
                   static_cast<unsigned long long>(pinned_cap_));
-    report_.target("pinned memory never above the cap", max_pinned_peak_ <= pinned_cap_, buf);
+    report_.target("pinned memory never above the cap", !pinned_over_cap_, buf);
+  }
+
+  // Notes one Uploader's pinned memory: its peak against its own cap (every section's uploader,
+  // the in-place ones included).
+  void record_pinned(const UploaderStats& s) {
+    max_pinned_peak_ = std::max(max_pinned_peak_, s.pinned_peak);
+    pinned_cap_ = std::max(pinned_cap_, s.pinned_cap);
+    if (s.pinned_peak > s.pinned_cap) {
+      pinned_over_cap_ = true;
+      ++failures_;
+    }
   }
 
   const CommonOptions& common_;
@@ -780,7 +786,8 @@ class SingleDevice {
   double link_gbps_ = 0;
   double overhead_us_ = 0;
   uint64_t max_pinned_peak_ = 0;
-  uint64_t pinned_cap_ = 0;
+  uint64_t pinned_cap_ = 0;       // the largest cap of any Uploader
+  bool pinned_over_cap_ = false;  // an Uploader's peak passed its own cap
   int failures_ = 0;
 };
 
