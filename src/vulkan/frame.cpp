@@ -284,9 +284,9 @@ void take_box(detail::FrameState& f, detail::ImageDest* dest, VkImage image, uin
   dest->boxes.push_back(box);
 }
 
-// Takes the shared space's placements into the frame's copies, in staging-offset order (the order
-// one thread placing them would have produced). False when one cannot be recorded (an overlap, or
-// conflicting layouts): the frame is then left as it is and never recorded.
+// Takes the shared space's placements into the frame's copies, in staging-offset order. False when
+// one cannot be recorded (an overlap, or conflicting layouts): the frame is then left as it is and
+// never recorded.
 bool take_shared(detail::FrameState& f, const SharedFrame<detail::SharedCopy>::Placements& placed) {
   for (const FramePlacement<detail::SharedCopy>& p : placed) {
     const detail::SharedCopy& c = p.payload;

@@ -3,10 +3,12 @@
 // The frame's owner carves the shared space out of the frame (StagingFrame::share(bytes): through
 // the ring like any upload, either strategy) and hands the returned handle to its workers. Each
 // worker joins (a SharedWriter), places buffer and image uploads — the same descriptions the frame
-// takes, checked the same way — and writes their bytes; placing is a lock-free bump inside the
-// shared space (the core's SharedFrame). The owner seals the space, or finish() does; finish()
-// then records one copy per placement, in staging-offset order, with the frame's own uploads: the
-// same copies and barriers as if one thread had placed them all.
+// takes, checked the same way — and writes their bytes; placing is a private bump inside the
+// writer's own block of the shared space (the core's SharedFrame: shared state is touched once per
+// block, WriterOptions::block_bytes, 64 KiB by default). The owner seals the space, or finish()
+// does; finish() then records one copy per placement, in staging-offset order, with the frame's
+// own uploads. Size the space for the uploads plus about one block per writer: a block another
+// writer placed after is not reused when its writer leaves (SharedFrame::stranded_bytes()).
 //
 //   StagingFrame frame = ring.begin(cmd, 8 << 20).value();
 //   SharedUploads shared = frame.share(4 << 20).value();             // owner
