@@ -156,8 +156,8 @@ struct Session {
   std::vector<const Version*> acquires;
   // Frame times, block by block: from one frame's start to the next's within a block.
   example::FrameClock clock;
-  std::atomic<int> refused{0};
-  double stream_s = 0;
+  std::atomic<int> refused{0};  // producer waits for room in the queue that timed out
+  double stream_s = 0;          // the blocks' streaming time, first upload to last arrival
 
   // A block's versions, one per round and object; created between blocks (not timed).
   bool make_block(Block& block) {
