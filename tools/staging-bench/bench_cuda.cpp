@@ -382,6 +382,35 @@ class SingleDevice {
   // --- the Uploader
   // -------------------------------------------------------------------------------
 
+  // The fill a row reports: the method the uploads used (auto: the one most used), or "(direct)"
+  // appended when every upload went straight from the source.
+  static std::string fill_label(FillMethod method, uint64_t memcpy_n, uint64_t streaming_n) {
+    std::string fill(to_string(method));
+    if (memcpy_n + streaming_n == 0) {
+      fill += "(direct)";  // every upload went straight from the source
+    } else if (method == FillMethod::Auto) {
+      fill = std::string("auto(") + (memcpy_n >= streaming_n ? "memcpy" : "streaming") + ")";
+    } else {
+      fill = std::string(to_string(resolve_fill_method(method)));
+    }
+    return fill;
+  }
+
+  // The fill pool's share of the row: bytes the caller helped fill, threads woken per upload.
+  static void add_pool_fields(Row& row, const UploaderStats& before, const UploaderStats& after,
+                              double uploads) {
+    row.fields["helped"] =
+        static_cast<double>(after.pool.helped_bytes - before.pool.helped_bytes) /
+        std::max<double>(1, static_cast<double>(after.pool.bytes - before.pool.bytes));
+    // Threads woken per upload (0: the pool stayed awake between uploads), and what a wake-up
+    // took on average (µs) over the row.
+    row.fields["wakeups"] = static_cast<double>(after.pool.wakeups - before.pool.wakeups) / uploads;
+    const uint64_t woken = after.pool.wake_samples - before.pool.wake_samples;
+    row.fields["wake_us"] =
+        woken == 0 ? 0.0
+                   : static_cast<double>(after.pool.wake_ns - before.pool.wake_ns) / woken / 1e3;
+  }
+
   // Rows of `config` (device and timeouts set here) at every size (or only `only`), each after
   // --warmup uploads of that size. `label_threads`: the thread count the rows report.
   int ring_rows(const std::string& section, UploaderConfig config, unsigned label_threads,
@@ -423,14 +452,7 @@ class SingleDevice {
       const double uploads = static_cast<double>(after.uploads - before.uploads);
       const uint64_t memcpy_n = after.memcpy_uploads - before.memcpy_uploads;
       const uint64_t streaming_n = after.streaming_uploads - before.streaming_uploads;
-      std::string fill(to_string(config.fill));
-      if (memcpy_n + streaming_n == 0) {
-        fill += "(direct)";  // every upload went straight from the source
-      } else if (config.fill == FillMethod::Auto) {
-        fill = std::string("auto(") + (memcpy_n >= streaming_n ? "memcpy" : "streaming") + ")";
-      } else {
-        fill = std::string(to_string(resolve_fill_method(config.fill)));
-      }
+      const std::string fill = fill_label(config.fill, memcpy_n, streaming_n);
       row.fields["threads"] = label_threads;
       row.fields["fill"] = fill;
       row.fields["pinning"] = std::string(to_string(config.fill_pinning));
@@ -444,17 +466,7 @@ class SingleDevice {
       row.fields["fill_gbps_per_thread"] = memcpy_n >= streaming_n
                                                ? after.fill_gbps_per_thread_memcpy
                                                : after.fill_gbps_per_thread_streaming;
-      row.fields["helped"] =
-          static_cast<double>(after.pool.helped_bytes - before.pool.helped_bytes) /
-          std::max<double>(1, static_cast<double>(after.pool.bytes - before.pool.bytes));
-      // Threads woken per upload (0: the pool stayed awake between uploads), and what a wake-up
-      // took on average (µs) over the row.
-      row.fields["wakeups"] =
-          static_cast<double>(after.pool.wakeups - before.pool.wakeups) / uploads;
-      const uint64_t woken = after.pool.wake_samples - before.pool.wake_samples;
-      row.fields["wake_us"] =
-          woken == 0 ? 0.0
-                     : static_cast<double>(after.pool.wake_ns - before.pool.wake_ns) / woken / 1e3;
+      add_pool_fields(row, before, after, uploads);
       if (section == "chunk")
         row.fields["chunk_mib"] = static_cast<double>(config.chunk_bytes) / MiB;
       results_.push_back(
@@ -547,33 +559,19 @@ class SingleDevice {
     report_.add(std::move(last));
   }
 
-  int inplace_curve() {
-    FillMethod fill;
-    if (!parse_fill(cuda_.inplace_fill, fill)) {
-      std::fprintf(stderr, "staging-bench: unknown fill method '%s'\n", cuda_.inplace_fill.c_str());
-      return 1;
-    }
-    const std::string label(to_string(resolve_fill_method(fill)));
+  // The in-place rows: N producers, each on its own stream, taking the next span of the source as
+  // they go. False when a stream cannot be made.
+  bool producer_rows(Uploader& uploader, const UploaderConfig& c, FillMethod fill,
+                     const std::string& label, std::atomic<int>& errors) {
     const uint64_t bytes = max_bytes_;
-    UploaderConfig c;
-    c.device = device_index_;
-    c.ring_bytes = cuda_.ring_mib * MiB;
-    c.chunk_bytes = cuda_.chunk_mib * MiB;
-    c.fill_threads = 1;
-    c.wait_timeout = std::chrono::seconds(10);
-    auto uploader = Uploader::create(c);
-    if (!uploader) return 1;
-    std::atomic<int> errors{0};
     UploadOptions wait;
     wait.policy = cuda::ExhaustionPolicy::Wait;
-
-    // N producers, each on its own stream, taking the next span of the source as they go.
     for (unsigned producers : common_.threads) {
       producers = std::max(1u, producers);
       std::vector<cudaStream_t> streams(producers);
       for (auto& s : streams)
         if (failed(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"))
-          return 1;
+          return false;
       for (uint64_t span_mib : cuda_.span_mib) {
         // Small enough that every producer holds one span while as much again is copying (an
         // open span holds back the reuse of every later byte of the ring), large enough that the
@@ -597,7 +595,7 @@ class SingleDevice {
                       if (off >= bytes) break;
                       const uint64_t n = std::min(span, bytes - off);
                       const auto r0 = Clock::now();
-                      auto s = uploader->reserve(n, wait);
+                      auto s = uploader.reserve(n, wait);
                       if (!s) {
                         ++errors;
                         return;
@@ -605,7 +603,7 @@ class SingleDevice {
                       const auto r1 = Clock::now();
                       copy_to_staging(s->data(), pageable_ + off, n, fill);
                       const auto r2 = Clock::now();
-                      if (!uploader->commit(std::move(*s), device_ + off, streams[p])) ++errors;
+                      if (!uploader.commit(std::move(*s), device_ + off, streams[p])) ++errors;
                       times.add(r0, r1, r2, Clock::now());
                     }
                     cudaStreamSynchronize(streams[p]);
@@ -621,15 +619,23 @@ class SingleDevice {
       for (auto& s : streams)
         cudaStreamDestroy(s);
     }
+    return true;
+  }
 
-    // One producer; a FillPool of N threads (and the producer) fills each span. The producer
-    // holds the pool while it streams: its threads keep looking for the next span while the
-    // producer waits for ring room, instead of falling asleep between spans.
+  // The in-place-team rows: one producer; a FillPool of N threads (and the producer) fills each
+  // span. The producer holds the pool while it streams: its threads keep looking for the next
+  // span while the producer waits for ring room, instead of falling asleep between spans. False
+  // when a pool cannot be made.
+  bool team_rows(Uploader& uploader, const UploaderConfig& c, FillMethod fill,
+                 const std::string& label, std::atomic<int>& errors) {
+    const uint64_t bytes = max_bytes_;
+    UploadOptions wait;
+    wait.policy = cuda::ExhaustionPolicy::Wait;
     for (unsigned team : common_.threads) {
       FillPoolConfig pc;
       pc.threads = team > 0 ? team - 1 : 0;
       auto pool = FillPool::create(pc);
-      if (!pool) return 1;
+      if (!pool) return false;
       const uint64_t span = c.chunk_bytes;
       SpanTimes times;
       inplace_row(
@@ -641,7 +647,7 @@ class SingleDevice {
               for (uint64_t off = 0; off < bytes; off += span) {
                 const uint64_t n = std::min(span, bytes - off);
                 const auto r0 = Clock::now();
-                auto s = uploader->reserve(n, wait);
+                auto s = uploader.reserve(n, wait);
                 if (!s) {
                   ++errors;
                   break;
@@ -655,7 +661,7 @@ class SingleDevice {
                 (*pool)->submit(job);
                 (*pool)->wait(job);
                 const auto r2 = Clock::now();
-                if (!uploader->commit(std::move(*s), device_ + off, stream_)) ++errors;
+                if (!uploader.commit(std::move(*s), device_ + off, stream_)) ++errors;
                 times.add(r0, r1, r2, Clock::now());
               }
               cudaStreamSynchronize(stream_);
@@ -664,6 +670,27 @@ class SingleDevice {
           },
           label, times);
     }
+    return true;
+  }
+
+  int inplace_curve() {
+    FillMethod fill;
+    if (!parse_fill(cuda_.inplace_fill, fill)) {
+      std::fprintf(stderr, "staging-bench: unknown fill method '%s'\n", cuda_.inplace_fill.c_str());
+      return 1;
+    }
+    const std::string label(to_string(resolve_fill_method(fill)));
+    UploaderConfig c;
+    c.device = device_index_;
+    c.ring_bytes = cuda_.ring_mib * MiB;
+    c.chunk_bytes = cuda_.chunk_mib * MiB;
+    c.fill_threads = 1;
+    c.wait_timeout = std::chrono::seconds(10);
+    auto uploader = Uploader::create(c);
+    if (!uploader) return 1;
+    std::atomic<int> errors{0};
+    if (!producer_rows(*uploader, c, fill, label, errors)) return 1;
+    if (!team_rows(*uploader, c, fill, label, errors)) return 1;
     if (errors.load() != 0) {
       std::fprintf(stderr, "staging-bench: the in-place paths failed %d times\n", errors.load());
       ++failures_;

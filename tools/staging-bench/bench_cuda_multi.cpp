@@ -247,6 +247,50 @@ class Multi {
     return per;
   }
 
+  // Each device's GB/s in one configuration: through the rings and the pinned ceiling, all at
+  // once and alone, and all at once with a pool per device (empty: not measured).
+  struct DeviceRates {
+    const std::vector<double>& ring;
+    const std::vector<double>& ceiling;
+    const std::vector<double>& alone_ring;
+    const std::vector<double>& alone_ceiling;
+    const std::vector<double>& own;
+  };
+
+  void add_targets(uint64_t bytes, unsigned threads, const DeviceRates& rates) {
+    const std::size_t n = devices_.size();
+    const std::vector<double>& ring = rates.ring;
+    const std::vector<double>& ceiling = rates.ceiling;
+    const std::vector<double>& alone_ring = rates.alone_ring;
+    const std::vector<double>& alone_ceiling = rates.alone_ceiling;
+    const std::vector<double>& own = rates.own;
+    // Targets: each device >= 0.9 x its concurrent ceiling; the aggregate beside the ceiling's.
+    char buf[512];
+    double ring_sum = 0, ceiling_sum = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      ring_sum += ring[i];
+      ceiling_sum += ceiling[i];
+      const double ratio = ring[i] / ceiling[i];
+      std::snprintf(buf, sizeof buf,
+                    "%.2f x its concurrent ceiling (%.1f of %.1f GB/s); alone %.2f x (%.1f of "
+                    "%.1f); own pools instead of one shared: %.2f x",
+                    ratio, ring[i], ceiling[i], alone_ring[i] / alone_ceiling[i], alone_ring[i],
+                    alone_ceiling[i], own.empty() ? 0.0 : own[i] / ceiling[i]);
+      report_.target("multi " + std::to_string(bytes / MiB) + " MiB device " +
+                         std::to_string(devices_[i].index) + " >= 0.9 x concurrent ceiling",
+                     ratio >= 0.9, buf);
+      results_.push_back({"multi-ring", bytes, threads, "", ring[i], ratio});
+    }
+    std::snprintf(buf, sizeof buf,
+                  "aggregate %.1f GB/s through the rings vs %.1f GB/s pinned concurrent ceiling "
+                  "(%.2f x) over %zu devices, %u fill threads",
+                  ring_sum, ceiling_sum, ring_sum / ceiling_sum, n, threads);
+    report_.target("multi " + std::to_string(bytes / MiB) +
+                       " MiB aggregate >= 0.9 x concurrent "
+                       "ceiling",
+                   ring_sum >= 0.9 * ceiling_sum, buf);
+  }
+
   int sizes(uint64_t bytes, unsigned threads) {
     const std::size_t n = devices_.size();
     cudaError_t err = cudaSuccess;
@@ -310,31 +354,7 @@ class Multi {
     if (auto e = failure.get()) return upload_failed(*e);
     const std::vector<double> own = own_pools(bytes, threads);
 
-    // Targets: each device >= 0.9 x its concurrent ceiling; the aggregate beside the ceiling's.
-    char buf[512];
-    double ring_sum = 0, ceiling_sum = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      ring_sum += ring[i];
-      ceiling_sum += ceiling[i];
-      const double ratio = ring[i] / ceiling[i];
-      std::snprintf(buf, sizeof buf,
-                    "%.2f x its concurrent ceiling (%.1f of %.1f GB/s); alone %.2f x (%.1f of "
-                    "%.1f); own pools instead of one shared: %.2f x",
-                    ratio, ring[i], ceiling[i], alone_ring[i] / alone_ceiling[i], alone_ring[i],
-                    alone_ceiling[i], own.empty() ? 0.0 : own[i] / ceiling[i]);
-      report_.target("multi " + std::to_string(bytes / MiB) + " MiB device " +
-                         std::to_string(devices_[i].index) + " >= 0.9 x concurrent ceiling",
-                     ratio >= 0.9, buf);
-      results_.push_back({"multi-ring", bytes, threads, "", ring[i], ratio});
-    }
-    std::snprintf(buf, sizeof buf,
-                  "aggregate %.1f GB/s through the rings vs %.1f GB/s pinned concurrent ceiling "
-                  "(%.2f x) over %zu devices, %u fill threads",
-                  ring_sum, ceiling_sum, ring_sum / ceiling_sum, n, threads);
-    report_.target("multi " + std::to_string(bytes / MiB) +
-                       " MiB aggregate >= 0.9 x concurrent "
-                       "ceiling",
-                   ring_sum >= 0.9 * ceiling_sum, buf);
+    add_targets(bytes, threads, {ring, ceiling, alone_ring, alone_ceiling, own});
     return 0;
   }
 

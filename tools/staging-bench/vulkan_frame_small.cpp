@@ -403,16 +403,13 @@ class SmallBench {
     }
   }
 
-  int route_ring(const Workload& w, Strategy strategy, const MemoryChoice& memory,
-                 double memcpy_ns) {
+  // A route's ring: the strategy, Defer, the memory hook (null: the default memory).
+  staging::vulkan::RingConfig ring_config(const Workload& w, Strategy strategy,
+                                          MemoryHook* hook) const {
     staging::vulkan::RingConfig config;
     config.strategy = strategy;
     config.policy = staging::vulkan::ExhaustionPolicy::Defer;
-    std::unique_ptr<TypedMemory> hook;
-    if (memory.type) {
-      hook = std::make_unique<TypedMemory>(vk_, *memory.type);
-      config.memory = hook.get();
-    }
+    config.memory = hook;
     // Byte ring: frames in flight + 1 frames (--small-byte-ring-frames), each at its worst-case
     // footprint. run_frames waits for frame n - frames_in_flight before recording frame n, so at
     // most frames_in_flight frames hold bytes at once: never the limit. The same footprint the
@@ -434,6 +431,14 @@ class SmallBench {
       config.byte_ring.capacity = std::max<uint64_t>(uint64_t{ring_frames} * frame_bytes, 64 * KiB);
       config.byte_ring.policy = ByteRingPolicy::Defer;
     }
+    return config;
+  }
+
+  int route_ring(const Workload& w, Strategy strategy, const MemoryChoice& memory,
+                 double memcpy_ns) {
+    std::unique_ptr<TypedMemory> hook;
+    if (memory.type) hook = std::make_unique<TypedMemory>(vk_, *memory.type);
+    const staging::vulkan::RingConfig config = ring_config(w, strategy, hook.get());
     auto made = Ring::create(vk_.staging_device(), config);
     if (!made) {
       std::fprintf(stderr, "staging-bench: Ring::create: %s\n",
@@ -441,7 +446,7 @@ class SmallBench {
       return 1;
     }
     Ring ring = std::move(*made);
-    frame_bytes = w.count * ring.buffer_footprint(w.size);
+    const uint64_t frame_bytes = w.count * ring.buffer_footprint(w.size);
     // Phase timers per frame (three clock reads): begin(), the upload() calls (placement +
     // memcpy + bookkeeping), finish() (recording the copies and barriers).
     std::vector<double> begin_s, upload_s, finish_s;
@@ -494,12 +499,7 @@ class SmallBench {
     const double begin_ns = phase_ns(begin_s), upload_ns = phase_ns(upload_s),
                  finish_ns = phase_ns(finish_s);
     const bool ok = !o_.check || check(w, record, retire);
-    const Stats s = ring.stats();
-    if (s.oneoff_uploads + s.update_buffer_uploads != 0) {
-      std::fprintf(stderr, "staging-bench: frame-small %s %s: %" PRIu64 " uploads fell back\n",
-                   w.label.c_str(), route.c_str(), s.oneoff_uploads + s.update_buffer_uploads);
-      ++failures_;
-    }
+    count_fallbacks(ring, w, route);
     nlohmann::json phases{
         {"begin_ns", begin_ns}, {"upload_ns", upload_ns}, {"finish_ns", finish_ns}};
     if (strategy == Strategy::Bytes)
@@ -507,6 +507,17 @@ class SmallBench {
     add_row(w, route, r, memcpy_ns, ok, phases);
     if (ring.memory_type() && !memory.type) memory_type_ = vk_.type_flags(*ring.memory_type());
     return 0;
+  }
+
+  // Uploads that fell back from the ring (none expected: its frames are sized for them) fail
+  // the route.
+  void count_fallbacks(Ring& ring, const Workload& w, const std::string& route) {
+    const Stats s = ring.stats();
+    if (s.oneoff_uploads + s.update_buffer_uploads != 0) {
+      std::fprintf(stderr, "staging-bench: frame-small %s %s: %" PRIu64 " uploads fell back\n",
+                   w.label.c_str(), route.c_str(), s.oneoff_uploads + s.update_buffer_uploads);
+      ++failures_;
+    }
   }
 
   int route_oneoff(const Workload& w) {

@@ -503,8 +503,9 @@ class StreamBench {
     return 0;
   }
 
-  int ring_rows(Queue& queue, uint32_t ts_bits, const MemoryChoice& m,
-                const std::string& strategy_name) {
+  // The ring's configuration for a --strategies entry; nothing (after a message) for an unknown
+  // entry, or slots with a chunk that is no power of two.
+  std::optional<staging::vulkan::RingConfig> ring_config(const std::string& strategy_name) const {
     staging::vulkan::RingConfig config;
     if (strategy_name == "bytes") {
       config.strategy = Strategy::Bytes;
@@ -513,7 +514,7 @@ class StreamBench {
     } else if (strategy_name == "slots") {
       if ((chunk_ & (chunk_ - 1)) != 0) {
         std::fprintf(stderr, "staging-bench: --strategies slots needs a power-of-two chunk\n");
-        return 1;
+        return std::nullopt;
       }
       config.strategy = Strategy::Slots;
       config.slot_ring = {
@@ -521,98 +522,136 @@ class StreamBench {
     } else {
       std::fprintf(stderr, "staging-bench: unknown --strategies entry '%s'\n",
                    strategy_name.c_str());
-      return 1;
+      return std::nullopt;
     }
     config.policy = staging::vulkan::ExhaustionPolicy::Defer;
+    return config;
+  }
+
+  // One ring row's way of filling: the pointer row (one thread), or in place with N threads.
+  struct Plan {
+    Mode mode;
+    unsigned threads;
+  };
+
+  // What one ring row's repetitions measured, the warm-up's first.
+  struct RepSamples {
+    std::vector<double> gpu_s, span_s, rep_s, busy_gbps, idle, blocked, blocked_ms;
+    unsigned most_open = 0;
+    bool failed = false;
+
+    void add(const RepResult& r, const FillPool* pool, unsigned threads, uint64_t total) {
+      if (r.failed) failed = true;
+      if (r.gpu) {
+        gpu_s.push_back(r.gpu->busy_s);
+        span_s.push_back(r.gpu->span_s);
+      }
+      rep_s.push_back(r.seconds);
+      if (pool && r.fill_busy_s > 0 && r.seconds > 0) {
+        busy_gbps.push_back(static_cast<double>(total) / (r.fill_busy_s / threads) / 1e9);
+        idle.push_back(1 - r.fill_busy_s / (threads * r.seconds));
+      }
+      blocked.push_back(static_cast<double>(r.ring_blocked));
+      blocked_ms.push_back(r.blocked_s * 1e3);
+      most_open = std::max(most_open, r.most_open);
+    }
+
+    // Drops the warm-up's entries.
+    void drop_warm_up() {
+      if (!gpu_s.empty()) {
+        gpu_s.erase(gpu_s.begin());
+        span_s.erase(span_s.begin());
+      }
+      for (std::vector<double>* v : {&rep_s, &busy_gbps, &idle, &blocked, &blocked_ms}) {
+        if (v->size() > 1) v->erase(v->begin());
+      }
+    }
+  };
+
+  int ring_rows(Queue& queue, uint32_t ts_bits, const MemoryChoice& m,
+                const std::string& strategy_name) {
+    std::optional<staging::vulkan::RingConfig> config = ring_config(strategy_name);
+    if (!config) return 1;
     const std::unique_ptr<MemoryHook> memory = make_hook(vk_, m);
-    config.memory = memory.get();
-    auto made = Ring::create(vk_.staging_device(), config);
+    config->memory = memory.get();
+    auto made = Ring::create(vk_.staging_device(), *config);
     if (!made) {
       std::fprintf(stderr, "staging-bench: Ring::create: %s\n",
                    std::string(to_string(made.error().kind)).c_str());
       return 1;
     }
     Ring ring = std::move(*made);
-    struct Plan {
-      Mode mode;
-      unsigned threads;
-    };
     std::vector<Plan> plans{{Mode::Pointer, 1}};
     for (unsigned t : common_.threads)
       plans.push_back({Mode::InPlace, std::max(1u, t)});
     int rc = 0;
     for (const Plan& p : plans) {
-      std::unique_ptr<FillPool> pool;
-      if (p.mode == Mode::InPlace) pool = std::make_unique<FillPool>(p.threads);
-      // Frames open at once: as many as the ring holds (the pointer row fills one at a time).
-      const auto ahead = static_cast<unsigned>(p.mode == Mode::Pointer ? 1 : ring_chunks_);
-      std::vector<double> gpu_s, span_s, rep_s, busy_gbps, idle, blocked, blocked_ms;
-      unsigned most_open = 0;
-      bool failed = false;
-      Row row = measure(common_, p.mode == Mode::Pointer ? "pointer" : "inplace", total_, [&] {
-        const RepResult r = rep(ring, queue, ts_bits, p.mode, pool.get(), ahead);
-        if (r.failed) failed = true;
-        if (r.gpu) {
-          gpu_s.push_back(r.gpu->busy_s);
-          span_s.push_back(r.gpu->span_s);
-        }
-        rep_s.push_back(r.seconds);
-        if (pool && r.fill_busy_s > 0 && r.seconds > 0) {
-          busy_gbps.push_back(static_cast<double>(total_) / (r.fill_busy_s / p.threads) / 1e9);
-          idle.push_back(1 - r.fill_busy_s / (p.threads * r.seconds));
-        }
-        blocked.push_back(static_cast<double>(r.ring_blocked));
-        blocked_ms.push_back(r.blocked_s * 1e3);
-        most_open = std::max(most_open, r.most_open);
-        return r.seconds;
-      });
-      if (failed) {
-        std::fprintf(stderr, "staging-bench: stream-large %s failed\n", row.section.c_str());
+      if (!ring_row(ring, queue, ts_bits, m, strategy_name, p)) {
         rc = 1;
         break;
       }
-      const bool ok = verify(
-          queue, [&] { return !rep(ring, queue, ts_bits, p.mode, pool.get(), ahead).failed; });
-      if (!gpu_s.empty()) {
-        gpu_s.erase(gpu_s.begin());
-        span_s.erase(span_s.begin());
-      }
-      // The warm-up's entries go too.
-      for (std::vector<double>* v : {&rep_s, &busy_gbps, &idle, &blocked, &blocked_ms}) {
-        if (v->size() > 1) v->erase(v->begin());
-      }
-      const double gpu_med = median(gpu_s);
-      const double gpu_gbps = gpu_med > 0 ? static_cast<double>(total_) / gpu_med / 1e9 : 0;
-      const double span_med = median(span_s);
-      row.fields["queue"] = queue.name;
-      row.fields["memory"] = m.name;
-      row.fields["strategy"] = strategy_name;
-      row.fields["threads"] = p.threads;
-      row.fields["chunk_mib"] = static_cast<double>(chunk_) / MiB;
-      if (p.mode == Mode::InPlace) {
-        row.fields["slice_kib"] = slice_bytes(p.threads) / KiB;
-        row.fields["frames_ahead"] = most_open;  // most frames open at once, any rep
-        // Fill diagnostics (medians): the fill threads' memcpy rate while copying, and the share
-        // of their time without a slice to copy.
-        row.fields["fill_busy_gbps"] = median(busy_gbps);
-        row.fields["fill_idle"] = median(idle);
-      }
-      // The spread: the slowest repetition, and how often / how long the ring was full.
-      const double worst = rep_s.empty() ? 0 : *std::max_element(rep_s.begin(), rep_s.end());
-      row.fields["gbps_worst"] = worst > 0 ? static_cast<double>(total_) / worst / 1e9 : 0.0;
-      row.fields["ring_full_waits"] = median(blocked);
-      row.fields["ring_full_ms"] = median(blocked_ms);
-      row.fields["ratio"] = row.gbps / ceiling_gbps_;
-      row.fields["gpu_gbps"] = gpu_gbps;
-      row.fields["gpu_ratio"] = gpu_gbps / ceiling_gbps_;
-      row.fields["gpu_span_gbps"] =
-          span_med > 0 ? static_cast<double>(total_) / span_med / 1e9 : 0.0;
-      row.fields["check"] = ok ? "ok" : "MISMATCH";
-      if (!ok) ++failures_;
-      results_.push_back({queue.name, m.name, strategy_name, row.section, p.threads,
-                          row.gbps / ceiling_gbps_, gpu_gbps / ceiling_gbps_, row.gbps});
-      report_.add(std::move(row));
     }
+    ring_note(ring, queue, m, strategy_name);
+    return rc;
+  }
+
+  // The ring row of one plan; false when a repetition failed.
+  bool ring_row(Ring& ring, Queue& queue, uint32_t ts_bits, const MemoryChoice& m,
+                const std::string& strategy_name, const Plan& p) {
+    std::unique_ptr<FillPool> pool;
+    if (p.mode == Mode::InPlace) pool = std::make_unique<FillPool>(p.threads);
+    // Frames open at once: as many as the ring holds (the pointer row fills one at a time).
+    const auto ahead = static_cast<unsigned>(p.mode == Mode::Pointer ? 1 : ring_chunks_);
+    RepSamples samples;
+    Row row = measure(common_, p.mode == Mode::Pointer ? "pointer" : "inplace", total_, [&] {
+      const RepResult r = rep(ring, queue, ts_bits, p.mode, pool.get(), ahead);
+      samples.add(r, pool.get(), p.threads, total_);
+      return r.seconds;
+    });
+    if (samples.failed) {
+      std::fprintf(stderr, "staging-bench: stream-large %s failed\n", row.section.c_str());
+      return false;
+    }
+    const bool ok =
+        verify(queue, [&] { return !rep(ring, queue, ts_bits, p.mode, pool.get(), ahead).failed; });
+    samples.drop_warm_up();
+    const double gpu_med = median(samples.gpu_s);
+    const double gpu_gbps = gpu_med > 0 ? static_cast<double>(total_) / gpu_med / 1e9 : 0;
+    const double span_med = median(samples.span_s);
+    row.fields["queue"] = queue.name;
+    row.fields["memory"] = m.name;
+    row.fields["strategy"] = strategy_name;
+    row.fields["threads"] = p.threads;
+    row.fields["chunk_mib"] = static_cast<double>(chunk_) / MiB;
+    if (p.mode == Mode::InPlace) {
+      row.fields["slice_kib"] = slice_bytes(p.threads) / KiB;
+      row.fields["frames_ahead"] = samples.most_open;  // most frames open at once, any rep
+      // Fill diagnostics (medians): the fill threads' memcpy rate while copying, and the share
+      // of their time without a slice to copy.
+      row.fields["fill_busy_gbps"] = median(samples.busy_gbps);
+      row.fields["fill_idle"] = median(samples.idle);
+    }
+    // The spread: the slowest repetition, and how often / how long the ring was full.
+    const std::vector<double>& rep_s = samples.rep_s;
+    const double worst = rep_s.empty() ? 0 : *std::max_element(rep_s.begin(), rep_s.end());
+    row.fields["gbps_worst"] = worst > 0 ? static_cast<double>(total_) / worst / 1e9 : 0.0;
+    row.fields["ring_full_waits"] = median(samples.blocked);
+    row.fields["ring_full_ms"] = median(samples.blocked_ms);
+    row.fields["ratio"] = row.gbps / ceiling_gbps_;
+    row.fields["gpu_gbps"] = gpu_gbps;
+    row.fields["gpu_ratio"] = gpu_gbps / ceiling_gbps_;
+    row.fields["gpu_span_gbps"] = span_med > 0 ? static_cast<double>(total_) / span_med / 1e9 : 0.0;
+    row.fields["check"] = ok ? "ok" : "MISMATCH";
+    if (!ok) ++failures_;
+    results_.push_back({queue.name, m.name, strategy_name, row.section, p.threads,
+                        row.gbps / ceiling_gbps_, gpu_gbps / ceiling_gbps_, row.gbps});
+    report_.add(std::move(row));
+    return true;
+  }
+
+  // The ring's note: frames, staging held, fallbacks, ring-full answers.
+  void ring_note(Ring& ring, const Queue& queue, const MemoryChoice& m,
+                 const std::string& strategy_name) {
     const Stats s = ring.stats();
     uint64_t held = 0;
     if (s.strategy == Strategy::Bytes) {
@@ -632,200 +671,266 @@ class StreamBench {
                   static_cast<double>(held) / MiB, s.oneoff_uploads + s.update_buffer_uploads,
                   s.ring_full_refusals + s.begin_refused);
     report_.note(buf);
-    return rc;
   }
 
   // One repetition: the whole size through the ring. See the file comment.
   //
   // The pipeline has no single thread every step depends on. Everything touching the ring, the
-  // open frames, the command buffers and the queue runs in service(), under `mu`, and whichever
+  // open frames, the command buffers and the queue runs in service(), under `mu_`, and whichever
   // thread calls it does all that is due: retire what the GPU finished, finish and submit the
   // filled frames at the front (in order), and begin new frames while the ring has room (as many
   // as it holds: the ring is the only limit on frames ahead). The fill thread that writes a
   // frame's last slice calls it, so a filled frame is submitted at once, without waking another
   // thread. The driver thread calls it too, and while the ring is full it polls the GPU (yielding
   // its CPU to the fill threads) until the oldest frame's copy is done. Concurrent calls coalesce:
-  // a thread that finds `mu` taken leaves a request the holder serves before it lets go.
-  RepResult rep(Ring& ring, Queue& queue, uint32_t ts_bits, Mode mode, FillPool* pool,
-                unsigned max_open) {
-    RepResult result;
-    if (ts_bits) vkResetQueryPool(vk_.device(), queries_, 0, static_cast<uint32_t>(2 * chunks_));
-    std::mutex mu;
-    std::atomic<bool> requested{false};
-    std::atomic<bool> finished{false};  // every chunk submitted, or failed
-    std::condition_variable finished_cv;
-    std::vector<std::size_t> free_cmds;
-    for (std::size_t i = cmds_.size(); i-- > 0;)
-      free_cmds.push_back(i);
-    std::deque<std::unique_ptr<OpenFrame>> open;
-    std::deque<InFlight> flight;
-    std::vector<FillPool::Job> jobs;
-    const uint64_t slice = pool ? slice_bytes(pool->threads()) : chunk_;
-    const Visibility visibility{.stages = VK_PIPELINE_STAGE_2_NONE, .access = VK_ACCESS_2_NONE};
-    uint64_t next = 0, submitted = 0;
-    uint64_t reached = 0;
-    bool blocked = false;           // the last begin found no room
-    uint64_t blocked_at_value = 0;  // the GPU's value then: retry once it has moved
-    const auto fail = [&](const std::string& why) {
-      std::fprintf(stderr, "staging-bench: stream-large: %s\n", why.c_str());
-      result.failed = true;
-    };
-    // One pass over what is due; true when something changed. `mu` held.
-    const auto step = [&] {
-      bool progress = false;
-      vkGetSemaphoreCounterValue(vk_.device(), ring.semaphore(), &reached);
-      while (!flight.empty() && flight.front().point.value <= reached) {
-        free_cmds.push_back(flight.front().cmd);
-        flight.pop_front();
+  // a thread that finds `mu_` taken leaves a request the holder serves before it lets go.
+  class Rep {
+   public:
+    Rep(StreamBench& bench, Ring& ring, Queue& queue, uint32_t ts_bits, Mode mode, FillPool* pool,
+        unsigned max_open)
+        : b_(bench),
+          ring_(ring),
+          queue_(queue),
+          ts_bits_(ts_bits),
+          mode_(mode),
+          pool_(pool),
+          max_open_(max_open),
+          slice_(pool ? bench.slice_bytes(pool->threads()) : bench.chunk_) {
+      for (std::size_t i = b_.cmds_.size(); i-- > 0;)
+        free_cmds_.push_back(i);
+    }
+
+    RepResult run() {
+      if (ts_bits_) {
+        vkResetQueryPool(b_.vk_.device(), b_.queries_, 0, static_cast<uint32_t>(2 * b_.chunks_));
       }
-      while (!result.failed && !open.empty() &&
-             open.front()->remaining.load(std::memory_order_acquire) == 0) {
-        OpenFrame& f = *open.front();
-        VkCommandBuffer cmd = cmds_[f.cmd];
+      if (pool_) {
+        pool_->reset();
+        pool_->set_on_done([this] { service(); });
+      }
+      const auto t0 = Clock::now();
+      drive();
+      if (!result_.failed && !flight_.empty() &&
+          !ring_.wait(flight_.back().point, std::chrono::seconds(60))) {
+        fail("the last frame did not finish in 60 s");
+      }
+      result_.seconds = seconds_since(t0);
+      if (pool_) {
+        // Let the fill threads finish what they were given; after this no thread is in service().
+        pool_->quiesce();
+        pool_->set_on_done(nullptr);
+        result_.fill_busy_s = pool_->busy().seconds;
+      }
+      if (result_.failed) {
+        // Drop what is open (nothing recorded) and let the GPU finish what was submitted.
+        open_.clear();
+        vkQueueWaitIdle(queue_.queue);
+        ring_.poll();
+        return result_;
+      }
+      result_.gpu =
+          read_timestamps(b_.vk_, b_.queries_, static_cast<uint32_t>(b_.chunks_), ts_bits_);
+      return result_;
+    }
+
+   private:
+    // The driver thread: serves, and in between polls the GPU while the ring is full or sleeps
+    // until the end (or a while).
+    void drive() {
+      while (!finished_.load(std::memory_order_acquire)) {
+        service();
+        bool poll_gpu = false;
+        uint64_t before = 0;
+        {
+          std::lock_guard lock(mu_);
+          if (result_.failed || submitted_ == b_.chunks_) break;
+          poll_gpu = blocked_ || (open_.empty() && !flight_.empty());
+          before = reached_;
+        }
+        if (poll_gpu) {
+          // The ring is full: the oldest copy frees room. Poll (it ends within one frame's copy,
+          // ~0.2 ms) and give the CPU to the fill threads in between.
+          const auto tb = Clock::now();
+          uint64_t value = 0;
+          for (int spins = 0; spins < 100000; ++spins) {
+            vkGetSemaphoreCounterValue(b_.vk_.device(), ring_.semaphore(), &value);
+            if (value != before) break;
+            std::this_thread::yield();
+          }
+          result_.blocked_s += seconds_since(tb);
+        } else {
+          // The fill threads submit what they fill; wake for the end, or to look again.
+          std::mutex m;
+          std::unique_lock lock(m);
+          finished_cv_.wait_for(lock, std::chrono::microseconds(200),
+                                [&] { return finished_.load(std::memory_order_acquire); });
+        }
+      }
+    }
+
+    void service() {
+      requested_.store(true, std::memory_order_release);
+      while (requested_.load(std::memory_order_acquire)) {
+        if (!mu_.try_lock()) return;  // the holder serves the request before it lets go
+        requested_.store(false, std::memory_order_relaxed);
+        while (step()) {
+        }
+        const bool done = result_.failed || submitted_ == b_.chunks_;
+        mu_.unlock();
+        if (done && !finished_.exchange(true)) finished_cv_.notify_all();
+      }
+    }
+
+    void fail(const std::string& why) {
+      std::fprintf(stderr, "staging-bench: stream-large: %s\n", why.c_str());
+      result_.failed = true;
+    }
+
+    // One pass over what is due; true when something changed. `mu_` held.
+    bool step() {
+      vkGetSemaphoreCounterValue(b_.vk_.device(), ring_.semaphore(), &reached_);
+      while (!flight_.empty() && flight_.front().point.value <= reached_) {
+        free_cmds_.push_back(flight_.front().cmd);
+        flight_.pop_front();
+      }
+      bool progress = submit_filled();
+      if (blocked_ && reached_ != blocked_at_value_) blocked_ = false;
+      progress = begin_frames() || progress;
+      if (blocked_ && blocked_at_value_ != reached_) {
+        blocked_at_value_ = reached_;
+        ++result_.ring_blocked;
+      }
+      return progress;
+    }
+
+    // Finishes and submits the filled frames at the front, in order.
+    bool submit_filled() {
+      bool progress = false;
+      while (!result_.failed && !open_.empty() &&
+             open_.front()->remaining.load(std::memory_order_acquire) == 0) {
+        OpenFrame& f = *open_.front();
+        VkCommandBuffer cmd = b_.cmds_[f.cmd];
         Context::begin(cmd);
-        if (submitted == 0) Context::full_barrier(cmd);  // after the previous rep, the clears
+        if (submitted_ == 0) Context::full_barrier(cmd);  // after the previous rep, the clears
         const auto q = static_cast<uint32_t>(2 * f.k);
-        if (ts_bits) vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_, q);
-        auto point = f.frame.finish(visibility);
+        if (ts_bits_) {
+          vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, b_.queries_, q);
+        }
+        auto point = f.frame.finish(kVisibility);
         if (!point) {
           fail("finish: " + std::string(to_string(point.error())));
           break;
         }
-        if (ts_bits) {
-          vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, queries_, q + 1);
+        if (ts_bits_) {
+          vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, b_.queries_, q + 1);
         }
         const VkSemaphoreSubmitInfo signal = point->signal_info();
-        vk_.submit(queue, cmd, &signal);
-        flight.push_back({*point, f.cmd});
-        open.pop_front();
-        ++submitted;
+        b_.vk_.submit(queue_, cmd, &signal);
+        flight_.push_back({*point, f.cmd});
+        open_.pop_front();
+        ++submitted_;
         progress = true;
       }
-      if (blocked && reached != blocked_at_value) blocked = false;
-      while (!blocked && !result.failed && next < chunks_ && open.size() < max_open &&
-             !free_cmds.empty()) {
-        const uint64_t off = next * chunk_;
-        const uint64_t n = std::min(chunk_, total_ - off);
-        auto frame = ring.begin(cmds_[free_cmds.back()], n);
+      return progress;
+    }
+
+    // Begins new frames while the ring has room, up to max_open_ open at once.
+    bool begin_frames() {
+      bool progress = false;
+      while (!blocked_ && !result_.failed && next_ < b_.chunks_ && open_.size() < max_open_ &&
+             !free_cmds_.empty()) {
+        const uint64_t off = next_ * b_.chunk_;
+        const uint64_t n = std::min(b_.chunk_, b_.total_ - off);
+        auto frame = ring_.begin(b_.cmds_[free_cmds_.back()], n);
         if (!frame) {
           if (frame.error().kind == BeginErrorKind::Refused &&
               frame.error().refusal == Refusal::AllInFlight) {
-            blocked = true;  // every slot filling or in flight
+            blocked_ = true;  // every slot filling or in flight
             break;
           }
           fail("begin: " + std::string(to_string(frame.error().kind)));
           break;
         }
         auto of = std::make_unique<OpenFrame>();
-        of->k = next;
-        of->cmd = free_cmds.back();
-        if (mode == Mode::Pointer) {
-          auto up = frame->upload(dst_.buffer, off, source_ + off, n);
-          if (!up) {
-            if (up.error() == UploadError::RingFull) {  // the frame is dropped: retry later
-              blocked = true;
-              break;
-            }
-            fail("upload: " + std::string(to_string(up.error())));
-            break;
-          }
-        } else {
-          auto span = frame->reserve(dst_.buffer, off, n);
-          if (!span) {
-            if (span.error() == UploadError::RingFull) {
-              blocked = true;
-              break;
-            }
-            fail("reserve: " + std::string(to_string(span.error())));
-            break;
-          }
-          jobs.clear();
-          for (uint64_t s = 0; s < n; s += slice) {
-            jobs.push_back(
-                {span->data() + s, source_ + off + s, std::min(slice, n - s), &of->remaining});
-          }
-          of->remaining.store(static_cast<uint32_t>(jobs.size()), std::memory_order_relaxed);
+        of->k = next_;
+        of->cmd = free_cmds_.back();
+        if (!(mode_ == Mode::Pointer ? upload(*frame, off, n) : reserve(*frame, *of, off, n))) {
+          break;
         }
         of->frame = std::move(*frame);
-        free_cmds.pop_back();
-        open.push_back(std::move(of));
-        if (mode == Mode::InPlace) pool->push(jobs);
-        result.most_open = std::max(result.most_open, static_cast<unsigned>(open.size()));
-        ++next;
+        free_cmds_.pop_back();
+        open_.push_back(std::move(of));
+        if (mode_ == Mode::InPlace) pool_->push(jobs_);
+        result_.most_open = std::max(result_.most_open, static_cast<unsigned>(open_.size()));
+        ++next_;
         progress = true;
       }
-      if (blocked && blocked_at_value != reached) {
-        blocked_at_value = reached;
-        ++result.ring_blocked;
-      }
       return progress;
-    };
-    const auto service = [&] {
-      requested.store(true, std::memory_order_release);
-      while (requested.load(std::memory_order_acquire)) {
-        if (!mu.try_lock()) return;  // the holder serves the request before it lets go
-        requested.store(false, std::memory_order_relaxed);
-        while (step()) {
-        }
-        const bool done = result.failed || submitted == chunks_;
-        mu.unlock();
-        if (done && !finished.exchange(true)) finished_cv.notify_all();
-      }
-    };
-    if (pool) {
-      pool->reset();
-      pool->set_on_done(service);
     }
-    const auto t0 = Clock::now();
-    while (!finished.load(std::memory_order_acquire)) {
-      service();
-      bool poll_gpu = false;
-      uint64_t before = 0;
-      {
-        std::lock_guard lock(mu);
-        if (result.failed || submitted == chunks_) break;
-        poll_gpu = blocked || (open.empty() && !flight.empty());
-        before = reached;
-      }
-      if (poll_gpu) {
-        // The ring is full: the oldest copy frees room. Poll (it ends within one frame's copy,
-        // ~0.2 ms) and give the CPU to the fill threads in between.
-        const auto tb = Clock::now();
-        uint64_t value = 0;
-        for (int spins = 0; spins < 100000; ++spins) {
-          vkGetSemaphoreCounterValue(vk_.device(), ring.semaphore(), &value);
-          if (value != before) break;
-          std::this_thread::yield();
-        }
-        result.blocked_s += seconds_since(tb);
+
+    // The pointer mode: the frame copies the chunk from the source itself. False when the ring
+    // is full (the frame is dropped: retried later) or on failure.
+    bool upload(StagingFrame& frame, uint64_t off, uint64_t n) {
+      auto up = frame.upload(b_.dst_.buffer, off, b_.source_ + off, n);
+      if (up) return true;
+      if (up.error() == UploadError::RingFull) {
+        blocked_ = true;
       } else {
-        // The fill threads submit what they fill; wake for the end, or to look again.
-        std::mutex m;
-        std::unique_lock lock(m);
-        finished_cv.wait_for(lock, std::chrono::microseconds(200),
-                             [&] { return finished.load(std::memory_order_acquire); });
+        fail("upload: " + std::string(to_string(up.error())));
       }
+      return false;
     }
-    if (!result.failed && !flight.empty() &&
-        !ring.wait(flight.back().point, std::chrono::seconds(60))) {
-      fail("the last frame did not finish in 60 s");
+
+    // The in-place mode: reserves the chunk's span and cuts it into jobs_ for the fill threads.
+    // False when the ring is full or on failure.
+    bool reserve(StagingFrame& frame, OpenFrame& of, uint64_t off, uint64_t n) {
+      auto span = frame.reserve(b_.dst_.buffer, off, n);
+      if (!span) {
+        if (span.error() == UploadError::RingFull) {
+          blocked_ = true;
+        } else {
+          fail("reserve: " + std::string(to_string(span.error())));
+        }
+        return false;
+      }
+      jobs_.clear();
+      for (uint64_t s = 0; s < n; s += slice_) {
+        jobs_.push_back(
+            {span->data() + s, b_.source_ + off + s, std::min(slice_, n - s), &of.remaining});
+      }
+      of.remaining.store(static_cast<uint32_t>(jobs_.size()), std::memory_order_relaxed);
+      return true;
     }
-    result.seconds = seconds_since(t0);
-    if (pool) {
-      // Let the fill threads finish what they were given; after this no thread is in service().
-      pool->quiesce();
-      pool->set_on_done(nullptr);
-      result.fill_busy_s = pool->busy().seconds;
-    }
-    if (result.failed) {
-      // Drop what is open (nothing recorded) and let the GPU finish what was submitted.
-      open.clear();
-      vkQueueWaitIdle(queue.queue);
-      ring.poll();
-      return result;
-    }
-    result.gpu = read_timestamps(vk_, queries_, static_cast<uint32_t>(chunks_), ts_bits);
-    return result;
+
+    static constexpr Visibility kVisibility{.stages = VK_PIPELINE_STAGE_2_NONE,
+                                            .access = VK_ACCESS_2_NONE};
+
+    StreamBench& b_;
+    Ring& ring_;
+    Queue& queue_;
+    const uint32_t ts_bits_;
+    const Mode mode_;
+    FillPool* const pool_;
+    const unsigned max_open_;
+    const uint64_t slice_;
+    RepResult result_;
+    std::mutex mu_;
+    std::atomic<bool> requested_{false};
+    std::atomic<bool> finished_{false};  // every chunk submitted, or failed
+    std::condition_variable finished_cv_;
+    std::vector<std::size_t> free_cmds_;
+    std::deque<std::unique_ptr<OpenFrame>> open_;
+    std::deque<InFlight> flight_;
+    std::vector<FillPool::Job> jobs_;
+    uint64_t next_ = 0, submitted_ = 0;
+    uint64_t reached_ = 0;
+    bool blocked_ = false;           // the last begin found no room
+    uint64_t blocked_at_value_ = 0;  // the GPU's value then: retry once it has moved
+  };
+
+  RepResult rep(Ring& ring, Queue& queue, uint32_t ts_bits, Mode mode, FillPool* pool,
+                unsigned max_open) {
+    return Rep(*this, ring, queue, ts_bits, mode, pool, max_open).run();
   }
 
   // Clears the destination, runs `once` (which writes it), reads it back and compares every byte

@@ -227,22 +227,7 @@ class StreamerBench {
     });
     streamer.reset();
     // The last texture's levels, read back tightly packed, equal the source.
-    bool same = ok && vk_.run_once(queue, [&](VkCommandBuffer cmd) {
-      std::vector<VkBufferImageCopy> regions;
-      uint64_t offset = 0;
-      const TexelBlock b = texel_block(format).value();
-      for (uint32_t m = 0; m < mips; ++m) {
-        const uint32_t e = std::max(1u, size >> m);
-        regions.push_back({.bufferOffset = offset,
-                           .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, m, 0, 1},
-                           .imageExtent = {e, e, 1}});
-        const uint64_t blocks = (e + b.width - 1) / b.width;
-        offset += blocks * ((e + b.height - 1) / b.height) * b.bytes;
-      }
-      vkCmdCopyImageToBuffer(cmd, images.back().image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                             readback_.buffer, static_cast<uint32_t>(regions.size()),
-                             regions.data());
-    });
+    bool same = ok && read_back_levels(queue, images.back(), format, size, mips);
     same = same && !first_difference(readback_.mapped, source_, chain, 4);
     const double texture_ceiling = texture_ceiling_gbps(queue, images, format, mips, chain);
     for (Image& img : images)
@@ -260,6 +245,28 @@ class StreamerBench {
                    row.gbps >= 0.7 * ceiling,
                    std::to_string(row.gbps) + " GB/s vs " + std::to_string(ceiling) + " GB/s");
     report_.add(std::move(row));
+  }
+
+  // Copies every level of `image` (in TRANSFER_SRC_OPTIMAL) into the readback buffer, tightly
+  // packed. False when the copy failed.
+  bool read_back_levels(const Queue& queue, const Image& image, VkFormat format, uint32_t size,
+                        uint32_t mips) {
+    return vk_.run_once(queue, [&](VkCommandBuffer cmd) {
+      std::vector<VkBufferImageCopy> regions;
+      uint64_t offset = 0;
+      const TexelBlock b = texel_block(format).value();
+      for (uint32_t m = 0; m < mips; ++m) {
+        const uint32_t e = std::max(1u, size >> m);
+        regions.push_back({.bufferOffset = offset,
+                           .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, m, 0, 1},
+                           .imageExtent = {e, e, 1}});
+        const uint64_t blocks = (e + b.width - 1) / b.width;
+        offset += blocks * ((e + b.height - 1) / b.height) * b.bytes;
+      }
+      vkCmdCopyImageToBuffer(cmd, image.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                             readback_.buffer, static_cast<uint32_t>(regions.size()),
+                             regions.data());
+    });
   }
 
   // The same textures' copies from one prefilled staging buffer, in one submission.

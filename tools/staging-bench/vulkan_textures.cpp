@@ -82,167 +82,244 @@ class TextureBench {
   }
 
  private:
-  int format_rows(const FormatChoice& f) {
-    const uint32_t size = o_.texture_size;
+  // One format's full mip chain: the image, each level's region and where its data starts.
+  struct Chain {
+    Image image;
     uint32_t mips = 1;
-    while ((size >> mips) != 0)
-      ++mips;
-    Image image = vk_.make_image(f.format, size, size, mips);
-    if (image.image == VK_NULL_HANDLE) {
+    std::vector<ImageRegion> regions;
+    std::vector<uint64_t> offsets;  // of each level in the chain's data
+    uint64_t bytes = 0, needed = 0;
+    std::vector<std::byte> data;
+  };
+
+  // Frames of one chain on one ring, kFramesInFlight at a time, with their CPU times and (where
+  // timestamps work) the GPU intervals of the measured ones.
+  class FrameLoop {
+   public:
+    FrameLoop(TextureBench& bench, Ring& ring, const Chain& chain)
+        : b_(bench),
+          ring_(ring),
+          chain_(chain),
+          ts_bits_(bench.queries_ != VK_NULL_HANDLE ? bench.vk_.graphics().timestamp_bits : 0),
+          points_(kFramesInFlight),
+          gate_(bench.vk_.make_timeline()),
+          gate_wait_{.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                     .semaphore = gate_,
+                     .value = 1,
+                     .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT} {}
+
+    const std::vector<Interval>& intervals() const { return intervals_; }
+    const std::vector<double>& cpu_s() const { return cpu_s_; }
+    const std::string& error() const { return error_; }
+
+    // One frame on slot `n % kFramesInFlight`; returns false on failure.
+    bool frame_on(uint64_t n, bool measured) {
+      const std::size_t slot = n % kFramesInFlight;
+      if (n >= kFramesInFlight) open_gate();
+      if (!retire(slot)) return false;
+      VkCommandBuffer cmd = b_.cmds_[slot];
+      Context::begin(cmd);
+      const auto t0 = Clock::now();
+      auto frame = ring_.begin(cmd, chain_.needed);
+      if (!frame) {
+        error_ = "begin: " + std::string(to_string(frame.error().kind));
+        return false;
+      }
+      if (!upload_levels(*frame)) return false;
+      const auto q = static_cast<uint32_t>(2 * slot);
+      if (ts_bits_) vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, b_.queries_, q);
+      auto point = frame->finish(kVisibility);
+      const double cpu = seconds_since(t0);
+      if (!point) {
+        error_ = "finish: " + std::string(to_string(point.error()));
+        return false;
+      }
+      if (ts_bits_) {
+        vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, b_.queries_, q + 1);
+      }
+      const VkSemaphoreSubmitInfo signal = point->signal_info();
+      b_.vk_.submit(b_.vk_.graphics(), cmd, &signal, gate_open_ ? nullptr : &gate_wait_);
+      points_[slot] = *point;
+      b_.measured_slot_[slot] = measured;
+      if (measured) cpu_s_.push_back(cpu);
+      return true;
+    }
+
+    // Waits for every frame in flight, keeping the measured ones' GPU intervals.
+    bool drain() {
+      open_gate();
+      for (std::size_t slot = 0; slot < kFramesInFlight; ++slot) {
+        if (points_[slot].semaphore == VK_NULL_HANDLE) continue;
+        if (!ring_.wait(points_[slot], std::chrono::seconds(30))) return false;
+        if (ts_bits_ && b_.measured_slot_[slot]) {
+          if (auto t =
+                  read_intervals(b_.vk_, b_.queries_, static_cast<uint32_t>(slot), 1, ts_bits_))
+            intervals_.insert(intervals_.end(), t->begin(), t->end());
+        }
+        points_[slot] = {};
+      }
+      return true;
+    }
+
+   private:
+    static constexpr Visibility kVisibility{
+        .stages = VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
+        .access = VK_ACCESS_2_SHADER_SAMPLED_READ_BIT,
+        .prior_stages =
+            VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT | VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+        .prior_access = VK_ACCESS_2_TRANSFER_WRITE_BIT};
+
+    // The first kFramesInFlight warm-up frames wait on the GPU for a gate the host opens once
+    // they are all submitted: the ring makes all its slots during the warm-up.
+    void open_gate() {
+      if (!gate_open_) b_.vk_.signal(gate_, 1);
+      gate_open_ = true;
+    }
+
+    // Waits for the frame that last used `slot` (keeping its GPU interval if it was measured)
+    // and resets the slot's timestamps.
+    bool retire(std::size_t slot) {
+      if (points_[slot].semaphore != VK_NULL_HANDLE) {
+        if (!ring_.wait(points_[slot], std::chrono::seconds(30))) {
+          error_ = "a frame did not finish in 30 s";
+          return false;
+        }
+        if (ts_bits_) {
+          if (auto t =
+                  read_intervals(b_.vk_, b_.queries_, static_cast<uint32_t>(slot), 1, ts_bits_);
+              t && b_.measured_slot_[slot]) {
+            intervals_.insert(intervals_.end(), t->begin(), t->end());
+          }
+          vkResetQueryPool(b_.vk_.device(), b_.queries_, static_cast<uint32_t>(2 * slot), 2);
+        }
+        points_[slot] = {};
+      } else if (ts_bits_) {
+        vkResetQueryPool(b_.vk_.device(), b_.queries_, static_cast<uint32_t>(2 * slot), 2);
+      }
+      return true;
+    }
+
+    template <class Frame>
+    bool upload_levels(Frame& frame) {
+      const Chain& c = chain_;
+      for (uint32_t m = 0; m < c.mips; ++m) {
+        const uint64_t level_bytes = (m + 1 < c.mips ? c.offsets[m + 1] : c.bytes) - c.offsets[m];
+        auto up = frame.upload(c.regions[m], std::span(c.data.data() + c.offsets[m], level_bytes));
+        if (!up) {
+          error_ = "upload: " + std::string(to_string(up.error()));
+          return false;
+        }
+      }
+      return true;
+    }
+
+    TextureBench& b_;
+    Ring& ring_;
+    const Chain& chain_;
+    const uint32_t ts_bits_;
+    std::vector<RetirementPoint> points_;
+    std::vector<Interval> intervals_;
+    std::vector<double> cpu_s_;
+    std::string error_;
+    VkSemaphore gate_;
+    bool gate_open_ = false;
+    const VkSemaphoreSubmitInfo gate_wait_;
+  };
+
+  // Makes the format's image (a full mip chain, `c`) and a ring whose slots hold the whole chain.
+  // Nothing on failure.
+  std::optional<Ring> make_chain(const FormatChoice& f, Chain& c) {
+    const uint32_t size = o_.texture_size;
+    while ((size >> c.mips) != 0)
+      ++c.mips;
+    c.image = vk_.make_image(f.format, size, size, c.mips);
+    if (c.image.image == VK_NULL_HANDLE) {
       std::fprintf(stderr, "staging-bench: cannot make a %ux%u %s image\n", size, size,
                    f.name.c_str());
-      return 1;
+      return std::nullopt;
     }
     // The ring: slots large enough for a whole chain.
     staging::vulkan::RingConfig config;
     config.policy = staging::vulkan::ExhaustionPolicy::Defer;
     auto made = Ring::create(vk_.staging_device(), config);
-    if (!made) return 1;
+    if (!made) return std::nullopt;
     Ring probe = std::move(*made);
-    std::vector<ImageRegion> regions;
-    std::vector<uint64_t> offsets;  // of each level in the chain's data
-    uint64_t bytes = 0, needed = 0;
-    for (uint32_t m = 0; m < mips; ++m) {
+    for (uint32_t m = 0; m < c.mips; ++m) {
       const uint32_t w = std::max(1u, size >> m);
-      regions.push_back({.image = image.image,
-                         .format = f.format,
-                         .mip_level = m,
-                         .extent = {w, w, 1},
-                         .old_layout = VK_IMAGE_LAYOUT_UNDEFINED,
-                         .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL});
-      offsets.push_back(bytes);
-      bytes += probe.image_data_size(regions.back()).value();
-      needed += probe.image_footprint(regions.back()).value();
+      c.regions.push_back({.image = c.image.image,
+                           .format = f.format,
+                           .mip_level = m,
+                           .extent = {w, w, 1},
+                           .old_layout = VK_IMAGE_LAYOUT_UNDEFINED,
+                           .new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL});
+      c.offsets.push_back(c.bytes);
+      c.bytes += probe.image_data_size(c.regions.back()).value();
+      c.needed += probe.image_footprint(c.regions.back()).value();
     }
     config.slot_ring.max_slot_bytes = std::max<uint64_t>(
-        config.slot_ring.max_slot_bytes, uint64_t{1} << (64 - __builtin_clzll(needed)));
+        config.slot_ring.max_slot_bytes, uint64_t{1} << (64 - __builtin_clzll(c.needed)));
     made = Ring::create(vk_.staging_device(), config);
-    if (!made) return 1;
-    Ring ring = std::move(*made);
-    std::vector<std::byte> data(bytes);
-    fill_random(data.data(), bytes, 21);
-    Buffer readback = vk_.make_buffer(bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, Memory::Readback);
+    if (!made) return std::nullopt;
+    c.data.resize(c.bytes);
+    fill_random(c.data.data(), c.bytes, 21);
+    return std::move(*made);
+  }
+
+  int format_rows(const FormatChoice& f) {
+    Chain chain;
+    std::optional<Ring> ring = make_chain(f, chain);
+    if (!ring) return 1;
+    Buffer readback =
+        vk_.make_buffer(chain.bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, Memory::Readback);
     if (readback.mapped == nullptr) return 1;
-
-    const Visibility visibility{.stages = VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
-                                .access = VK_ACCESS_2_SHADER_SAMPLED_READ_BIT,
-                                .prior_stages = VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT |
-                                                VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
-                                .prior_access = VK_ACCESS_2_TRANSFER_WRITE_BIT};
-    const uint32_t ts_bits = queries_ != VK_NULL_HANDLE ? vk_.graphics().timestamp_bits : 0;
-    std::vector<RetirementPoint> points(kFramesInFlight);
-    std::vector<Interval> intervals;
-    std::vector<double> cpu_s;
-    std::string error;
-    // The first kFramesInFlight warm-up frames wait on the GPU for a gate the host opens once
-    // they are all submitted: the ring makes all its slots during the warm-up.
-    VkSemaphore gate = vk_.make_timeline();
-    bool gate_open = false;
-    const VkSemaphoreSubmitInfo gate_wait{.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                          .semaphore = gate,
-                                          .value = 1,
-                                          .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
-    const auto open_gate = [&] {
-      if (!gate_open) vk_.signal(gate, 1);
-      gate_open = true;
-    };
-    // One frame on slot `n % kFramesInFlight`; returns false on failure.
-    const auto frame_on = [&](uint64_t n, bool measured) -> bool {
-      const std::size_t slot = n % kFramesInFlight;
-      if (n >= kFramesInFlight) open_gate();
-      if (points[slot].semaphore != VK_NULL_HANDLE) {
-        if (!ring.wait(points[slot], std::chrono::seconds(30))) {
-          error = "a frame did not finish in 30 s";
-          return false;
-        }
-        if (ts_bits) {
-          if (auto t = read_intervals(vk_, queries_, static_cast<uint32_t>(slot), 1, ts_bits);
-              t && measured_slot_[slot]) {
-            intervals.insert(intervals.end(), t->begin(), t->end());
-          }
-          vkResetQueryPool(vk_.device(), queries_, static_cast<uint32_t>(2 * slot), 2);
-        }
-        points[slot] = {};
-      } else if (ts_bits) {
-        vkResetQueryPool(vk_.device(), queries_, static_cast<uint32_t>(2 * slot), 2);
-      }
-      VkCommandBuffer cmd = cmds_[slot];
-      Context::begin(cmd);
-      const auto t0 = Clock::now();
-      auto frame = ring.begin(cmd, needed);
-      if (!frame) {
-        error = "begin: " + std::string(to_string(frame.error().kind));
-        return false;
-      }
-      for (uint32_t m = 0; m < mips; ++m) {
-        const uint64_t level_bytes = (m + 1 < mips ? offsets[m + 1] : bytes) - offsets[m];
-        auto up = frame->upload(regions[m], std::span(data.data() + offsets[m], level_bytes));
-        if (!up) {
-          error = "upload: " + std::string(to_string(up.error()));
-          return false;
-        }
-      }
-      const auto q = static_cast<uint32_t>(2 * slot);
-      if (ts_bits) vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, queries_, q);
-      auto point = frame->finish(visibility);
-      const double cpu = seconds_since(t0);
-      if (!point) {
-        error = "finish: " + std::string(to_string(point.error()));
-        return false;
-      }
-      if (ts_bits) {
-        vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, queries_, q + 1);
-      }
-      const VkSemaphoreSubmitInfo signal = point->signal_info();
-      vk_.submit(vk_.graphics(), cmd, &signal, gate_open ? nullptr : &gate_wait);
-      points[slot] = *point;
-      measured_slot_[slot] = measured;
-      if (measured) cpu_s.push_back(cpu);
-      return true;
-    };
-    const auto drain = [&] {
-      open_gate();
-      for (std::size_t slot = 0; slot < kFramesInFlight; ++slot) {
-        if (points[slot].semaphore == VK_NULL_HANDLE) continue;
-        if (!ring.wait(points[slot], std::chrono::seconds(30))) return false;
-        if (ts_bits && measured_slot_[slot]) {
-          if (auto t = read_intervals(vk_, queries_, static_cast<uint32_t>(slot), 1, ts_bits))
-            intervals.insert(intervals.end(), t->begin(), t->end());
-        }
-        points[slot] = {};
-      }
-      return true;
-    };
-
+    FrameLoop loop(*this, *ring, chain);
     bool ok = true;
     uint64_t n = 0;
     for (; n < kFramesInFlight + 1 && ok; ++n)  // warm-up: the slots' buffers are made
-      ok = frame_on(n, false);
+      ok = loop.frame_on(n, false);
     const ObjectCounts before = Context::counts();
     const auto t0 = Clock::now();
     uint64_t frames = 0;
     while (ok && frames < common_.max_reps &&
            (frames < common_.min_reps || seconds_since(t0) < common_.min_seconds)) {
-      ok = frame_on(n++, true);
+      ok = loop.frame_on(n++, true);
       ++frames;
     }
-    ok = ok && drain();
+    ok = ok && loop.drain();
     const double wall = seconds_since(t0);
     const ObjectCounts after = Context::counts();
     if (!ok) {
-      std::fprintf(stderr, "staging-bench: textures %s: %s\n", f.name.c_str(), error.c_str());
+      std::fprintf(stderr, "staging-bench: textures %s: %s\n", f.name.c_str(),
+                   loop.error().c_str());
       vkDeviceWaitIdle(vk_.device());
       vk_.destroy(readback);
-      vk_.destroy(image);
+      vk_.destroy(chain.image);
       return 1;
     }
     // The check: new data, one frame, every level read back.
-    fill_random(data.data(), bytes, 22);
-    bool equal =
-        frame_on(n++, false) && drain() && readback_levels(image, f, regions, offsets, readback);
-    equal = equal && std::memcmp(readback.mapped, data.data(), bytes) == 0;
+    fill_random(chain.data.data(), chain.bytes, 22);
+    bool equal = loop.frame_on(n++, false) && loop.drain() &&
+                 readback_levels(chain.image, f, chain.regions, chain.offsets, readback);
+    equal = equal && std::memcmp(readback.mapped, chain.data.data(), chain.bytes) == 0;
+    add_row(f, chain, loop, frames, wall, after, before, equal);
+    if (!equal) {
+      std::fprintf(stderr, "staging-bench: textures %s: read back differs\n", f.name.c_str());
+      ++failures_;
+    }
+    vkDeviceWaitIdle(vk_.device());
+    vk_.destroy(readback);
+    vk_.destroy(chain.image);
+    return 0;
+  }
 
-    const GpuTimes gpu = union_of(intervals, vk_.timestamp_period());
+  // The format's row: end-to-end, CPU and GPU MB/s, objects the measured frames created, the
+  // check.
+  void add_row(const FormatChoice& f, const Chain& c, const FrameLoop& loop, uint64_t frames,
+               double wall, const ObjectCounts& after, const ObjectCounts& before, bool equal) {
+    const std::vector<double>& cpu_s = loop.cpu_s();
+    const uint64_t bytes = c.bytes;
+    const uint32_t size = o_.texture_size;
+    const GpuTimes gpu = union_of(loop.intervals(), vk_.timestamp_period());
     const double cpu_med = median(cpu_s);
     Row row;
     row.section = "textures";
@@ -253,7 +330,7 @@ class TextureBench {
     row.gbps_best = row.gbps;
     row.fields["format"] = f.name;
     row.fields["size"] = std::to_string(size) + "x" + std::to_string(size);
-    row.fields["mips"] = mips;
+    row.fields["mips"] = c.mips;
     row.fields["mbps"] = row.gbps * 1e3;
     row.fields["cpu_us"] = cpu_med * 1e6;
     row.fields["cpu_us_best"] = best * 1e6;
@@ -265,14 +342,6 @@ class TextureBench {
         (after.buffers - before.buffers) + (after.memories - before.memories);
     row.fields["check"] = equal ? "ok (every level)" : "MISMATCH";
     report_.add(std::move(row));
-    if (!equal) {
-      std::fprintf(stderr, "staging-bench: textures %s: read back differs\n", f.name.c_str());
-      ++failures_;
-    }
-    vkDeviceWaitIdle(vk_.device());
-    vk_.destroy(readback);
-    vk_.destroy(image);
-    return 0;
   }
 
   // Copies every level (left in SHADER_READ_ONLY_OPTIMAL by the frame) into `readback`, tightly

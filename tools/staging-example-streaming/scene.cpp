@@ -28,93 +28,10 @@ constexpr VkFormat kColor = VK_FORMAT_R8G8B8A8_UNORM;
 constexpr support::Scope kColorWrite{VK_PIPELINE_STAGE_2_COLOR_ATTACHMENT_OUTPUT_BIT,
                                      VK_ACCESS_2_COLOR_ATTACHMENT_WRITE_BIT};
 
-}  // namespace
-
-Scene::Scene(StreamingDevice& device, uint32_t width, uint32_t height, uint32_t objects)
-    : d_(device), width_(width), height_(height), drawables_(objects) {
-  for (auto& b : bound_)
-    b.assign(objects, VK_NULL_HANDLE);
-  ok_ = init();
-}
-
-bool Scene::init() {
-  VkDevice dev = d_.device;
-  // The colour target.
-  color_ = d_.make_image(kColor, {width_, height_, 1}, 1, 1,
-                         VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
-  if (color_.image == VK_NULL_HANDLE) {
-    why_ = "the colour target could not be made";
-    return false;
-  }
-  const VkImageViewCreateInfo view_info{
-      .sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO,
-      .image = color_.image,
-      .viewType = VK_IMAGE_VIEW_TYPE_2D,
-      .format = kColor,
-      .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
-  vkCreateImageView(dev, &view_info, nullptr, &color_view_);
-
-  const VkSamplerCreateInfo sampler_info{.sType = VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO,
-                                         .magFilter = VK_FILTER_LINEAR,
-                                         .minFilter = VK_FILTER_LINEAR,
-                                         .mipmapMode = VK_SAMPLER_MIPMAP_MODE_LINEAR,
-                                         .addressModeU = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE,
-                                         .addressModeV = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE,
-                                         .addressModeW = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE,
-                                         .maxLod = VK_LOD_CLAMP_NONE};
-  vkCreateSampler(dev, &sampler_info, nullptr, &sampler_);
-
-  // One combined image sampler per object and frame slot.
-  const VkDescriptorSetLayoutBinding binding{
-      .binding = 0,
-      .descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
-      .descriptorCount = 1,
-      .stageFlags = VK_SHADER_STAGE_FRAGMENT_BIT};
-  const VkDescriptorSetLayoutCreateInfo set_info{
-      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-      .bindingCount = 1,
-      .pBindings = &binding};
-  vkCreateDescriptorSetLayout(dev, &set_info, nullptr, &set_layout_);
-  const uint32_t sets = 2 * objects();
-  const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, sets};
-  const VkDescriptorPoolCreateInfo pool_info{.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                             .maxSets = sets,
-                                             .poolSizeCount = 1,
-                                             .pPoolSizes = &size};
-  vkCreateDescriptorPool(dev, &pool_info, nullptr, &pool_);
-  for (auto& s : sets_) {
-    s.resize(objects());
-    std::vector<VkDescriptorSetLayout> layouts(objects(), set_layout_);
-    const VkDescriptorSetAllocateInfo info{.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                           .descriptorPool = pool_,
-                                           .descriptorSetCount = objects(),
-                                           .pSetLayouts = layouts.data()};
-    if (vkAllocateDescriptorSets(dev, &info, s.data()) != VK_SUCCESS) {
-      why_ = "vkAllocateDescriptorSets failed";
-      return false;
-    }
-  }
-
-  const VkPushConstantRange push{VK_SHADER_STAGE_VERTEX_BIT, 0, 32};
-  const VkPipelineLayoutCreateInfo layout_info{
-      .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-      .setLayoutCount = 1,
-      .pSetLayouts = &set_layout_,
-      .pushConstantRangeCount = 1,
-      .pPushConstantRanges = &push};
-  vkCreatePipelineLayout(dev, &layout_info, nullptr, &layout_);
-
-  VkShaderModule vert = module(dev, scene_vert_spv, sizeof scene_vert_spv);
-  VkShaderModule frag = module(dev, scene_frag_spv, sizeof scene_frag_spv);
-  const VkPipelineShaderStageCreateInfo stages[2] = {
-      {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-       .stage = VK_SHADER_STAGE_VERTEX_BIT,
-       .module = vert,
-       .pName = "main"},
-      {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-       .stage = VK_SHADER_STAGE_FRAGMENT_BIT,
-       .module = frag,
-       .pName = "main"}};
+// The scene's graphics pipeline: `stages` on a triangle list of Vertex, one RGBA8 colour
+// attachment (dynamic rendering), viewport and scissor dynamic.
+VkResult create_pipeline(VkDevice dev, VkPipelineLayout layout,
+                         const VkPipelineShaderStageCreateInfo* stages, VkPipeline* pipeline) {
   const VkVertexInputBindingDescription vb{0, sizeof(Vertex), VK_VERTEX_INPUT_RATE_VERTEX};
   const VkVertexInputAttributeDescription attributes[2] = {{0, 0, VK_FORMAT_R32G32_SFLOAT, 0},
                                                            {1, 0, VK_FORMAT_R32G32_SFLOAT, 8}};
@@ -167,16 +84,124 @@ bool Scene::init() {
       .pMultisampleState = &multisample,
       .pColorBlendState = &blend,
       .pDynamicState = &dynamic,
-      .layout = layout_};
-  const VkResult made =
-      vkCreateGraphicsPipelines(dev, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &pipeline_);
+      .layout = layout};
+  return vkCreateGraphicsPipelines(dev, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, pipeline);
+}
+
+}  // namespace
+
+Scene::Scene(StreamingDevice& device, uint32_t width, uint32_t height, uint32_t objects)
+    : d_(device), width_(width), height_(height), drawables_(objects) {
+  for (auto& b : bound_)
+    b.assign(objects, VK_NULL_HANDLE);
+  ok_ = init();
+}
+
+bool Scene::init() {
+  if (!init_target() || !init_descriptors() || !init_pipeline()) return false;
+  init_commands();
+  return true;
+}
+
+// The colour target, its view and the sampler.
+bool Scene::init_target() {
+  VkDevice dev = d_.device;
+  // The colour target.
+  color_ = d_.make_image(kColor, {width_, height_, 1}, 1, 1,
+                         VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT);
+  if (color_.image == VK_NULL_HANDLE) {
+    why_ = "the colour target could not be made";
+    return false;
+  }
+  const VkImageViewCreateInfo view_info{
+      .sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO,
+      .image = color_.image,
+      .viewType = VK_IMAGE_VIEW_TYPE_2D,
+      .format = kColor,
+      .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
+  vkCreateImageView(dev, &view_info, nullptr, &color_view_);
+
+  const VkSamplerCreateInfo sampler_info{.sType = VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO,
+                                         .magFilter = VK_FILTER_LINEAR,
+                                         .minFilter = VK_FILTER_LINEAR,
+                                         .mipmapMode = VK_SAMPLER_MIPMAP_MODE_LINEAR,
+                                         .addressModeU = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE,
+                                         .addressModeV = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE,
+                                         .addressModeW = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE,
+                                         .maxLod = VK_LOD_CLAMP_NONE};
+  vkCreateSampler(dev, &sampler_info, nullptr, &sampler_);
+  return true;
+}
+
+bool Scene::init_descriptors() {
+  VkDevice dev = d_.device;
+  // One combined image sampler per object and frame slot.
+  const VkDescriptorSetLayoutBinding binding{
+      .binding = 0,
+      .descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
+      .descriptorCount = 1,
+      .stageFlags = VK_SHADER_STAGE_FRAGMENT_BIT};
+  const VkDescriptorSetLayoutCreateInfo set_info{
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+      .bindingCount = 1,
+      .pBindings = &binding};
+  vkCreateDescriptorSetLayout(dev, &set_info, nullptr, &set_layout_);
+  const uint32_t sets = 2 * objects();
+  const VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, sets};
+  const VkDescriptorPoolCreateInfo pool_info{.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                             .maxSets = sets,
+                                             .poolSizeCount = 1,
+                                             .pPoolSizes = &size};
+  vkCreateDescriptorPool(dev, &pool_info, nullptr, &pool_);
+  for (auto& s : sets_) {
+    s.resize(objects());
+    std::vector<VkDescriptorSetLayout> layouts(objects(), set_layout_);
+    const VkDescriptorSetAllocateInfo info{.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                           .descriptorPool = pool_,
+                                           .descriptorSetCount = objects(),
+                                           .pSetLayouts = layouts.data()};
+    if (vkAllocateDescriptorSets(dev, &info, s.data()) != VK_SUCCESS) {
+      why_ = "vkAllocateDescriptorSets failed";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Scene::init_pipeline() {
+  VkDevice dev = d_.device;
+  const VkPushConstantRange push{VK_SHADER_STAGE_VERTEX_BIT, 0, 32};
+  const VkPipelineLayoutCreateInfo layout_info{
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+      .setLayoutCount = 1,
+      .pSetLayouts = &set_layout_,
+      .pushConstantRangeCount = 1,
+      .pPushConstantRanges = &push};
+  vkCreatePipelineLayout(dev, &layout_info, nullptr, &layout_);
+
+  VkShaderModule vert = module(dev, scene_vert_spv, sizeof scene_vert_spv);
+  VkShaderModule frag = module(dev, scene_frag_spv, sizeof scene_frag_spv);
+  const VkPipelineShaderStageCreateInfo stages[2] = {
+      {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+       .stage = VK_SHADER_STAGE_VERTEX_BIT,
+       .module = vert,
+       .pName = "main"},
+      {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+       .stage = VK_SHADER_STAGE_FRAGMENT_BIT,
+       .module = frag,
+       .pName = "main"}};
+  const VkResult made = create_pipeline(dev, layout_, stages, &pipeline_);
   vkDestroyShaderModule(dev, vert, nullptr);
   vkDestroyShaderModule(dev, frag, nullptr);
   if (made != VK_SUCCESS) {
     why_ = "vkCreateGraphicsPipelines failed";
     return false;
   }
+  return true;
+}
 
+void Scene::init_commands() {
+  VkDevice dev = d_.device;
   const VkCommandPoolCreateInfo commands_info{
       .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
       .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
@@ -192,7 +217,6 @@ bool Scene::init() {
                                        .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
   const VkSemaphoreCreateInfo sem{.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
   vkCreateSemaphore(dev, &sem, nullptr, &timeline_);
-  return true;
 }
 
 Scene::~Scene() {
@@ -237,6 +261,20 @@ uint64_t Scene::render(std::span<const VkSemaphoreSubmitInfo> waits,
                                    .pValues = &previous};
     vkWaitSemaphores(d_.device, &wait, UINT64_MAX);
   }
+  update_descriptors(slot);
+
+  VkCommandBuffer cmd = cmd_[slot];
+  const VkCommandBufferBeginInfo begin{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+  vkBeginCommandBuffer(cmd, &begin);
+  if (before_draws) before_draws(cmd);
+  record_draws(cmd, slot);
+  vkEndCommandBuffer(cmd);
+  submit(cmd, waits, value);
+  return value;
+}
+
+void Scene::update_descriptors(uint32_t slot) {
   // Descriptor sets of this slot whose texture changed.
   std::vector<VkDescriptorImageInfo> infos;
   std::vector<VkWriteDescriptorSet> writes;
@@ -257,12 +295,9 @@ uint64_t Scene::render(std::span<const VkSemaphoreSubmitInfo> waits,
     vkUpdateDescriptorSets(d_.device, static_cast<uint32_t>(writes.size()), writes.data(), 0,
                            nullptr);
   }
+}
 
-  VkCommandBuffer cmd = cmd_[slot];
-  const VkCommandBufferBeginInfo begin{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-  vkBeginCommandBuffer(cmd, &begin);
-  if (before_draws) before_draws(cmd);
+void Scene::record_draws(VkCommandBuffer cmd, uint32_t slot) {
   // The target is cleared each frame; the previous frame's writes (and the read-back) come first.
   const VkImageMemoryBarrier2 to_attachment =
       support::layout_barrier(color_.image, 1, VK_IMAGE_LAYOUT_UNDEFINED,
@@ -310,8 +345,10 @@ uint64_t Scene::render(std::span<const VkSemaphoreSubmitInfo> waits,
     vkCmdDrawIndexed(cmd, o.index_count, 1, 0, 0, 0);
   }
   vkCmdEndRendering(cmd);
-  vkEndCommandBuffer(cmd);
+}
 
+void Scene::submit(VkCommandBuffer cmd, std::span<const VkSemaphoreSubmitInfo> waits,
+                   uint64_t value) {
   const VkCommandBufferSubmitInfo cmd_info{.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
                                            .commandBuffer = cmd};
   const VkSemaphoreSubmitInfo signal{.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
@@ -327,7 +364,6 @@ uint64_t Scene::render(std::span<const VkSemaphoreSubmitInfo> waits,
                              .pSignalSemaphoreInfos = &signal};
   std::lock_guard lock(d_.graphics_mutex);
   vkQueueSubmit2(d_.graphics, 1, &submit, VK_NULL_HANDLE);
-  return value;
 }
 
 std::vector<uint8_t> Scene::read_back() {

@@ -52,6 +52,16 @@ class Scene {
 
  private:
   bool init();
+  bool init_target();
+  bool init_descriptors();
+  bool init_pipeline();
+  void init_commands();
+  // Points this slot's descriptor sets at the objects' textures where they changed.
+  void update_descriptors(uint32_t slot);
+  // Records the frame's rendering: the target cleared, every object drawn.
+  void record_draws(VkCommandBuffer cmd, uint32_t slot);
+  // Submits the frame's commands on the graphics queue, waiting on `waits`, signalling `value`.
+  void submit(VkCommandBuffer cmd, std::span<const VkSemaphoreSubmitInfo> waits, uint64_t value);
   StreamingDevice& d_;
   uint32_t width_, height_;
   bool ok_ = false;

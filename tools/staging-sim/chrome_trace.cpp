@@ -92,20 +92,8 @@ int thread_of(MarkKind k) {
   return 1;
 }
 
-}  // namespace
-
-ordered_json chrome_trace(const RunResult& r) {
-  const bool slot = r.config.strategy == Strategy::Slot;
-  ordered_json events = ordered_json::array();
-  events.push_back(meta("process_name", 1, -1, "staging-sim: " + r.workload));
-  events.push_back(sort_index(1, 1));
-  for (std::size_t i = 0; i < std::size(kThreads); ++i)
-    events.push_back(meta("thread_name", 1, static_cast<int>(i) + 1, kThreads[i].name));
-  events.push_back(meta("process_name", 2, -1, "GPU queue (" + r.delay + ")"));
-  events.push_back(sort_index(2, 2));
-  events.push_back(meta("thread_name", 2, 0, "stalls"));
-
-  // Counters.
+// The staging bytes held and in flight, and the limits, as counters.
+void add_counters(ordered_json& events, const RunResult& r) {
   for (const Sample& s : r.samples) {
     events.push_back({{"name", "staging bytes"},
                       {"ph", "C"},
@@ -120,8 +108,10 @@ ordered_json chrome_trace(const RunResult& r) {
                       {"pid", 1},
                       {"args", {{"capacity", r.capacity}, {"cap", r.cap}}}});
   }
+}
 
-  // Queue: submissions and stalls.
+// The queue: submissions, in lanes, and stalls.
+void add_queue(ordered_json& events, const RunResult& r) {
   Lanes queue_lanes;
   for (const Submission& s : r.queue_log) {
     const Duration end = s.completes && *s.completes <= r.end ? *s.completes : r.end;
@@ -138,8 +128,11 @@ ordered_json chrome_trace(const RunResult& r) {
   for (const StallWindow& w : r.stalls) {
     events.push_back(span("queue stalled", "queue", w.at, w.length, 2, 0));
   }
+}
 
-  // Reservations, per track, in lanes.
+// Reservations, per track, in lanes.
+void add_reservations(ordered_json& events, const RunResult& r) {
+  const bool slot = r.config.strategy == Strategy::Slot;
   std::map<int, std::pair<std::string, Lanes>> tracks;
   const auto track_of = [&](const Span& s) -> int {
     if (slot) return 10 + static_cast<int>(s.track);
@@ -178,8 +171,10 @@ ordered_json chrome_trace(const RunResult& r) {
           meta("thread_name", pid, static_cast<int>(i) + 1, "lane " + std::to_string(i + 1)));
     }
   }
+}
 
-  // The policy's events.
+// The policy's events: waits and pacing as spans, the others as instants.
+void add_marks(ordered_json& events, const RunResult& r) {
   for (const Mark& m : r.marks) {
     const std::string kind = m.kind_index < r.kinds.size() ? r.kinds[m.kind_index].name : "";
     ordered_json args{{"cause", std::string(to_string(m.cause))}, {"bytes", m.bytes}};
@@ -210,6 +205,24 @@ ordered_json chrome_trace(const RunResult& r) {
                         {"args", args}});
     }
   }
+}
+
+}  // namespace
+
+ordered_json chrome_trace(const RunResult& r) {
+  ordered_json events = ordered_json::array();
+  events.push_back(meta("process_name", 1, -1, "staging-sim: " + r.workload));
+  events.push_back(sort_index(1, 1));
+  for (std::size_t i = 0; i < std::size(kThreads); ++i)
+    events.push_back(meta("thread_name", 1, static_cast<int>(i) + 1, kThreads[i].name));
+  events.push_back(meta("process_name", 2, -1, "GPU queue (" + r.delay + ")"));
+  events.push_back(sort_index(2, 2));
+  events.push_back(meta("thread_name", 2, 0, "stalls"));
+
+  add_counters(events, r);
+  add_queue(events, r);
+  add_reservations(events, r);
+  add_marks(events, r);
 
   ordered_json trace;
   trace["traceEvents"] = std::move(events);

@@ -94,7 +94,8 @@ CLI::Option* value(CLI::App& app, const char* flags, T& out, Parse parse, ValueK
   return option;
 }
 
-void add_options(CLI::App& app, SimConfig& c, Request& q) {
+// What runs: the workload or trace, the strategy and policy, the ring, the queue's model.
+void add_run_options(CLI::App& app, SimConfig& c, Request& q) {
   const auto bytes = [](const std::string& t) { return parse_bytes(t); };
   const auto duration = [](const std::string& t) { return parse_duration(t); };
   app.add_option("--workload,-w", q.workloads,
@@ -141,6 +142,12 @@ void add_options(CLI::App& app, SimConfig& c, Request& q) {
       "1");
   value(app, "--duration", c.duration, duration, kDuration,
         "virtual time a built-in workload runs (at most 1h)", "10s");
+}
+
+// The policies' settings and the queue's stalls.
+void add_policy_options(CLI::App& app, SimConfig& c) {
+  const auto bytes = [](const std::string& t) { return parse_bytes(t); };
+  const auto duration = [](const std::string& t) { return parse_duration(t); };
   value(app, "--wait-timeout", c.wait_timeout, duration, kDuration, "Wait/Split timeout", "100ms");
   value(app, "--poll-interval", c.poll_interval, duration, kDuration,
         "the caller retires completed work at least this often (0: before uploads only)",
@@ -168,6 +175,11 @@ void add_options(CLI::App& app, SimConfig& c, Request& q) {
         }
       },
       "stall the queue at AT for FOR, e.g. 2s:250ms (repeatable)");
+}
+
+// What a run writes, and the other modes (--compare, --soak).
+void add_output_options(CLI::App& app, SimConfig& c, Request& q) {
+  const auto duration = [](const std::string& t) { return parse_duration(t); };
   app.add_option("--json", q.json, "write every stat (or the policy table) as JSON")
       ->check(staging::tools::writable_file());
   CLI::Option* trace = app.add_option("--trace", q.trace, "write a Chrome trace-event file")
@@ -192,6 +204,12 @@ void add_options(CLI::App& app, SimConfig& c, Request& q) {
       "self-check: early-completion (the queue tells the ring one submission more has completed "
       "than has; the checker must catch it)",
       "none");
+}
+
+void add_options(CLI::App& app, SimConfig& c, Request& q) {
+  add_run_options(app, c, q);
+  add_policy_options(app, c);
+  add_output_options(app, c, q);
 }
 
 bool write(const std::string& path, const std::string& text) {

@@ -32,21 +32,9 @@ ordered_json counters_json(const Stats& stats) {
   return j;
 }
 
-}  // namespace
-
-ordered_json result_json(const RunResult& r) {
+// The run's configuration: every setting, the stall windows.
+ordered_json config_json(const RunResult& r) {
   const SimConfig& c = r.config;
-  ordered_json j;
-  j["tool"] = "staging-sim";
-  j["format_version"] = 1;
-  j["workload"] = r.workload;
-  j["strategy"] = std::string(to_string(c.strategy));
-  j["policy"] = policy_name(c.policy);
-  j["invariant_violations"] = r.invariant_violations();
-  j["capacity"] = r.capacity;
-  j["cap"] = r.cap;
-  j["peak_held_bytes"] = r.peak_held;
-
   ordered_json config;
   config["seed"] = c.seed;
   config["capacity"] = r.capacity;
@@ -70,8 +58,11 @@ ordered_json result_json(const RunResult& r) {
   for (const StallWindow& w : r.stalls)
     stalls.push_back({{"at_ns", ns(w.at)}, {"for_ns", ns(w.length)}});
   config["stalls"] = stalls;
-  j["config"] = config;
+  return config;
+}
 
+// Every stat of the run.
+ordered_json stats_json(const RunResult& r) {
   ordered_json s;
   s["uploads"] = r.uploads;
   s["upload_bytes"] = r.upload_bytes;
@@ -113,11 +104,11 @@ ordered_json result_json(const RunResult& r) {
   s["pacing_waits"] = r.pacing_waits;
   s["pacing_total_ns"] = ns(r.pacing_total);
   s["pacing_longest_ns"] = ns(r.pacing_longest);
-  j["stats"] = s;
+  return s;
+}
 
-  for (const CauseTable& t : kCauseTables)
-    j["causes"][std::string(t.key)] = causes(r.*t.counts);
-
+// The checker's verdict: counts, violations by invariant, the first 100 messages.
+ordered_json checks_json(const RunResult& r) {
   ordered_json checks;
   checks["reservations_checked"] = r.checks;
   checks["byte_checks"] = r.stamps_checked;
@@ -134,7 +125,31 @@ ordered_json result_json(const RunResult& r) {
   }
   checks["violations"] = messages;
   checks["stat_mismatches"] = r.stat_mismatches;
-  j["checks"] = checks;
+  return checks;
+}
+
+}  // namespace
+
+ordered_json result_json(const RunResult& r) {
+  const SimConfig& c = r.config;
+  ordered_json j;
+  j["tool"] = "staging-sim";
+  j["format_version"] = 1;
+  j["workload"] = r.workload;
+  j["strategy"] = std::string(to_string(c.strategy));
+  j["policy"] = policy_name(c.policy);
+  j["invariant_violations"] = r.invariant_violations();
+  j["capacity"] = r.capacity;
+  j["cap"] = r.cap;
+  j["peak_held_bytes"] = r.peak_held;
+
+  j["config"] = config_json(r);
+  j["stats"] = stats_json(r);
+
+  for (const CauseTable& t : kCauseTables)
+    j["causes"][std::string(t.key)] = causes(r.*t.counts);
+
+  j["checks"] = checks_json(r);
 
   ordered_json kinds = ordered_json::array();
   for (const KindStats& k : r.kinds) {

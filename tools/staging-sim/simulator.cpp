@@ -224,37 +224,26 @@ testing::DelayModel reseed(testing::DelayModel model, uint64_t seed) {
   return model;
 }
 
-}  // namespace
-
-double RunResult::throughput_mib_s() const noexcept {
-  const double seconds = static_cast<double>(busy.count()) / 1e9;
-  if (seconds <= 0) return 0;
-  return static_cast<double>(upload_bytes) / (1024.0 * 1024.0) / seconds;
-}
-
-Expected<RunResult, std::string> simulate(const SimConfig& config, const Workload& workload,
-                                          const ProgressFn& progress) {
-  if (auto error = config_error(config)) return unexpected(std::move(*error));
-  // Split streams an upload through the ring in chunks: a few per pass. Bound the passes, so that
-  // a run's time does not grow with its sizes.
+// Split streams an upload through the ring in chunks: a few per pass. Bound the passes, so that
+// a run's time does not grow with its sizes.
+std::optional<std::string> split_bound_error(const SimConfig& config, const Workload& workload) {
   constexpr uint64_t kMaxSplitPasses = 256;
   if (config.strategy == Strategy::Byte && config.policy == ExhaustionPolicy::Split) {
     for (std::size_t i = 0; i < workload.uploads.size(); ++i) {
       if (workload.uploads[i].size / kMaxSplitPasses >= config.capacity) {
-        return unexpected(fmt::format(
+        return fmt::format(
             "upload {} ({} bytes) would stream through the {} ring in more than {} passes under "
             "split, the simulator's bound: raise --capacity",
-            i, workload.uploads[i].size, format_bytes(config.capacity), kMaxSplitPasses));
+            i, workload.uploads[i].size, format_bytes(config.capacity), kMaxSplitPasses);
       }
     }
   }
-  // A trace without a delay model of its own gets a busy frame's GPU latency.
-  const DelaySpec delay = config.delay             ? *config.delay
-                          : workload.default_delay ? *workload.default_delay
-                                                   : *parse_delay("random:1ms:6ms", 0, nullptr);
-  std::vector<StallWindow> stalls = workload.stalls;
-  stalls.insert(stalls.end(), config.stalls.begin(), config.stalls.end());
+  return std::nullopt;
+}
 
+// The result before the run: what was simulated, with every count at zero.
+RunResult initial_result(const SimConfig& config, const Workload& workload,
+                         const DelaySpec& delay) {
   RunResult result;
   result.config = config;
   result.workload = workload.name;
@@ -265,57 +254,56 @@ Expected<RunResult, std::string> simulate(const SimConfig& config, const Workloa
   for (const std::string& k : workload.kinds)
     result.kinds.push_back(KindStats{k, 0, 0, 0});
   if (result.kinds.empty()) result.kinds.push_back(KindStats{"upload", 0, 0, 0});
+  return result;
+}
 
-  SimContext ctx(config, workload, result, reseed(delay.model, config.seed), std::move(stalls));
-  result.stalls = ctx.queue.stalls();
-  std::string error;
-  std::unique_ptr<StrategyRunner> strategy = config.strategy == Strategy::Byte
-                                                 ? make_byte_strategy(ctx, &error)
-                                                 : make_slot_strategy(ctx, &error);
-  if (!strategy) return unexpected(std::move(error));
-  ctx.flush_batch = [&strategy] { strategy->submit_pending(); };
+// Per upload: arrival, the token of its last placed byte (0: all routed around), and when the
+// caller was done with it.
+struct Timing {
+  Duration arrival;
+  TimelineValue token;
+  Duration done;
+};
 
-  const std::vector<Upload>& uploads = workload.uploads;
-  const std::size_t n = uploads.size();
-  const std::size_t progress_step = std::max<std::size_t>(1, n / 200);
-  std::optional<int64_t> last_frame;
-  if (n > 0) result.first_arrival = uploads.front().time;
-  // Per upload: arrival, the token of its last placed byte (0: all routed around), and when the
-  // caller was done with it.
-  struct Timing {
-    Duration arrival;
-    TimelineValue token;
-    Duration done;
-  };
-  std::vector<Timing> timings;
-  timings.reserve(n);
+// The caller's side of a run: feeds the uploads to the strategy at their times, polling as an
+// engine does, then drains the queue.
+class Driver {
+ public:
+  Driver(SimContext& ctx, StrategyRunner& strategy, RunResult& result,
+         const std::vector<Upload>& uploads, Duration tick)
+      : ctx_(ctx), strategy_(strategy), result_(result), uploads_(uploads), tick_(tick) {
+    timings_.reserve(uploads.size());
+  }
+
+  const std::vector<Timing>& timings() const { return timings_; }
+
   // Polls every poll_interval while the clock moves to `t` (an engine's per-frame tick). A tick
   // before the next change finds what the last poll found: those are skipped, so a gap of years
   // between two uploads costs nothing.
-  const Duration tick = config.poll_interval;
-  Duration next_poll = tick;
-  const auto advance_polling = [&](Duration t) {
-    if (tick > Duration{0}) {
-      if (next_poll <= ctx.now()) next_poll = ctx.now() + tick;
-      while (next_poll < t && ctx.step()) {
-        const Duration useful = std::min(ctx.next_change().value_or(t), t);
-        if (useful > next_poll)
-          next_poll += (useful - next_poll + tick - Duration{1}) / tick * tick;
-        if (next_poll >= t) break;
-        ctx.queue.advance_to(next_poll);
-        strategy->poll();
-        ctx.sync_truth();
-        next_poll += tick;
+  void advance_polling(Duration t) {
+    if (tick_ > Duration{0}) {
+      if (next_poll_ <= ctx_.now()) next_poll_ = ctx_.now() + tick_;
+      while (next_poll_ < t && ctx_.step()) {
+        const Duration useful = std::min(ctx_.next_change().value_or(t), t);
+        if (useful > next_poll_)
+          next_poll_ += (useful - next_poll_ + tick_ - Duration{1}) / tick_ * tick_;
+        if (next_poll_ >= t) break;
+        ctx_.queue.advance_to(next_poll_);
+        strategy_.poll();
+        ctx_.sync_truth();
+        next_poll_ += tick_;
       }
     }
-    ctx.queue.advance_to(t);
-  };
+    ctx_.queue.advance_to(t);
+  }
+
   // Why the run cannot go on (the work bound, or the clock's limit); none while it can.
-  const auto stopped = [&](std::size_t i) -> std::optional<std::string> {
-    const std::string which = i < n ? fmt::format("upload {} ({} bytes at {})", i, uploads[i].size,
-                                                  format_duration(uploads[i].time))
+  std::optional<std::string> stopped(std::size_t i) const {
+    const std::size_t n = uploads_.size();
+    const std::string which = i < n ? fmt::format("upload {} ({} bytes at {})", i, uploads_[i].size,
+                                                  format_duration(uploads_[i].time))
                                     : std::string("draining the queue");
-    if (ctx.out_of_steps) {
+    if (ctx_.out_of_steps) {
       return fmt::format(
           "{}: the run took more than {} steps (reservation attempts, retries, polls) for {} "
           "uploads, so the simulator stops. The caller retries every poll interval or wait "
@@ -324,76 +312,97 @@ Expected<RunResult, std::string> simulate(const SimConfig& config, const Workloa
           "an upload far larger than the ring under split makes too many",
           which, SimContext::kStepsPerRun + n * SimContext::kStepsPerUpload, n);
     }
-    if (ctx.queue.past_clock_limit()) {
+    if (ctx_.queue.past_clock_limit()) {
       return fmt::format(
           "{}: the queue would complete it after {} of virtual time, the simulator's limit "
           "(copying {} bytes at --bandwidth {} B/s takes that long)",
-          which, format_duration(kClockLimit), i < n ? uploads[i].size : 0, config.bandwidth);
+          which, format_duration(kClockLimit), i < n ? uploads_[i].size : 0, ctx_.config.bandwidth);
     }
     return std::nullopt;
-  };
-  for (std::size_t i = 0; i < n; ++i) {
-    const Upload& u = uploads[i];
-    advance_polling(u.time);
-    if (u.frame >= 0 && (!last_frame || *last_frame != u.frame)) {
-      if (strategy->batch_open()) strategy->flush(false);
-      ctx.pace(u.frame);
-      last_frame = u.frame;
-      ++result.frames;
-    }
-    if (u.frame < 0) ++result.streaming_uploads;
-    strategy->poll();
-    ctx.sync_truth();
-    if (strategy->batch_open() && (u.frame < 0 || u.frame != ctx.batch_frame)) {
-      strategy->flush(false);
-    }
-    ctx.batch_frame = u.frame;
-    ctx.upload = &u;
-    ctx.upload_token = 0;
-    ctx.upload_bytes = 0;
-    strategy->make(u, i);
-    if (auto why = stopped(i)) return unexpected(std::move(*why));
-    ++result.uploads;
-    result.upload_bytes = add_sat(result.upload_bytes, ctx.upload_bytes);
-    KindStats& k = result.kinds[std::min<std::size_t>(u.kind, result.kinds.size() - 1)];
-    ++k.uploads;
-    k.bytes = add_sat(k.bytes, ctx.upload_bytes);
-    const Duration delay_felt = ctx.now() > u.time ? ctx.now() - u.time : Duration{0};
-    result.delay_total = add_sat(result.delay_total, delay_felt);
-    result.delay_max = std::max(result.delay_max, delay_felt);
-    if (delay_felt > Duration{0}) ++result.delayed_uploads;
-    timings.push_back(Timing{u.time, ctx.upload_token, ctx.now()});
-    ctx.upload = nullptr;
-    const bool run_ends = u.frame < 0 || i + 1 == n || uploads[i + 1].frame != u.frame;
-    if (run_ends && strategy->batch_open()) strategy->flush(false);
-    if (progress && (i % progress_step == 0 || i + 1 == n)) progress(i + 1, n);
   }
-  if (n > 0) result.last_arrival = uploads.back().time;
+
+  // Upload i at its time: a new frame is paced, the strategy places it, the result counts it.
+  // The reason the run stops, if it does.
+  std::optional<std::string> feed(std::size_t i) {
+    const Upload& u = uploads_[i];
+    advance_polling(u.time);
+    if (u.frame >= 0 && (!last_frame_ || *last_frame_ != u.frame)) {
+      if (strategy_.batch_open()) strategy_.flush(false);
+      ctx_.pace(u.frame);
+      last_frame_ = u.frame;
+      ++result_.frames;
+    }
+    if (u.frame < 0) ++result_.streaming_uploads;
+    strategy_.poll();
+    ctx_.sync_truth();
+    if (strategy_.batch_open() && (u.frame < 0 || u.frame != ctx_.batch_frame)) {
+      strategy_.flush(false);
+    }
+    ctx_.batch_frame = u.frame;
+    ctx_.upload = &u;
+    ctx_.upload_token = 0;
+    ctx_.upload_bytes = 0;
+    strategy_.make(u, i);
+    if (auto why = stopped(i)) return why;
+    count(u);
+    ctx_.upload = nullptr;
+    const bool run_ends =
+        u.frame < 0 || i + 1 == uploads_.size() || uploads_[i + 1].frame != u.frame;
+    if (run_ends && strategy_.batch_open()) strategy_.flush(false);
+    return std::nullopt;
+  }
 
   // Drain: every submission completes (unless the queue is stalled for good). The caller polls
-  // every tick while it waits; ticks before the next change are skipped.
-  if (strategy->batch_open()) strategy->flush(false);
-  const TimelineValue last = ctx.queue.submitted();
-  const Duration drain_tick = tick > Duration{0} ? tick : std::chrono::seconds(1);
-  while (ctx.queue.truth_completed() < last) {
-    if (!ctx.queue.can_complete(last)) {
-      result.drained = false;
-      break;
+  // every tick while it waits; ticks before the next change are skipped. The reason the run
+  // stops, if it does.
+  std::optional<std::string> drain() {
+    if (strategy_.batch_open()) strategy_.flush(false);
+    const TimelineValue last = ctx_.queue.submitted();
+    const Duration drain_tick = tick_ > Duration{0} ? tick_ : std::chrono::seconds(1);
+    while (ctx_.queue.truth_completed() < last) {
+      if (!ctx_.queue.can_complete(last)) {
+        result_.drained = false;
+        break;
+      }
+      if (!ctx_.step()) return stopped(uploads_.size());
+      ctx_.queue.advance_to(ctx_.now() +
+                            drain_tick * static_cast<int64_t>(ctx_.idle_periods(drain_tick)));
+      ctx_.queue.wait_truth(last, drain_tick);
+      strategy_.poll();
+      ctx_.sync_truth();
     }
-    if (!ctx.step()) return unexpected(*stopped(n));
-    ctx.queue.advance_to(ctx.now() +
-                         drain_tick * static_cast<int64_t>(ctx.idle_periods(drain_tick)));
-    ctx.queue.wait_truth(last, drain_tick);
-    strategy->poll();
-    ctx.sync_truth();
+    strategy_.poll();
+    ctx_.sync_truth();
+    return std::nullopt;
   }
-  strategy->poll();
-  ctx.sync_truth();
-  result.end = std::max(ctx.now(), result.last_arrival);
-  strategy->finish();
-  result.queue_log = ctx.queue.submissions();
 
-  // Latency (arrival -> GPU done) and busy time (the union of those intervals).
+ private:
+  // Counts upload u, just placed, in the result, with the delay the caller felt.
+  void count(const Upload& u) {
+    ++result_.uploads;
+    result_.upload_bytes = add_sat(result_.upload_bytes, ctx_.upload_bytes);
+    KindStats& k = result_.kinds[std::min<std::size_t>(u.kind, result_.kinds.size() - 1)];
+    ++k.uploads;
+    k.bytes = add_sat(k.bytes, ctx_.upload_bytes);
+    const Duration delay_felt = ctx_.now() > u.time ? ctx_.now() - u.time : Duration{0};
+    result_.delay_total = add_sat(result_.delay_total, delay_felt);
+    result_.delay_max = std::max(result_.delay_max, delay_felt);
+    if (delay_felt > Duration{0}) ++result_.delayed_uploads;
+    timings_.push_back(Timing{u.time, ctx_.upload_token, ctx_.now()});
+  }
+
+  SimContext& ctx_;
+  StrategyRunner& strategy_;
+  RunResult& result_;
+  const std::vector<Upload>& uploads_;
+  const Duration tick_;
+  Duration next_poll_ = tick_;
+  std::optional<int64_t> last_frame_;
+  std::vector<Timing> timings_;
+};
+
+// Latency (arrival -> GPU done) and busy time (the union of those intervals).
+void add_latency(RunResult& result, const std::vector<Timing>& timings) {
   Duration busy_from{0}, busy_to{0};
   bool busy_open = false;
   for (const Timing& t : timings) {
@@ -415,6 +424,52 @@ Expected<RunResult, std::string> simulate(const SimConfig& config, const Workloa
     }
   }
   if (busy_open) result.busy += busy_to - busy_from;  // a union of intervals: at most `end`
+}
+
+}  // namespace
+
+double RunResult::throughput_mib_s() const noexcept {
+  const double seconds = static_cast<double>(busy.count()) / 1e9;
+  if (seconds <= 0) return 0;
+  return static_cast<double>(upload_bytes) / (1024.0 * 1024.0) / seconds;
+}
+
+Expected<RunResult, std::string> simulate(const SimConfig& config, const Workload& workload,
+                                          const ProgressFn& progress) {
+  if (auto error = config_error(config)) return unexpected(std::move(*error));
+  if (auto error = split_bound_error(config, workload)) return unexpected(std::move(*error));
+  // A trace without a delay model of its own gets a busy frame's GPU latency.
+  const DelaySpec delay = config.delay             ? *config.delay
+                          : workload.default_delay ? *workload.default_delay
+                                                   : *parse_delay("random:1ms:6ms", 0, nullptr);
+  std::vector<StallWindow> stalls = workload.stalls;
+  stalls.insert(stalls.end(), config.stalls.begin(), config.stalls.end());
+
+  RunResult result = initial_result(config, workload, delay);
+  SimContext ctx(config, workload, result, reseed(delay.model, config.seed), std::move(stalls));
+  result.stalls = ctx.queue.stalls();
+  std::string error;
+  std::unique_ptr<StrategyRunner> strategy = config.strategy == Strategy::Byte
+                                                 ? make_byte_strategy(ctx, &error)
+                                                 : make_slot_strategy(ctx, &error);
+  if (!strategy) return unexpected(std::move(error));
+  ctx.flush_batch = [&strategy] { strategy->submit_pending(); };
+
+  const std::vector<Upload>& uploads = workload.uploads;
+  const std::size_t n = uploads.size();
+  const std::size_t progress_step = std::max<std::size_t>(1, n / 200);
+  if (n > 0) result.first_arrival = uploads.front().time;
+  Driver driver(ctx, *strategy, result, uploads, config.poll_interval);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (auto why = driver.feed(i)) return unexpected(std::move(*why));
+    if (progress && (i % progress_step == 0 || i + 1 == n)) progress(i + 1, n);
+  }
+  if (n > 0) result.last_arrival = uploads.back().time;
+  if (auto why = driver.drain()) return unexpected(std::move(*why));
+  result.end = std::max(ctx.now(), result.last_arrival);
+  strategy->finish();
+  result.queue_log = ctx.queue.submissions();
+  add_latency(result, driver.timings());
 
   ctx.tearing_down = true;
   ctx.flush_batch = nullptr;

@@ -13,14 +13,9 @@ void line(std::string& out, std::string_view label, std::string_view value) {
   out += fmt::format("  {:<20} {}\n", label, value);
 }
 
-}  // namespace
-
-std::string summary_text(const RunResult& r) {
+// The run's settings.
+void add_configuration(std::string& out, const RunResult& r) {
   const SimConfig& c = r.config;
-  std::string out;
-  out += fmt::format("staging-sim: workload {}, strategy {}, policy {}, seed {}\n", r.workload,
-                     to_string(c.strategy), policy_name(c.policy), c.seed);
-  out += "  " + r.workload_description + "\n\n";
   out += "configuration\n";
   if (c.strategy == Strategy::Slot) {
     line(out, "capacity",
@@ -45,7 +40,10 @@ std::string summary_text(const RunResult& r) {
     line(out, "queue stalls", s);
   }
   if (c.fault != Fault::None) line(out, "planted fault", "early completion (self-check)");
+}
 
+// What was uploaded, over how long.
+void add_workload(std::string& out, const RunResult& r) {
   out += "\nworkload\n";
   line(out, "uploads",
        format_count(r.uploads) + " (" + format_bytes(r.upload_bytes) + "), " +
@@ -55,7 +53,11 @@ std::string summary_text(const RunResult& r) {
   line(out, "busy time", format_duration(r.busy) + " (some upload arrived and not yet copied)");
   line(out, "throughput",
        fmt::format("{:.1f} MiB/s simulated (bytes / busy time)", r.throughput_mib_s()));
+}
 
+// What the ring did: reservations, peaks, waits, the policy's actions, delay and latency.
+void add_ring(std::string& out, const RunResult& r) {
+  const SimConfig& c = r.config;
   out += "\nring\n";
   line(out, "reservations",
        format_count(r.reservations) + " (" + format_bytes(r.bytes_reserved) + ") in " +
@@ -87,7 +89,10 @@ std::string summary_text(const RunResult& r) {
   line(out, "frame pacing",
        format_count(r.pacing_waits) + " waits, total " + format_duration(r.pacing_total) +
            ", longest " + format_duration(r.pacing_longest));
+}
 
+// Why reservations could not be placed at once, per cause.
+void add_causes(std::string& out, const RunResult& r) {
   // The header in the rows' column widths ("  " + 14 = 16), so every title sits over its column.
   constexpr auto kCauseRow = "  {:<14} {:>14} {:>14} {:>14} {:>14}\n";
   out += fmt::format("\n{:<16} {:>14} {:>14} {:>14} {:>14}\n", "causes", "InFlight(GPU)",
@@ -98,7 +103,10 @@ std::string summary_text(const RunResult& r) {
                        format_count(n[BlockCause::Fragmentation]), format_count(n[BlockCause::Cap]),
                        format_count(n.total()));
   }
+}
 
+// The checker's verdict and the byte checks.
+void add_checks(std::string& out, const RunResult& r) {
   out += "\nchecks\n";
   line(out, "invariant checker",
        format_count(r.checks) + " reservations checked against the queue's true completion");
@@ -127,6 +135,21 @@ std::string summary_text(const RunResult& r) {
       out += "    " + v.message + "\n";
     }
   }
+}
+
+}  // namespace
+
+std::string summary_text(const RunResult& r) {
+  const SimConfig& c = r.config;
+  std::string out;
+  out += fmt::format("staging-sim: workload {}, strategy {}, policy {}, seed {}\n", r.workload,
+                     to_string(c.strategy), policy_name(c.policy), c.seed);
+  out += "  " + r.workload_description + "\n\n";
+  add_configuration(out, r);
+  add_workload(out, r);
+  add_ring(out, r);
+  add_causes(out, r);
+  add_checks(out, r);
   return out;
 }
 

@@ -201,36 +201,35 @@ void draw_lane(Svg& svg, const RunResult& r, const Lane& lane, double mid,
   svg.add("</g>");
   svg.text(kRight + 8, mid + 4, R"(font-size="11" fill="#333")", format_count(marks.size()));
 }
-}  // namespace
+constexpr double kChartWidth = kRight - kLeft;
+constexpr double kMiB = 1024.0 * 1024.0;
 
-std::string svg_plot(const RunResult& r) {
-  const double chart_w = kRight - kLeft;
-  const int columns = static_cast<int>(chart_w);
-  const double lanes_h = std::size(kLanes) * kLaneHeight;
-  const double height = kLaneTop + lanes_h + 50;
-  // Time axis: seconds, or milliseconds for short runs.
-  const double t_total = static_cast<double>(std::max(r.end, Duration{1000000}).count());
-  const bool in_ms = t_total < 2e9;
-  const auto x_of = [&](Duration t) {
-    return kLeft + chart_w * static_cast<double>(t.count()) / t_total;
-  };
-  // Bytes axis: MiB.
-  const double mib = 1024.0 * 1024.0;
+// The chart's axes: time across (seconds, or milliseconds for short runs), MiB up.
+struct Axes {
+  double t_total = 0;
+  bool in_ms = false;
+  double y_step = 0, y_max = 0;
+
+  double x(Duration t) const {
+    return kLeft + kChartWidth * static_cast<double>(t.count()) / t_total;
+  }
+  double y(double bytes) const { return kBottom - kChartHeight * (bytes / kMiB) / y_max; }
+};
+
+Axes axes_of(const RunResult& r) {
+  Axes a;
+  a.t_total = static_cast<double>(std::max(r.end, Duration{1000000}).count());
+  a.in_ms = a.t_total < 2e9;
   const double y_max_raw =
-      static_cast<double>(std::max({r.cap, r.peak_held, r.peak_in_flight, uint64_t{1}})) / mib *
+      static_cast<double>(std::max({r.cap, r.peak_held, r.peak_in_flight, uint64_t{1}})) / kMiB *
       1.15;
-  const double y_step = nice_step(y_max_raw, 6);
-  const double y_max = std::ceil(y_max_raw / y_step) * y_step;
-  const auto y_of = [&](double bytes) { return kBottom - kChartHeight * (bytes / mib) / y_max; };
+  a.y_step = nice_step(y_max_raw, 6);
+  a.y_max = std::ceil(y_max_raw / a.y_step) * a.y_step;
+  return a;
+}
 
-  Svg svg;
-  svg.add(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0:.0f}" height="{1:.0f}" )"
-          R"(viewBox="0 0 {0:.0f} {1:.0f}" font-family="DejaVu Sans, Helvetica, Arial, )"
-          R"(sans-serif" font-size="12">)",
-          kWidth, height);
-  svg.rect(0, 0, kWidth, height, R"(fill="#ffffff")");
-
-  // Title and key numbers.
+// Title and key numbers.
+void draw_title(Svg& svg, const RunResult& r) {
   svg.text(kLeft, 26, R"(font-size="16" font-weight="bold")",
            fmt::format("staging-sim — {} · {} ring, policy {} · capacity {}, cap {} · delay {} · "
                        "seed {}",
@@ -244,10 +243,12 @@ std::string svg_plot(const RunResult& r) {
                   format_duration(r.wait_total), format_duration(r.wait_longest),
                   format_count(r.would_block_causes.total()), format_count(r.fallbacks),
                   format_count(r.direct), r.invariant_violations()));
+}
 
-  // Stall windows (behind everything), then waits as translucent bands.
+// Stall windows (behind everything), then waits as translucent bands.
+void draw_bands(Svg& svg, const RunResult& r, const Axes& a) {
   for (const StallWindow& w : r.stalls) {
-    const double x0 = x_of(w.at), x1 = std::min(x_of(w.at + w.length), kRight);
+    const double x0 = a.x(w.at), x1 = std::min(a.x(w.at + w.length), kRight);
     if (x0 >= kRight) continue;
     svg.rect(x0, kTop, std::max(1.0, x1 - x0), kChartHeight,
              fmt::format(R"(fill="{}" fill-opacity="0.35")", kStall));
@@ -255,78 +256,89 @@ std::string svg_plot(const RunResult& r) {
   }
   for (const Mark& m : r.marks) {
     if (m.kind != MarkKind::Wait) continue;
-    const double w = std::max(kMinWaitBand, x_of(m.time + m.duration) - x_of(m.time));
+    const double w = std::max(kMinWaitBand, a.x(m.time + m.duration) - a.x(m.time));
     svg.rect(
-        x_of(m.time), kTop, w, kChartHeight,
+        a.x(m.time), kTop, w, kChartHeight,
         fmt::format(R"(class="wait-band" fill="{}" fill-opacity="0.45")", cause_colour(m.cause)));
   }
+}
 
-  // Grid and axes.
-  for (double v = 0; v <= y_max + 1e-9; v += y_step) {
-    const double y = y_of(v * mib);
+// Grid and axes.
+void draw_grid(Svg& svg, const Axes& a) {
+  for (double v = 0; v <= a.y_max + 1e-9; v += a.y_step) {
+    const double y = a.y(v * kMiB);
     svg.line(kLeft, y, kRight, y, R"(stroke="#e9ecef")");
-    svg.text(kLeft - 6, y + 4, R"(text-anchor="end")", tick_label(v, y_step));
+    svg.text(kLeft - 6, y + 4, R"(text-anchor="end")", tick_label(v, a.y_step));
   }
-  const double t_units = t_total / (in_ms ? 1e6 : 1e9);
+  const double t_units = a.t_total / (a.in_ms ? 1e6 : 1e9);
   const double x_step = nice_step(t_units, 10);
   for (double v = 0; v <= t_units + 1e-9; v += x_step) {
-    const double x = kLeft + chart_w * v / t_units;
+    const double x = kLeft + kChartWidth * v / t_units;
     svg.line(x, kTop, x, kBottom, R"(stroke="#e9ecef")");
     svg.line(x, kBottom, x, kBottom + 5, R"(stroke="#333")");
     svg.text(x, kBottom + 18, R"(text-anchor="middle")", tick_label(v, x_step));
   }
-  svg.text(kLeft + chart_w / 2, kBottom + 36, R"(text-anchor="middle")",
-           fmt::format("simulated time ({})", in_ms ? "ms" : "s"));
+  svg.text(kLeft + kChartWidth / 2, kBottom + 36, R"(text-anchor="middle")",
+           fmt::format("simulated time ({})", a.in_ms ? "ms" : "s"));
   svg.add(R"x(<text transform="translate({:.0f} {:.0f}) rotate(-90)" text-anchor="middle">)x"
           R"(staging memory (MiB)</text>)",
           kLeft - 52, kTop + kChartHeight / 2);
+}
 
-  // In flight as filled steps, held as a step line, capacity and cap as dashed lines.
-  const auto [held, in_flight] = column_maxima(r, columns, t_total);
-  std::string flight_pts = fmt::format("{:.1f},{:.1f}", kLeft, y_of(0)), held_pts;
+// A limit (capacity or cap) as a dashed line across the chart, labelled at its right end.
+void draw_limit(Svg& svg, const Axes& a, uint64_t bytes, const char* colour, const char* cls,
+                const char* label) {
+  const double y = a.y(static_cast<double>(bytes));
+  // A white edge under each dash, so the dashes cut a line lying under them into segments.
+  svg.line(kLeft, y, kRight, y,
+           fmt::format(R"(stroke="#fff" stroke-width="5" stroke-dasharray="{}")", kLimitDash));
+  svg.line(kLeft, y, kRight, y,
+           fmt::format(R"(class="{}" stroke="{}" stroke-width="1.6" stroke-dasharray="{}")", cls,
+                       colour, kLimitDash));
+  svg.text(kRight - 4, y - 5,
+           fmt::format(R"(text-anchor="end" font-size="11" fill="{}" {})", colour, kHalo),
+           fmt::format("{} {}", label, format_bytes(bytes)));
+}
+
+// In flight as filled steps, held as a step line, capacity and cap as dashed lines, fallbacks
+// as diamonds on the top edge, and the chart's frame.
+void draw_bytes(Svg& svg, const RunResult& r, const Axes& a) {
+  const int columns = static_cast<int>(kChartWidth);
+  const auto [held, in_flight] = column_maxima(r, columns, a.t_total);
+  std::string flight_pts = fmt::format("{:.1f},{:.1f}", kLeft, a.y(0)), held_pts;
   for (int c = 0; c < columns; ++c) {
-    const double yf = y_of(static_cast<double>(in_flight[c]));
-    const double yh = y_of(static_cast<double>(held[c]));
+    const double yf = a.y(static_cast<double>(in_flight[c]));
+    const double yh = a.y(static_cast<double>(held[c]));
     flight_pts += fmt::format(" {:.1f},{:.1f} {:.1f},{:.1f}", kLeft + c, yf, kLeft + c + 1, yf);
     held_pts += fmt::format("{}{:.1f},{:.1f} {:.1f},{:.1f}", c == 0 ? "" : " ", kLeft + c, yh,
                             kLeft + c + 1, yh);
   }
   svg.add(R"(<polygon points="{} {:.1f},{:.1f}" fill="{}" fill-opacity="0.55" stroke="{}" )"
           R"(stroke-width="0.8"/>)",
-          flight_pts, kRight, y_of(0), kInFlight, kInFlightEdge);
+          flight_pts, kRight, a.y(0), kInFlight, kInFlightEdge);
   // Held bytes thick and solid, then the limits dashed on top: where the ring holds exactly its
   // capacity, the blue line shows between the capacity's dashes.
   svg.add(R"(<polyline class="held" points="{}" fill="none" stroke="{}" stroke-width="{}"/>)",
           held_pts, kHeld, kHeldWidth);
-  const auto limit = [&](uint64_t bytes, const char* colour, const char* cls, const char* label) {
-    const double y = y_of(static_cast<double>(bytes));
-    // A white edge under each dash, so the dashes cut a line lying under them into segments.
-    svg.line(kLeft, y, kRight, y,
-             fmt::format(R"(stroke="#fff" stroke-width="5" stroke-dasharray="{}")", kLimitDash));
-    svg.line(kLeft, y, kRight, y,
-             fmt::format(R"(class="{}" stroke="{}" stroke-width="1.6" stroke-dasharray="{}")", cls,
-                         colour, kLimitDash));
-    svg.text(kRight - 4, y - 5,
-             fmt::format(R"(text-anchor="end" font-size="11" fill="{}" {})", colour, kHalo),
-             fmt::format("{} {}", label, format_bytes(bytes)));
-  };
-  limit(r.capacity, kCapacity, "capacity", "capacity");
-  if (r.cap != r.capacity) limit(r.cap, kCap, "cap", "cap");
+  draw_limit(svg, a, r.capacity, kCapacity, "capacity", "capacity");
+  if (r.cap != r.capacity) draw_limit(svg, a, r.cap, kCap, "cap", "cap");
   // The held line's own label at its right end, below it (above it when it ends at the bottom).
   const uint64_t held_end = held.empty() ? 0 : held.back();
-  const double y_held = y_of(static_cast<double>(held_end));
+  const double y_held = a.y(static_cast<double>(held_end));
   svg.text(kRight - 4, y_held + 15 > kBottom - 2 ? y_held - 5 : y_held + 15,
            fmt::format(R"(text-anchor="end" font-size="11" fill="{}" {})", kHeld, kHalo),
            fmt::format("held bytes {}{}", format_bytes(held_end),
                        held_end == r.capacity ? " (= capacity)" : ""));
   for (const Mark& m : r.marks) {  // fallbacks: diamonds on the chart's top edge
     if (m.kind != MarkKind::Fallback) continue;
-    svg.path(x_of(m.time), kTop + 1, kDiamond,
+    svg.path(a.x(m.time), kTop + 1, kDiamond,
              fmt::format(R"(fill="{}" stroke="#fff" stroke-width="0.6")", cause_colour(m.cause)));
   }
-  svg.rect(kLeft, kTop, chart_w, kChartHeight, R"(class="chart" fill="none" stroke="#333")");
+  svg.rect(kLeft, kTop, kChartWidth, kChartHeight, R"(class="chart" fill="none" stroke="#333")");
+}
 
-  // Legend: one row between the title and the chart.
+// Legend: one row between the title and the chart.
+void draw_legend(Svg& svg) {
   double lx = kLeft;
   const double ly = kTop - 14;
   const auto entry = [&](const std::string& swatch, std::string_view label) {
@@ -353,8 +365,11 @@ std::string svg_plot(const RunResult& r) {
   entry(fmt::format(R"(<path d="M{:.1f} {:.1f} {}" fill="{}"/>)", lx + 10, ly - 5, kDiamond,
                     kCauseColour[0]),
         "fallback");
+}
 
-  // Event lanes: a heading with the cause colours, then one lane per kind of mark.
+// Event lanes: a heading with the cause colours, then one lane per kind of mark.
+void draw_lanes(Svg& svg, const RunResult& r, const Axes& a) {
+  const double lanes_h = std::size(kLanes) * kLaneHeight;
   svg.text(kLeft, kLaneTop - 8, R"(font-size="12" font-weight="bold")",
            "policy events (count at the right)");
   svg.text(kLeft + 240, kLaneTop - 8, R"(font-size="11" font-weight="bold")", "colour = cause:");
@@ -367,16 +382,36 @@ std::string svg_plot(const RunResult& r) {
     svg.text(cx + 18, kLaneTop - 8, R"(font-size="11")", name);
     cx += 18 + 6.0 * static_cast<double>(std::string_view(name).size()) + 16;
   }
+  const auto x_of = [&a](Duration t) { return a.x(t); };
   for (std::size_t li = 0; li < std::size(kLanes); ++li) {
     const double y0 = kLaneTop + static_cast<double>(li) * kLaneHeight;
-    svg.rect(kLeft, y0, chart_w, kLaneHeight,
+    svg.rect(kLeft, y0, kChartWidth, kLaneHeight,
              li % 2 == 0 ? R"(fill="#f8f9fa")" : R"(fill="#ffffff")");
     draw_lane(svg, r, kLanes[li], y0 + kLaneHeight / 2, x_of);
   }
-  svg.rect(kLeft, kLaneTop, chart_w, lanes_h, R"(fill="none" stroke="#adb5bd")");
+  svg.rect(kLeft, kLaneTop, kChartWidth, lanes_h, R"(fill="none" stroke="#adb5bd")");
   svg.text(kLeft, kLaneTop + lanes_h + 22, R"(font-size="10" fill="#6c757d")",
            "The GPU queue is simulated (virtual time); every byte count is the real core's. Waits "
            "are shaded in the chart; stalls in grey.");
+}
+
+}  // namespace
+
+std::string svg_plot(const RunResult& r) {
+  const double height = kLaneTop + std::size(kLanes) * kLaneHeight + 50;
+  const Axes axes = axes_of(r);
+  Svg svg;
+  svg.add(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0:.0f}" height="{1:.0f}" )"
+          R"(viewBox="0 0 {0:.0f} {1:.0f}" font-family="DejaVu Sans, Helvetica, Arial, )"
+          R"(sans-serif" font-size="12">)",
+          kWidth, height);
+  svg.rect(0, 0, kWidth, height, R"(fill="#ffffff")");
+  draw_title(svg, r);
+  draw_bands(svg, r, axes);
+  draw_grid(svg, axes);
+  draw_bytes(svg, r, axes);
+  draw_legend(svg);
+  draw_lanes(svg, r, axes);
   return svg.out + "</svg>\n";
 }
 
