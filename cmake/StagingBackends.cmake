@@ -57,7 +57,8 @@ function(staging_add_backend component)
 endfunction()
 
 # staging_install_backend(<target> <component>): installs a backend library, its public headers
-# (include/staging/<component>/ and include/staging/<component>.hpp when present) and its package
+# (include/staging/<component>/ and include/staging/<component>.hpp when present), its internal
+# headers that those include (include/staging/detail/<component>/ when present) and its package
 # component (staging-<component>.cmake, which finds the backend's dependencies, and the exported
 # target in staging-<component>-targets.cmake). find_package(staging COMPONENTS <component>)
 # loads them.
@@ -71,6 +72,10 @@ function(staging_install_backend target component)
     DESTINATION ${STAGING_INSTALL_CMAKEDIR})
   set(headers ${STAGING_SOURCE_ROOT}/include/staging)
   install(DIRECTORY ${headers}/${component} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/staging)
+  if(EXISTS ${headers}/detail/${component})
+    install(DIRECTORY ${headers}/detail/${component}
+      DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/staging/detail)
+  endif()
   if(EXISTS ${headers}/${component}.hpp)
     install(FILES ${headers}/${component}.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/staging)
   endif()

@@ -2,8 +2,6 @@
 #pragma once
 
 #include "staging/core/fill_copy.hpp"
-#include "staging/cuda/device_api.hpp"
-#include "staging/cuda/event_timeline.hpp"
 #include "staging/cuda/multi_uploader.hpp"
 #include "staging/cuda/pinned_region_allocator.hpp"
 #include "staging/cuda/uploader.hpp"

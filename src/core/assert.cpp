@@ -1,4 +1,4 @@
-#include "staging/core/assert.hpp"
+#include "staging/detail/core/assert.hpp"
 
 #include <cstdio>
 #include <cstdlib>

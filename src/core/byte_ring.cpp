@@ -20,10 +20,10 @@
 #include <utility>
 #include <vector>
 
-#include "staging/core/align.hpp"
-#include "staging/core/assert.hpp"
 #include "staging/core/invariant_checker.hpp"
 #include "staging/core/ring_observer.hpp"
+#include "staging/detail/core/align.hpp"
+#include "staging/detail/core/assert.hpp"
 
 namespace staging {
 namespace {

@@ -1,10 +1,10 @@
-#include "staging/core/copy_layout.hpp"
+#include "staging/detail/core/copy_layout.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <optional>
 
-#include "staging/core/align.hpp"
+#include "staging/detail/core/align.hpp"
 
 namespace staging {
 namespace {

@@ -1,5 +1,5 @@
 // The non-template parts of counters.hpp: paths, titles and the table layout.
-#include "staging/core/counters.hpp"
+#include "staging/detail/core/counters.hpp"
 
 #include <algorithm>
 #include <cinttypes>

@@ -7,7 +7,7 @@
 #include <bit>
 #include <system_error>
 
-#include "staging/core/assert.hpp"
+#include "staging/detail/core/assert.hpp"
 
 namespace staging {
 namespace {

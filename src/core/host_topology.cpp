@@ -1,5 +1,5 @@
 // HostTopology from sysfs; thread pinning with sched_setaffinity.
-#include "staging/core/host_topology.hpp"
+#include "staging/detail/core/host_topology.hpp"
 
 #include <sched.h>
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <utility>
 
-#include "staging/core/align.hpp"
+#include "staging/detail/core/align.hpp"
 
 namespace staging {
 namespace {

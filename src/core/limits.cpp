@@ -1,6 +1,6 @@
-#include "staging/core/limits.hpp"
+#include "staging/detail/core/limits.hpp"
 
-#include "staging/core/align.hpp"
+#include "staging/detail/core/align.hpp"
 
 namespace staging {
 

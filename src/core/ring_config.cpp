@@ -1,7 +1,7 @@
 // StagingRingConfig validation.
-#include "staging/core/slot_state.hpp"
 #include "staging/core/staging_allocator.hpp"
 #include "staging/core/staging_ring.hpp"
+#include "staging/detail/core/slot_state.hpp"
 
 namespace staging {
 

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "staging/core/align.hpp"
+#include "staging/detail/core/align.hpp"
 
 namespace staging {
 

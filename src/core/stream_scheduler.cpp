@@ -16,11 +16,11 @@
 #include <cstring>
 #include <utility>
 
-#include "staging/core/align.hpp"
-#include "staging/core/assert.hpp"
-#include "staging/core/copy_layout.hpp"
 #include "staging/core/fill_copy.hpp"
 #include "staging/core/stream_observer.hpp"
+#include "staging/detail/core/align.hpp"
+#include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/copy_layout.hpp"
 
 namespace staging {
 

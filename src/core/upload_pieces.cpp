@@ -1,11 +1,11 @@
-// Cutting uploads into pieces: see include/staging/core/upload_pieces.hpp. Every image layout is
-// the copy layout engine's (copy_layout.hpp); this file only decides where a piece ends.
-#include "staging/core/upload_pieces.hpp"
+// Cutting uploads into pieces: see include/staging/detail/core/upload_pieces.hpp. Every image
+// layout is the copy layout engine's (copy_layout.hpp); this file only decides where a piece ends.
+#include "staging/detail/core/upload_pieces.hpp"
 
 #include <algorithm>
 
-#include "staging/core/align.hpp"
-#include "staging/core/assert.hpp"
+#include "staging/detail/core/align.hpp"
+#include "staging/detail/core/assert.hpp"
 
 namespace staging {
 namespace {

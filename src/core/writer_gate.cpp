@@ -1,9 +1,9 @@
-// WriterGate: see include/staging/core/writer_gate.hpp.
-#include "staging/core/writer_gate.hpp"
+// WriterGate: see include/staging/detail/core/writer_gate.hpp.
+#include "staging/detail/core/writer_gate.hpp"
 
 #include <chrono>
 
-#include "staging/core/assert.hpp"
+#include "staging/detail/core/assert.hpp"
 
 namespace staging {
 

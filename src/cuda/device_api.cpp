@@ -1,5 +1,5 @@
 // The CUDA runtime behind DeviceApi, and the classification of CUDA errors.
-#include "staging/cuda/device_api.hpp"
+#include "staging/detail/cuda/device_api.hpp"
 
 #include <cuda.h>
 

@@ -1,12 +1,12 @@
-#include "staging/cuda/event_timeline.hpp"
+#include "staging/detail/cuda/event_timeline.hpp"
 
 #include <algorithm>
 #include <mutex>
 #include <thread>
 #include <vector>
 
-#include "staging/core/assert.hpp"
-#include "staging/core/spin_lock.hpp"
+#include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/spin_lock.hpp"
 
 namespace staging::cuda {
 namespace {

@@ -6,8 +6,8 @@
 #include <optional>
 #include <set>
 
-#include "staging/core/assert.hpp"
-#include "staging/core/host_topology.hpp"
+#include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/host_topology.hpp"
 
 namespace staging::cuda {
 

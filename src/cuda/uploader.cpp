@@ -11,11 +11,11 @@
 #include <system_error>
 #include <thread>
 
-#include "staging/core/assert.hpp"
 #include "staging/core/fill_pool.hpp"
-#include "staging/core/spin_lock.hpp"
-#include "staging/cuda/event_timeline.hpp"
 #include "staging/cuda/pinned_region_allocator.hpp"
+#include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/spin_lock.hpp"
+#include "staging/detail/cuda/event_timeline.hpp"
 #include "upload_planner.hpp"
 #include "uploader_testing.hpp"
 

@@ -3,8 +3,8 @@
 // placing anything, so a refused upload leaves no trace.
 #include <bit>
 
-#include "staging/core/align.hpp"
-#include "staging/core/copy_layout.hpp"
+#include "staging/detail/core/align.hpp"
+#include "staging/detail/core/copy_layout.hpp"
 #include "staging/vulkan/format.hpp"
 #include "staging/vulkan/frame.hpp"
 

@@ -5,7 +5,7 @@
 #include <functional>
 
 #include "ring_impl.hpp"
-#include "staging/core/align.hpp"
+#include "staging/detail/core/align.hpp"
 
 namespace staging::vulkan {
 namespace detail {

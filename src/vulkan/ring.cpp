@@ -10,7 +10,7 @@
 #include "byte_strategy.hpp"
 #include "ring_impl.hpp"
 #include "slot_strategy.hpp"
-#include "staging/core/align.hpp"
+#include "staging/detail/core/align.hpp"
 
 namespace staging::vulkan {
 namespace detail {

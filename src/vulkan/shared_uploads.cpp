@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "frame_state.hpp"
-#include "staging/core/align.hpp"
+#include "staging/detail/core/align.hpp"
 
 namespace staging::vulkan {
 

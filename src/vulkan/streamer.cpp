@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "staging/core/align.hpp"
-#include "staging/core/atomic_counters.hpp"
+#include "staging/detail/core/align.hpp"
+#include "staging/detail/core/atomic_counters.hpp"
 #include "staging/vulkan/format.hpp"
 
 namespace staging::vulkan {

@@ -1,6 +1,6 @@
-#include "staging/webgpu/copy_layout.hpp"
+#include "staging/detail/webgpu/copy_layout.hpp"
 
-#include "staging/core/align.hpp"
+#include "staging/detail/core/align.hpp"
 
 namespace staging::webgpu {
 

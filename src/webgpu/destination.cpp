@@ -3,8 +3,8 @@
 // frame calls them before writing or recording anything.
 #include <bit>
 
-#include "staging/core/align.hpp"
-#include "staging/core/copy_layout.hpp"
+#include "staging/detail/core/align.hpp"
+#include "staging/detail/core/copy_layout.hpp"
 #include "staging/webgpu/staging_frame.hpp"
 
 namespace staging::webgpu {

@@ -1,4 +1,4 @@
-#include "staging/webgpu/slot_buffer.hpp"
+#include "staging/detail/webgpu/slot_buffer.hpp"
 
 #include <utility>
 

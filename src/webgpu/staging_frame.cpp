@@ -5,8 +5,8 @@
 #include <memory>
 #include <utility>
 
-#include "staging/core/align.hpp"
-#include "staging/core/assert.hpp"
+#include "staging/detail/core/align.hpp"
+#include "staging/detail/core/assert.hpp"
 #include "staging/webgpu/staging_ring.hpp"
 
 namespace staging::webgpu {

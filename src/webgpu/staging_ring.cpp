@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "staging/core/assert.hpp"
+#include "staging/detail/core/assert.hpp"
 
 namespace staging::webgpu {
 

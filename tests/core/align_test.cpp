@@ -1,11 +1,11 @@
 // align_up, checked arithmetic and slot_capacity at their edges (invariant I2).
-#include "staging/core/align.hpp"
+#include "staging/detail/core/align.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
-#include "staging/core/limits.hpp"
+#include "staging/detail/core/limits.hpp"
 
 namespace staging {
 namespace {

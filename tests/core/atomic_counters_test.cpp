@@ -1,7 +1,7 @@
 // AtomicCounters (atomic_counters.hpp): each mirrored member gets exactly what was added to its
 // own counter (distinct amounts per member, so a counter copied into another member's place is
 // caught), members not mirrored are left alone, and adds from several threads are not lost.
-#include "staging/core/atomic_counters.hpp"
+#include "staging/detail/core/atomic_counters.hpp"
 
 #include <gtest/gtest.h>
 

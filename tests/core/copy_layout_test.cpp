@@ -5,7 +5,7 @@
 //
 // Sketch notation: one cell per row of blocks in staging memory, [rrr...] the row's texel data,
 // '.' its padding up to the row pitch.
-#include "staging/core/copy_layout.hpp"
+#include "staging/detail/core/copy_layout.hpp"
 
 #include <gtest/gtest.h>
 

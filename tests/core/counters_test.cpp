@@ -1,7 +1,7 @@
 // Counter lists (counters.hpp): every stats struct's counters are listed once, and the table,
 // the comparison and the lookup all follow that list. Each test gives every counter its own
 // value, so a row that prints another counter's value, or a counter left out, is caught.
-#include "staging/core/counters.hpp"
+#include "staging/detail/core/counters.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Enum names (enum_names.hpp): one table per enum, one to_string() and enum_from_string() for all.
-#include "staging/core/enum_names.hpp"
+#include "staging/detail/core/enum_names.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/counters.hpp"
 #include "staging/core/invariant_checker.hpp"
 #include "staging/core/slot_lease.hpp"
-#include "staging/core/slot_state.hpp"
 #include "staging/core/staging_ring.hpp"
+#include "staging/detail/core/counters.hpp"
+#include "staging/detail/core/slot_state.hpp"
 #include "staging/testing/fake_queue.hpp"
 
 namespace staging {

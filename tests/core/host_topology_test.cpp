@@ -1,6 +1,6 @@
 // HostTopology from a sysfs tree laid out in a temporary directory (two nodes, SMT siblings, a
 // CPU outside the process's mask), and from this machine's own /sys.
-#include "staging/core/host_topology.hpp"
+#include "staging/detail/core/host_topology.hpp"
 
 #include <gtest/gtest.h>
 

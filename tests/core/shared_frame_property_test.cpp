@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "shared_frame_support.hpp"
-#include "staging/core/align.hpp"
+#include "staging/detail/core/align.hpp"
 
 // rapidcheck reads RC_PARAMS on first use; the defaults are set here (an RC_PARAMS from the
 // caller wins). 300 cases per property; the threaded one is bounded by its thread count.

@@ -1,7 +1,7 @@
 // PieceCursor: cutting buffer and image uploads into pieces that fit a budget. Every image test
 // plays the pieces into a FakeImage (as a GPU applies buffer-to-image copies) and compares every
 // byte with the source, so a piece in the wrong place, of the wrong size, or missing, fails.
-#include "staging/core/upload_pieces.hpp"
+#include "staging/detail/core/upload_pieces.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // EventTimeline on the fake device: points complete in order as a contiguous prefix, the pool of
 // events is fixed, a full pool waits (bounded), stream_wait orders another stream, and a failing
 // query (lost device) stops the timeline instead of reusing anything.
-#include "staging/cuda/event_timeline.hpp"
+#include "staging/detail/cuda/event_timeline.hpp"
 
 #include <gtest/gtest.h>
 

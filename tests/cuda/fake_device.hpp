@@ -34,7 +34,7 @@
 #include <thread>
 #include <vector>
 
-#include "staging/cuda/device_api.hpp"
+#include "staging/detail/cuda/device_api.hpp"
 
 namespace staging::cuda::testing {
 

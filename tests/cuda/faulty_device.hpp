@@ -21,7 +21,7 @@
 #include <functional>
 #include <string_view>
 
-#include "staging/cuda/device_api.hpp"
+#include "staging/detail/cuda/device_api.hpp"
 
 namespace staging::cuda::testing {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "staging/core/enum_names.hpp"
+#include "staging/detail/core/enum_names.hpp"
 #include "staging/vulkan/dispatch.hpp"
 
 namespace staging::vulkan::support {

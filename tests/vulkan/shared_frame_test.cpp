@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "gpu.hpp"
-#include "staging/core/upload_pieces.hpp"
+#include "staging/detail/core/upload_pieces.hpp"
 #include "staging/vulkan/ring.hpp"
 
 namespace staging::vulkan::test {

@@ -1,7 +1,7 @@
 // WebGPU's copy rules (copy_layout.hpp), on the host: the placement alignments and row pitch the
 // core's layout engine gives under COPY_LIMITS, and the footprints that size a frame. The engine
 // itself is tested once, in tests/core/copy_layout_test.cpp.
-#include "staging/webgpu/copy_layout.hpp"
+#include "staging/detail/webgpu/copy_layout.hpp"
 
 #include <gtest/gtest.h>
 

@@ -36,11 +36,11 @@
 #include "cli.hpp"
 #include "exception_exit.hpp"
 #include "staging/core/fill_pool.hpp"
-#include "staging/core/host_topology.hpp"
-#include "staging/core/spin_lock.hpp"
-#include "staging/cuda/device_api.hpp"
-#include "staging/cuda/event_timeline.hpp"
 #include "staging/cuda/uploader.hpp"
+#include "staging/detail/core/host_topology.hpp"
+#include "staging/detail/core/spin_lock.hpp"
+#include "staging/detail/cuda/device_api.hpp"
+#include "staging/detail/cuda/event_timeline.hpp"
 
 namespace {
 

@@ -11,8 +11,8 @@
 #include "host_memory.hpp"
 #include "sim_context.hpp"
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/counters.hpp"
 #include "staging/core/ring_observer.hpp"
+#include "staging/detail/core/counters.hpp"
 #include "units.hpp"
 
 namespace staging::sim {

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "gfxr_tracker.hpp"
-#include "staging/core/align.hpp"
+#include "staging/detail/core/align.hpp"
 #include "units.hpp"
 
 namespace staging::sim::gfxr {

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "gfxr_format.hpp"
-#include "staging/core/align.hpp"
+#include "staging/detail/core/align.hpp"
 #include "units.hpp"
 
 namespace staging::sim::gfxr {

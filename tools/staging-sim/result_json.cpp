@@ -1,6 +1,6 @@
 // The JSON report of one run (--json): every stat, each cause count, the checker's verdict.
 #include "reports.hpp"
-#include "staging/core/counters.hpp"
+#include "staging/detail/core/counters.hpp"
 
 namespace staging::sim {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "delay_spec.hpp"
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/enum_names.hpp"
+#include "staging/detail/core/enum_names.hpp"
 #include "upload.hpp"
 
 namespace staging::sim {

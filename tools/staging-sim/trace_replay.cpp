@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "staging/core/align.hpp"
+#include "staging/detail/core/align.hpp"
 #include "units.hpp"
 
 namespace staging::sim {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <utility>
 
-#include "staging/core/align.hpp"
+#include "staging/detail/core/align.hpp"
 
 namespace staging::sim {
 namespace {

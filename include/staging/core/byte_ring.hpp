@@ -34,11 +34,11 @@
 #include <tuple>
 #include <type_traits>
 
-#include "staging/core/counters.hpp"
-#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/staging_allocator.hpp"
 #include "staging/core/timeline.hpp"
+#include "staging/detail/core/counters.hpp"
+#include "staging/detail/core/enum_names.hpp"
 
 namespace staging {
 

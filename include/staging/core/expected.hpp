@@ -13,7 +13,7 @@
 #include <utility>
 #include <variant>
 
-#include "staging/core/assert.hpp"
+#include "staging/detail/core/assert.hpp"
 
 namespace staging {
 

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "staging/core/enum_names.hpp"
+#include "staging/detail/core/enum_names.hpp"
 
 namespace staging {
 

@@ -43,14 +43,14 @@
 #include <utility>
 #include <vector>
 
-#include "staging/core/atomic_counters.hpp"
-#include "staging/core/counters.hpp"
-#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/fill_copy.hpp"
-#include "staging/core/host_topology.hpp"
-#include "staging/core/spin_lock.hpp"
 #include "staging/core/timeline.hpp"
+#include "staging/detail/core/atomic_counters.hpp"
+#include "staging/detail/core/counters.hpp"
+#include "staging/detail/core/enum_names.hpp"
+#include "staging/detail/core/host_topology.hpp"
+#include "staging/detail/core/spin_lock.hpp"
 
 namespace staging {
 

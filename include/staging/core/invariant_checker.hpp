@@ -36,8 +36,8 @@
 #include <vector>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/enum_names.hpp"
 #include "staging/core/timeline.hpp"
+#include "staging/detail/core/enum_names.hpp"
 
 namespace staging {
 

@@ -50,13 +50,13 @@
 #include <utility>
 #include <vector>
 
-#include "staging/core/align.hpp"
-#include "staging/core/assert.hpp"
-#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
-#include "staging/core/placement_log.hpp"
 #include "staging/core/timeline.hpp"
-#include "staging/core/writer_gate.hpp"
+#include "staging/detail/core/align.hpp"
+#include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/enum_names.hpp"
+#include "staging/detail/core/placement_log.hpp"
+#include "staging/detail/core/writer_gate.hpp"
 
 namespace staging {
 

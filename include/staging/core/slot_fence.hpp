@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "staging/core/slot_state.hpp"
+#include "staging/detail/core/slot_state.hpp"
 
 namespace staging {
 

@@ -10,9 +10,9 @@
 #include <memory>
 #include <string_view>
 
-#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/slot_fence.hpp"
+#include "staging/detail/core/enum_names.hpp"
 
 namespace staging {
 

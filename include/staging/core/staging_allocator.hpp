@@ -7,8 +7,8 @@
 #include <string_view>
 #include <type_traits>
 
-#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
+#include "staging/detail/core/enum_names.hpp"
 
 namespace staging {
 

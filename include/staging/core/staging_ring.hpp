@@ -34,16 +34,16 @@
 #include <utility>
 #include <vector>
 
-#include "staging/core/align.hpp"
-#include "staging/core/assert.hpp"
-#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
-#include "staging/core/limits.hpp"
 #include "staging/core/slot_fence.hpp"
 #include "staging/core/slot_lease.hpp"
 #include "staging/core/staging_allocator.hpp"
 #include "staging/core/staging_stats.hpp"
 #include "staging/core/timeline.hpp"
+#include "staging/detail/core/align.hpp"
+#include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/enum_names.hpp"
+#include "staging/detail/core/limits.hpp"
 
 namespace staging {
 

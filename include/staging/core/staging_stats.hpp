@@ -6,7 +6,7 @@
 #include <tuple>
 #include <type_traits>
 
-#include "staging/core/counters.hpp"
+#include "staging/detail/core/counters.hpp"
 
 namespace staging {
 

@@ -15,10 +15,10 @@
 #include <span>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/timeline.hpp"
-#include "staging/core/upload_pieces.hpp"
+#include "staging/detail/core/enum_names.hpp"
+#include "staging/detail/core/upload_pieces.hpp"
 
 namespace staging {
 

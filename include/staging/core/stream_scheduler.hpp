@@ -46,13 +46,13 @@
 #include <vector>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/counters.hpp"
-#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/fill_pool.hpp"
 #include "staging/core/stream_backend.hpp"
 #include "staging/core/timeline.hpp"
-#include "staging/core/upload_pieces.hpp"
+#include "staging/detail/core/counters.hpp"
+#include "staging/detail/core/enum_names.hpp"
+#include "staging/detail/core/upload_pieces.hpp"
 
 namespace staging {
 

@@ -17,7 +17,7 @@
 #include <mutex>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/cuda/device_api.hpp"
+#include "staging/detail/cuda/device_api.hpp"
 
 namespace staging::cuda {
 

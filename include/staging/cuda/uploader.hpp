@@ -43,14 +43,14 @@
 #include <string_view>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/counters.hpp"
-#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/fill_copy.hpp"
 #include "staging/core/fill_pool.hpp"
 #include "staging/core/timeline.hpp"
-#include "staging/cuda/device_api.hpp"
 #include "staging/cuda/pinned_region_allocator.hpp"
+#include "staging/detail/core/counters.hpp"
+#include "staging/detail/core/enum_names.hpp"
+#include "staging/detail/cuda/device_api.hpp"
 
 namespace staging::cuda {
 

@@ -17,8 +17,8 @@
 #include <span>
 #include <vector>
 
-#include "staging/core/assert.hpp"
-#include "staging/core/upload_pieces.hpp"
+#include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/upload_pieces.hpp"
 
 namespace staging::testing {
 

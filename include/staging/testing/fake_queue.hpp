@@ -27,9 +27,9 @@
 #include <string_view>
 #include <type_traits>
 
-#include "staging/core/assert.hpp"
-#include "staging/core/enum_names.hpp"
 #include "staging/core/timeline.hpp"
+#include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/enum_names.hpp"
 
 namespace staging::testing {
 

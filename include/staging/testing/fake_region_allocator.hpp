@@ -23,9 +23,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "staging/core/assert.hpp"
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/counters.hpp"
+#include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/counters.hpp"
 
 namespace staging::testing {
 

@@ -16,9 +16,9 @@
 #include <optional>
 #include <string_view>
 
-#include "staging/core/copy_layout.hpp"
-#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
+#include "staging/detail/core/copy_layout.hpp"
+#include "staging/detail/core/enum_names.hpp"
 
 namespace staging::vulkan {
 

@@ -32,9 +32,9 @@
 #include <span>
 #include <string_view>
 
-#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/staging_ring.hpp"
+#include "staging/detail/core/enum_names.hpp"
 
 namespace staging::vulkan {
 

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "staging/core/enum_names.hpp"
+#include "staging/detail/core/enum_names.hpp"
 
 namespace staging::vulkan {
 

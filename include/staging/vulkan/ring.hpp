@@ -27,13 +27,13 @@
 #include <string_view>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/counters.hpp"
-#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
-#include "staging/core/limits.hpp"
 #include "staging/core/staging_ring.hpp"
 #include "staging/core/staging_stats.hpp"
 #include "staging/core/timeline.hpp"
+#include "staging/detail/core/counters.hpp"
+#include "staging/detail/core/enum_names.hpp"
+#include "staging/detail/core/limits.hpp"
 #include "staging/vulkan/dispatch.hpp"
 #include "staging/vulkan/frame.hpp"
 #include "staging/vulkan/memory.hpp"

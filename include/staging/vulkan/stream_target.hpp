@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "staging/core/enum_names.hpp"
+#include "staging/detail/core/enum_names.hpp"
 #include "staging/vulkan/dispatch.hpp"
 
 namespace staging::vulkan {

@@ -36,10 +36,10 @@
 #include <string_view>
 #include <thread>
 
-#include "staging/core/counters.hpp"
-#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/stream_scheduler.hpp"
+#include "staging/detail/core/counters.hpp"
+#include "staging/detail/core/enum_names.hpp"
 #include "staging/vulkan/memory.hpp"
 #include "staging/vulkan/ring.hpp"
 #include "staging/vulkan/stream_target.hpp"

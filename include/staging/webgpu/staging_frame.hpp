@@ -30,12 +30,12 @@
 #include <string_view>
 #include <vector>
 
-#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/slot_fence.hpp"
 #include "staging/core/slot_lease.hpp"
 #include "staging/core/staging_ring.hpp"
-#include "staging/webgpu/copy_layout.hpp"
+#include "staging/detail/core/enum_names.hpp"
+#include "staging/detail/webgpu/copy_layout.hpp"
 
 namespace staging::webgpu {
 

@@ -26,12 +26,12 @@
 #include <vector>
 
 #include "staging/core/expected.hpp"
-#include "staging/core/limits.hpp"
-#include "staging/core/slot_state.hpp"
 #include "staging/core/staging_ring.hpp"
 #include "staging/core/staging_stats.hpp"
-#include "staging/webgpu/copy_layout.hpp"
-#include "staging/webgpu/slot_buffer.hpp"
+#include "staging/detail/core/limits.hpp"
+#include "staging/detail/core/slot_state.hpp"
+#include "staging/detail/webgpu/copy_layout.hpp"
+#include "staging/detail/webgpu/slot_buffer.hpp"
 #include "staging/webgpu/staging_frame.hpp"
 
 namespace staging::webgpu {

@@ -2,7 +2,5 @@
 // See docs/webgpu.md.
 #pragma once
 
-#include "staging/webgpu/copy_layout.hpp"
-#include "staging/webgpu/slot_buffer.hpp"
 #include "staging/webgpu/staging_frame.hpp"
 #include "staging/webgpu/staging_ring.hpp"

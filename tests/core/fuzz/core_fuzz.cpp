@@ -28,12 +28,12 @@
 #include <optional>
 #include <vector>
 
-#include "staging/core/align.hpp"
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/copy_layout.hpp"
 #include "staging/core/invariant_checker.hpp"
-#include "staging/core/limits.hpp"
 #include "staging/core/staging_ring.hpp"
+#include "staging/detail/core/align.hpp"
+#include "staging/detail/core/copy_layout.hpp"
+#include "staging/detail/core/limits.hpp"
 #include "staging/testing/fake_queue.hpp"
 #include "staging/testing/fake_slot_allocator.hpp"
 

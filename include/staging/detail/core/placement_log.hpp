@@ -23,7 +23,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "staging/core/assert.hpp"
+#include "staging/detail/core/assert.hpp"
 
 namespace staging {
 

@@ -26,9 +26,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "staging/core/enum_names.hpp"
 #include "staging/core/expected.hpp"
-#include "staging/core/limits.hpp"
+#include "staging/detail/core/enum_names.hpp"
+#include "staging/detail/core/limits.hpp"
 
 namespace staging {
 

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "staging/core/enum_names.hpp"
+#include "staging/detail/core/enum_names.hpp"
 
 namespace staging {
 

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "staging/core/copy_layout.hpp"
-#include "staging/core/limits.hpp"
+#include "staging/detail/core/copy_layout.hpp"
+#include "staging/detail/core/limits.hpp"
 
 namespace staging::webgpu {
 

@@ -29,10 +29,10 @@
 #include <cstdint>
 #include <memory>
 
-#include "staging/core/counters.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/timeline.hpp"
-#include "staging/cuda/device_api.hpp"
+#include "staging/detail/core/counters.hpp"
+#include "staging/detail/cuda/device_api.hpp"
 
 namespace staging::cuda {
 

@@ -59,8 +59,8 @@
 #include <utility>
 #include <vector>
 
-#include "staging/core/enum_names.hpp"
 #include "staging/core/timeline.hpp"
+#include "staging/detail/core/enum_names.hpp"
 
 namespace staging {
 
