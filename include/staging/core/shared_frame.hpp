@@ -326,25 +326,31 @@ class SharedFrame {
     /// A forward iterator over the placements.
     class iterator {
      public:
-      using iterator_category = std::forward_iterator_tag;
-      using value_type = Placement;
-      using difference_type = std::ptrdiff_t;
-      using pointer = const Placement*;
-      using reference = const Placement&;
+      using iterator_category = std::forward_iterator_tag;  ///< A forward iterator.
+      using value_type = Placement;                         ///< What it visits.
+      using difference_type = std::ptrdiff_t;               ///< Distance between two.
+      using pointer = const Placement*;                     ///< Read-only pointer.
+      using reference = const Placement&;                   ///< Read-only reference.
 
+      /// A singular iterator (compare only with another singular one).
       iterator() noexcept = default;
+      /// The placement here (this iterator must not be end()).
       reference operator*() const noexcept { return at_->record->entries[index_]; }
+      /// Points at the placement here.
       pointer operator->() const noexcept { return &**this; }
+      /// Moves to the next placement in offset order.
       iterator& operator++() noexcept {
         ++index_;
         skip();
         return *this;
       }
+      /// Moves to the next placement; returns where it was.
       iterator operator++(int) noexcept {
         iterator old = *this;
         ++*this;
         return old;
       }
+      /// True when both are at the same placement (or both at the end).
       friend bool operator==(const iterator& a, const iterator& b) noexcept {
         return a.at_ == b.at_ && a.index_ == b.index_;
       }
@@ -370,10 +376,13 @@ class SharedFrame {
 
     /// An empty view.
     Placements() noexcept = default;
+    /// The placement with the lowest offset.
     [[nodiscard]] iterator begin() const noexcept { return iterator(begin_, end_); }
+    /// Past the last placement.
     [[nodiscard]] iterator end() const noexcept { return iterator(end_, end_); }
     /// How many placements (O(1)).
     [[nodiscard]] std::size_t size() const noexcept { return count_; }
+    /// True when the frame holds no placement.
     [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
 
    private:
