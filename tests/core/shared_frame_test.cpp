@@ -462,6 +462,71 @@ TEST_F(SharedFrameTest, RecordsOfThePreviousFrameAreNotCollected) {
   EXPECT_EQ(placed[0].payload.buffer, 9u);
 }
 
+TEST_F(SharedFrameTest, ASecondWriterOnOneThreadLeavesItsRecordsOutOfOrderAndCollectSortsThem) {
+  // Both writers record into this thread's stripe, in the order records are claimed:
+  //   stripe: [ A.0 @0 | B.0 @4096 | A.1 @1024 ]      (A's 65th upload opens A's second record)
+  //   bytes:  [ A.0 ......| A.1 ..|....][ B.0 .|...... ]
+  //           0           1024          4096
+  std::vector<std::byte> big(64 << 10);
+  frame.open(big);
+  auto a = frame.join({.block_bytes = 4096}).value();
+  auto b = frame.join({.block_bytes = 4096}).value();
+  ASSERT_TRUE(a.place(16, 16, {0, 0}));
+  ASSERT_TRUE(b.place(16, 16, {1000, 0}));
+  for (uint32_t i = 1; i < 70; ++i)
+    ASSERT_TRUE(a.place(16, 16, {i, 0}));
+  a.leave();
+  b.leave();
+  const auto view = frame.finish(DrainMode::Report).value();
+  const auto placed = placements_of(view);
+  ASSERT_EQ(view.size(), 71u);
+  ASSERT_EQ(placed.size(), 71u);
+  for (uint32_t i = 0; i < 70; ++i) {
+    EXPECT_EQ(placed[i].payload.buffer, i);
+    EXPECT_EQ(placed[i].offset, 16u * i);
+  }
+  EXPECT_EQ(placed[70].payload.buffer, 1000u);
+  EXPECT_EQ(placed[70].offset, 4096u);
+}
+
+TEST_F(SharedFrameTest, WritersOfManyThreadsAreMergedIntoOneOffsetOrder) {
+  // Five writers, each made on its own thread (so each records into its own stripe), then placed
+  // round-robin with 64-byte blocks: their blocks interleave, and collect() merges five runs.
+  //   bytes: [ w0 | w1 | w2 | w3 | w4 | w0 | w1 | ... ]   one block (four uploads) each turn
+  constexpr uint32_t kWriters = 5;
+  constexpr uint32_t kPerWriter = 200;                         // several records per writer
+  std::vector<std::byte> big(2 * kWriters * kPerWriter * 16);  // blocks never shrink
+  frame.open(big);
+  std::vector<Frame::Writer> writers(kWriters);
+  for (auto& w : writers)
+    std::thread([&] { w = frame.join({.block_bytes = 64}).value(); }).join();
+  std::vector<uint32_t> placed_by(kWriters, 0);
+  for (uint32_t turn = 0; turn < kPerWriter / 4; ++turn) {
+    for (uint32_t w = 0; w < kWriters; ++w) {
+      for (int i = 0; i < 4; ++i) {
+        const auto placed = writers[w].place(16, 16, {w, placed_by[w]++});
+        ASSERT_TRUE(placed);
+        if (w == 2 && placed_by[w] % 7 == 0) writers[w].discard(*placed);
+      }
+    }
+  }
+  for (auto& w : writers)
+    w.leave();
+  const auto view = frame.finish(DrainMode::Report).value();
+  const auto placed = placements_of(view);
+  const std::size_t discarded = kPerWriter / 7;
+  ASSERT_EQ(view.size(), kWriters * kPerWriter - discarded);
+  ASSERT_EQ(placed.size(), view.size());
+  for (std::size_t i = 1; i < placed.size(); ++i)
+    ASSERT_LT(placed[i - 1].offset, placed[i].offset) << "at " << i;
+  std::vector<uint32_t> seen(kWriters, 0);
+  for (const auto& p : placed) {
+    EXPECT_EQ(p.offset / 64 % kWriters, p.payload.buffer) << "block of another writer";
+    ++seen[p.payload.buffer];
+  }
+  EXPECT_EQ(seen, (std::vector<uint32_t>{200, 200, 200 - discarded, 200, 200}));
+}
+
 TEST(SharedFrameDeath, ReopeningWithAWriterInsideAborts) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   std::vector<std::byte> memory(64);

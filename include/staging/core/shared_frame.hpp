@@ -212,9 +212,12 @@ class SharedFrame {
     end_ = base_offset + memory.size();
     cursor_.store(base_offset, std::memory_order_relaxed);
     stranded_.store(0, std::memory_order_relaxed);
-    for (Stripe& stripe : *stripes_)
+    for (Stripe& stripe : *stripes_) {
       stripe.log.reset();
+      stripe.refs.reset();
+    }
     records_.store(0, std::memory_order_relaxed);
+    placed_.store(0, std::memory_order_relaxed);
     order_.clear();
     collected_count_ = 0;
     collected_valid_ = false;
@@ -250,30 +253,35 @@ class SharedFrame {
 
   /// The placements in offset order (discarded ones left out). Precondition (asserted): drained
   /// (after finish(), or seal() returning 0, or a Writer::leave() returning true). Costs one pass
-  /// over the frame's block records and a sort of them (not of the placements: each record's
-  /// placements are in offset order already, and records never interleave); computed once per
-  /// frame. Owner (or the writer told it drained the frame, while the owner does not touch it).
+  /// over a packed reference to each block record and a merge of the writers' runs of them (one
+  /// record per 64 placements; not a sort of the placements: each record's placements are in
+  /// offset order already, and records never interleave); computed once per frame. The
+  /// placements themselves are read only by whoever iterates the view. Owner (or the writer told it
+  /// drained the frame, while the owner does not touch it).
   Placements collect() {
     STAGING_ASSERT(gate_.drained(), "SharedFrame::collect() before the writers left");
     if (!collected_valid_) {
       order_.clear();
-      collected_count_ = 0;
+      runs_.clear();
+      // Each stripe's record references, written by the writers next to each other: one run per
+      // stripe, already in offset order when one thread filled the stripe.
       for (const Stripe& stripe : *stripes_) {
-        const uint64_t n = stripe.log.size();
+        const std::size_t start = order_.size();
+        const uint64_t n = stripe.refs.size();
         for (uint64_t i = 0; i < n; ++i) {
-          // A record whose segment could not be allocated was never used.
-          const Record* r = stripe.log.find(i);
-          if (r == nullptr || r->live == 0) continue;
-          order_.push_back({r->entries[0].offset, r});
-          collected_count_ += r->live;
+          // Null: a segment that could not be allocated, or a record that was never written.
+          const RecordRef* ref = stripe.refs.find(i);
+          if (ref != nullptr && ref->record != nullptr) order_.push_back(*ref);
         }
+        if (order_.size() == start) continue;
+        if (!std::is_sorted(order_.begin() + static_cast<std::ptrdiff_t>(start), order_.end(),
+                            by_first)) {
+          std::sort(order_.begin() + static_cast<std::ptrdiff_t>(start), order_.end(), by_first);
+        }
+        runs_.push_back(start);
       }
-      const auto by_offset = [](const RecordRef& a, const RecordRef& b) {
-        return a.first < b.first;
-      };
-      if (!std::is_sorted(order_.begin(), order_.end(), by_offset)) {
-        std::sort(order_.begin(), order_.end(), by_offset);
-      }
+      merge_runs();
+      collected_count_ = static_cast<std::size_t>(placed_.load(std::memory_order_acquire));
       collected_valid_ = true;
     }
     return Placements(order_.data(), order_.data() + order_.size(), collected_count_);
@@ -309,7 +317,6 @@ class SharedFrame {
   // offset order. Written only by that writer; read by the owner once drained.
   struct Record {
     uint32_t count = 0;  // entries written
-    uint32_t live = 0;   // of which not discarded
     std::array<Placement, kBlockEntries> entries{};
   };
   struct RecordRef {
@@ -414,6 +421,8 @@ class SharedFrame {
         run_end_ = other.run_end_;
         record_ = other.record_;
         record_index_ = other.record_index_;
+        ref_ = other.ref_;
+        placed_ = other.placed_;
         stranded_ = other.stranded_;
       }
       return *this;
@@ -458,7 +467,7 @@ class SharedFrame {
       Placement& e = r->entries[placed.entry % kBlockEntries];
       if (e.size == 0) return;
       e.size = 0;
-      --r->live;
+      --placed_;  // modulo 2^64: the frame's count is the sum over its writers
     }
 
     /// Leaves the frame: this writer's bytes are complete. Gives back what its block left unused
@@ -475,8 +484,11 @@ class SharedFrame {
         }
       }
       if (stranded_ != 0) f->stranded_.fetch_add(stranded_, std::memory_order_relaxed);
+      f->placed_.fetch_add(placed_, std::memory_order_relaxed);
       in_block_ = false;
       record_ = nullptr;
+      ref_ = nullptr;
+      placed_ = 0;
       stranded_ = 0;
       return f->gate_.leave();
     }
@@ -500,8 +512,9 @@ class SharedFrame {
                                               const Payload& payload) noexcept {
       run_pos_ = offset + size;
       const uint32_t i = record_->count++;
-      ++record_->live;
+      ++placed_;
       record_->entries[i] = Placement{offset, size, payload};
+      if (i == 0) *ref_ = RecordRef{offset, record_};  // the record is now in the frame
       SharedFrame& f = *frame_;
       return Placed{offset,
                     f.memory_.subspan(static_cast<std::size_t>(offset - f.base_),
@@ -516,18 +529,22 @@ class SharedFrame {
           f.records_.fetch_add(1, std::memory_order_relaxed) >= f.max_records_) {
         return unexpected(SharedPlaceError{SharedPlaceErrorKind::TooManyPlacements, 0, 0});
       }
-      PlacementLog<Record>& log = (*f.stripes_)[stripe_].log;
-      const auto index = log.claim(1);
-      if (!index) {
+      Stripe& stripe = (*f.stripes_)[stripe_];
+      const auto index = stripe.log.claim(1);
+      const auto ref_index = stripe.refs.claim(1);
+      if (!index || !ref_index) {
         return unexpected(SharedPlaceError{SharedPlaceErrorKind::TooManyPlacements, 0, 0});
       }
-      Record* r = log.at(*index);
-      if (r == nullptr) {
+      Record* r = stripe.log.at(*index);
+      RecordRef* ref = stripe.refs.at(*ref_index);
+      if (r == nullptr || ref == nullptr) {
+        if (ref != nullptr) *ref = RecordRef{};  // never written: collect() skips it
         return unexpected(SharedPlaceError{SharedPlaceErrorKind::OutOfMemory, 0, 0});
       }
-      r->count = 0;  // the log keeps the previous frame's records
-      r->live = 0;
+      *ref = RecordRef{};  // the log keeps the previous frame's references
+      r->count = 0;        // the log keeps the previous frame's records
       record_ = r;
+      ref_ = ref;
       record_index_ = *index * kStripes + stripe_;
       return {};
     }
@@ -602,7 +619,9 @@ class SharedFrame {
     uint64_t run_pos_ = 0;
     uint64_t run_end_ = 0;
     Record* record_ = nullptr;  // where this writer's next placement is recorded
+    RecordRef* ref_ = nullptr;  // record_'s reference, written with its first placement
     uint64_t record_index_ = 0;
+    uint64_t placed_ = 0;    // placements made less those discarded (summed into the frame's)
     uint64_t stranded_ = 0;  // bytes of this writer's earlier blocks it left unused
   };
 
@@ -610,9 +629,13 @@ class SharedFrame {
   // The record log, in stripes: a thread claims its records from its own stripe (by the order
   // threads first wrote into any frame), so the records a thread fills frame after frame are the
   // ones it filled before, still in its core's cache, instead of lines another core wrote last.
+  // Beside the records, each record's reference (its first offset and address), written when the
+  // record gets its first placement: collect() reads these, packed, instead of one cache line of
+  // every record (lines the writers' cores hold).
   struct Stripe {
-    explicit Stripe(std::size_t first_segment) noexcept : log(first_segment) {}
+    explicit Stripe(std::size_t first_segment) noexcept : log(first_segment), refs(first_segment) {}
     PlacementLog<Record> log;
+    PlacementLog<RecordRef> refs;
   };
   using Stripes = std::array<Stripe, kStripes>;
   template <std::size_t... I>
@@ -623,17 +646,47 @@ class SharedFrame {
     return make_stripes(first, std::make_index_sequence<kStripes>());
   }
 
+  static bool by_first(const RecordRef& a, const RecordRef& b) noexcept {
+    return a.first < b.first;
+  }
+  // Merges the sorted runs of order_ (starting at runs_) pairwise until one is left: O(n log k)
+  // for k runs, with no allocation once scratch_ has grown to the frame's record count.
+  void merge_runs() {
+    const std::size_t n = order_.size();
+    runs_.push_back(n);
+    scratch_.resize(n);
+    while (runs_.size() > 2) {
+      std::size_t kept = 0;
+      for (std::size_t r = 0; r + 1 < runs_.size(); r += 2) {
+        const auto at = [&](std::size_t i) {
+          return order_.begin() + static_cast<std::ptrdiff_t>(i);
+        };
+        const std::size_t mid = runs_[r + 1];
+        const std::size_t end = r + 2 < runs_.size() ? runs_[r + 2] : mid;
+        std::merge(at(runs_[r]), at(mid), at(mid), at(end),
+                   scratch_.begin() + static_cast<std::ptrdiff_t>(runs_[r]), by_first);
+        runs_[kept++] = runs_[r];
+      }
+      runs_[kept++] = n;
+      runs_.resize(kept);
+      order_.swap(scratch_);
+    }
+  }
+
   WriterGate gate_;
   const uint64_t max_records_;                    // 0: no cap
   alignas(64) std::atomic<uint64_t> records_{0};  // records claimed (kept only with a cap)
   std::unique_ptr<Stripes> stripes_;
   alignas(64) std::atomic<uint64_t> cursor_{0};
   alignas(64) std::atomic<uint64_t> stranded_{0};
+  std::atomic<uint64_t> placed_{0};  // placements kept, summed by the writers as they leave
   std::span<std::byte> memory_;
   uint64_t base_ = 0;
   uint64_t end_ = 0;
   // Owner's state.
-  std::vector<RecordRef> order_;
+  std::vector<RecordRef> order_;    // the records in offset order, once collected
+  std::vector<RecordRef> scratch_;  // merge_runs()'s other buffer
+  std::vector<std::size_t> runs_;   // where each sorted run of order_ starts
   std::size_t collected_count_ = 0;
   bool collected_valid_ = false;
   bool sealed_by_owner_ = false;
