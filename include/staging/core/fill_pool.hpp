@@ -49,6 +49,7 @@
 #include "staging/detail/core/atomic_counters.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/enum_names.hpp"
+#include "staging/detail/core/fill_lanes.hpp"
 #include "staging/detail/core/host_topology.hpp"
 #include "staging/detail/core/spin_lock.hpp"
 
@@ -332,19 +333,13 @@ class FillPool {
   static constexpr unsigned kLanes = 16;
 
  private:
-  struct Slice {
-    FillJob* job = nullptr;
-    uint64_t index = 0;
-  };
+  using Slice = detail::FillSlice;
   using S = FillPoolStats;
   // One thread's copy counters (a cache line of its own: only that thread adds to them).
-  struct alignas(64) Counters
-      : AtomicCounters<S, &S::slices, &S::bytes, &S::memcpy_bytes, &S::memcpy_ns,
-                       &S::streaming_bytes, &S::streaming_ns> {};
-  struct Lane {
-    FillJob* head = nullptr;  // jobs with unclaimed slices, in submission order
-    FillJob* tail = nullptr;
-  };
+  using Counters =
+      detail::CacheLinePadded<AtomicCounters<S, &S::slices, &S::bytes, &S::memcpy_bytes,
+                                             &S::memcpy_ns, &S::streaming_bytes, &S::streaming_ns>>;
+  using Lane = detail::FillLane;
   explicit FillPool(const FillPoolConfig& config);
   void run(unsigned index) noexcept;
   bool claim_locked(FillJob* only, Slice& out);

@@ -37,6 +37,7 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/timeline.hpp"
+#include "staging/detail/core/checker_region.hpp"
 #include "staging/detail/core/enum_names.hpp"
 
 namespace staging {
@@ -142,11 +143,7 @@ class InvariantChecker {
   [[nodiscard]] static std::string describe(const Reservation& reservation);
 
  private:
-  struct RegionModel {
-    uint64_t bytes = 0;
-    uint64_t max_size = 0;                        // longest interval ever live in it
-    std::multimap<uint64_t, uint64_t> by_offset;  // offset -> id of live intervals
-  };
+  using RegionModel = detail::CheckerRegion;
   void remove_live(uint64_t id);
   void violate(Invariant invariant, std::string message);
 

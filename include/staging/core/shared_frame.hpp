@@ -55,6 +55,7 @@
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/assert.hpp"
 #include "staging/detail/core/enum_names.hpp"
+#include "staging/detail/core/frame_records.hpp"
 #include "staging/detail/core/placement_log.hpp"
 #include "staging/detail/core/writer_gate.hpp"
 
@@ -280,7 +281,7 @@ class SharedFrame {
         }
         runs_.push_back(start);
       }
-      merge_runs();
+      detail::merge_sorted_runs(order_, runs_, scratch_, by_first);
       collected_count_ = static_cast<std::size_t>(placed_.load(std::memory_order_acquire));
       collected_valid_ = true;
     }
@@ -313,16 +314,8 @@ class SharedFrame {
   [[nodiscard]] bool wait_drained(Duration timeout) { return gate_.wait_drained(timeout); }
 
  private:
-  // A block record: up to kBlockEntries placements of one writer, inside one of its blocks, in
-  // offset order. Written only by that writer; read by the owner once drained.
-  struct Record {
-    uint32_t count = 0;  // entries written
-    std::array<Placement, kBlockEntries> entries{};
-  };
-  struct RecordRef {
-    uint64_t first = 0;  // the offset of the record's first entry
-    const Record* record = nullptr;
-  };
+  using Record = detail::FrameRecord<Placement, kBlockEntries>;
+  using RecordRef = detail::FrameRecordRef<Record>;
 
  public:
   /// The placements of a collected frame in offset order: a forward range over the frame's block
@@ -580,15 +573,8 @@ class SharedFrame {
       return commit(taken->offset, size, payload);
     }
 
-    struct Taken {
-      uint64_t offset = 0;  // where the placement goes
-      bool grown = false;   // the current block was grown in place
-    };
-    // Takes bytes for `size` at `alignment` from the shared cursor: grows this writer's block in
-    // place when the cursor is still at its end, else takes a fresh block (the old block's rest
-    // is then stranded). Sets the block to what follows the placement. DoesNotFit: nothing
-    // changed.
-    Expected<Taken, SharedPlaceError> take_bytes(uint64_t size, uint64_t alignment) noexcept {
+    Expected<detail::TakenBytes, SharedPlaceError> take_bytes(uint64_t size,
+                                                              uint64_t alignment) noexcept {
       SharedFrame& f = *frame_;
       uint64_t cur = f.cursor_.load(std::memory_order_relaxed);
       for (;;) {
@@ -607,7 +593,7 @@ class SharedFrame {
           in_block_ = true;
           run_pos_ = *at;
           run_end_ = stop;
-          return Taken{*at, grow};
+          return detail::TakenBytes{*at, grow};
         }
       }
     }
@@ -629,14 +615,7 @@ class SharedFrame {
   // The record log, in stripes: a thread claims its records from its own stripe (by the order
   // threads first wrote into any frame), so the records a thread fills frame after frame are the
   // ones it filled before, still in its core's cache, instead of lines another core wrote last.
-  // Beside the records, each record's reference (its first offset and address), written when the
-  // record gets its first placement: collect() reads these, packed, instead of one cache line of
-  // every record (lines the writers' cores hold).
-  struct Stripe {
-    explicit Stripe(std::size_t first_segment) noexcept : log(first_segment), refs(first_segment) {}
-    PlacementLog<Record> log;
-    PlacementLog<RecordRef> refs;
-  };
+  using Stripe = detail::FrameRecordStripe<Record>;
   using Stripes = std::array<Stripe, kStripes>;
   template <std::size_t... I>
   static std::unique_ptr<Stripes> make_stripes(std::size_t first, std::index_sequence<I...>) {
@@ -649,30 +628,6 @@ class SharedFrame {
   static bool by_first(const RecordRef& a, const RecordRef& b) noexcept {
     return a.first < b.first;
   }
-  // Merges the sorted runs of order_ (starting at runs_) pairwise until one is left: O(n log k)
-  // for k runs, with no allocation once scratch_ has grown to the frame's record count.
-  void merge_runs() {
-    const std::size_t n = order_.size();
-    runs_.push_back(n);
-    scratch_.resize(n);
-    while (runs_.size() > 2) {
-      std::size_t kept = 0;
-      for (std::size_t r = 0; r + 1 < runs_.size(); r += 2) {
-        const auto at = [&](std::size_t i) {
-          return order_.begin() + static_cast<std::ptrdiff_t>(i);
-        };
-        const std::size_t mid = runs_[r + 1];
-        const std::size_t end = r + 2 < runs_.size() ? runs_[r + 2] : mid;
-        std::merge(at(runs_[r]), at(mid), at(mid), at(end),
-                   scratch_.begin() + static_cast<std::ptrdiff_t>(runs_[r]), by_first);
-        runs_[kept++] = runs_[r];
-      }
-      runs_[kept++] = n;
-      runs_.resize(kept);
-      order_.swap(scratch_);
-    }
-  }
-
   WriterGate gate_;
   const uint64_t max_records_;                    // 0: no cap
   alignas(64) std::atomic<uint64_t> records_{0};  // records claimed (kept only with a cap)
@@ -685,7 +640,7 @@ class SharedFrame {
   uint64_t end_ = 0;
   // Owner's state.
   std::vector<RecordRef> order_;    // the records in offset order, once collected
-  std::vector<RecordRef> scratch_;  // merge_runs()'s other buffer
+  std::vector<RecordRef> scratch_;  // the merge's other buffer
   std::vector<std::size_t> runs_;   // where each sorted run of order_ starts
   std::size_t collected_count_ = 0;
   bool collected_valid_ = false;

@@ -44,6 +44,7 @@
 #include "staging/detail/core/assert.hpp"
 #include "staging/detail/core/enum_names.hpp"
 #include "staging/detail/core/limits.hpp"
+#include "staging/detail/core/ring_slot.hpp"
 
 namespace staging {
 
@@ -281,13 +282,7 @@ class StagingRing {
   }
 
  private:
-  struct Slot {
-    std::shared_ptr<SlotFence> fence = std::make_shared<SlotFence>();
-    std::optional<Buffer> buffer;
-    uint64_t capacity = 0;
-    FenceToken held;          // finish(lease, value): the token retire() fires
-    TimelineValue value = 0;  // ... once the completed value reaches this
-  };
+  using Slot = detail::RingSlot<Buffer>;
 
   StagingRing(StagingAllocator<Buffer>& allocator, StagingRingConfig config)
       : allocator_(&allocator), config_(config), slots_(config.slots) {}

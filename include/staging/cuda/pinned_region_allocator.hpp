@@ -18,6 +18,7 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/detail/cuda/device_api.hpp"
+#include "staging/detail/cuda/pinned_region.hpp"
 
 namespace staging::cuda {
 
@@ -94,10 +95,7 @@ class PinnedRegionAllocator final : public RegionAllocator {
   [[nodiscard]] cudaError_t last_error() const noexcept { return last_error_; }
 
  private:
-  struct Region {
-    std::byte* base = nullptr;
-    uint64_t bytes = 0;
-  };
+  using Region = detail::PinnedRegion;
   DeviceApi& api_;
   uint64_t cap_;
   unsigned flags_;
