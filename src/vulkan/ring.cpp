@@ -138,6 +138,9 @@ Expected<Ring, Ring::CreateError> Ring::create(const Device& device, const RingC
   if (auto valid = validate(config.slot_ring); !valid) {
     return unexpected(CreateError{.kind = Kind::InvalidSlotConfig, .slot_config = valid.error()});
   }
+  if (config.strategy == Strategy::Bytes && config.policy == ExhaustionPolicy::Wait) {
+    return unexpected(CreateError{.kind = Kind::PolicyNotForStrategy});
+  }
   VkPhysicalDeviceProperties props{};
   device.dispatch.vkGetPhysicalDeviceProperties(device.physical_device, &props);
   if (props.apiVersion < VK_API_VERSION_1_2) {

@@ -378,6 +378,16 @@ TEST_F(GpuTest, CreateRejectsAnIncompleteDispatchAndInvalidConfigurations) {
   ASSERT_FALSE(bytes);
   EXPECT_EQ(bytes.error().kind, Ring::CreateErrorKind::InvalidByteRing);
   EXPECT_EQ(bytes.error().byte_ring, ByteRing::CreateError::ZeroCapacity);
+  // A byte ring waits per upload (ByteRingPolicy::Wait), never per frame: refused, named.
+  config.byte_ring.capacity = 64 * KiB;
+  config.policy = ExhaustionPolicy::Wait;
+  const auto waiting = Ring::create(gpu->ring_device(), config);
+  ASSERT_FALSE(waiting);
+  EXPECT_EQ(waiting.error().kind, Ring::CreateErrorKind::PolicyNotForStrategy);
+  EXPECT_EQ(to_string(waiting.error().kind), "PolicyNotForStrategy");
+  config.byte_ring.policy = ByteRingPolicy::Wait;
+  config.policy = ExhaustionPolicy::Defer;
+  EXPECT_TRUE(Ring::create(gpu->ring_device(), config));
   EXPECT_TRUE(Ring::create(gpu->ring_device()));
 }
 

@@ -66,9 +66,10 @@ enum class Strategy : uint8_t {
 enum class ExhaustionPolicy : uint8_t {
   /// Answer at once: begin() answers Refused, an upload RingFull.
   Defer,
-  /// Strategy::Slots: begin() waits up to RingConfig::wait_timeout for the oldest frame in
+  /// Strategy::Slots only: begin() waits up to RingConfig::wait_timeout for the oldest frame in
   /// flight, then answers Timeout naming it (TooLarge and AllocationFailed are answered at
-  /// once). Strategy::Bytes: as Defer (the byte ring's own Wait is ByteRingPolicy::Wait).
+  /// once). Strategy::Bytes refuses it at Ring::create (PolicyNotForStrategy): a byte ring
+  /// waits per upload, with ByteRingPolicy::Wait.
   Wait,
   /// Take the fallback route: the frame (Slots) or the upload (Bytes).
   Fallback,
@@ -360,6 +361,9 @@ class Ring {
     MissingFunction,
     /// RingConfig::slot_ring is invalid (`slot_config` says why).
     InvalidSlotConfig,
+    /// RingConfig::policy is one the strategy cannot honour: ExhaustionPolicy::Wait with
+    /// Strategy::Bytes (use ByteRingConfig::policy = ByteRingPolicy::Wait).
+    PolicyNotForStrategy,
     /// The physical device reports an API version below 1.2.
     ApiVersionTooOld,
     /// vkCreateSemaphore failed (`result`).
@@ -481,8 +485,8 @@ class Ring {
 /// Names of Ring::CreateErrorKind's values, in order (staging::to_string, enum_from_string).
 constexpr auto enum_names(std::type_identity<Ring::CreateErrorKind>) noexcept {
   return std::to_array<std::string_view>({"MissingFunction", "InvalidSlotConfig",
-                                          "ApiVersionTooOld", "SemaphoreFailed",
-                                          "InvalidByteRing"});
+                                          "PolicyNotForStrategy", "ApiVersionTooOld",
+                                          "SemaphoreFailed", "InvalidByteRing"});
 }
 static_assert(enum_names_complete<Ring::CreateErrorKind>(),
               "Ring::CreateErrorKind: a value has no name");
