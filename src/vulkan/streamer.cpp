@@ -375,6 +375,9 @@ Expected<std::unique_ptr<Streamer>, StreamerCreateError> Streamer::create(
   if (config.queue == VK_NULL_HANDLE || config.ring_bytes == 0 || device.device == VK_NULL_HANDLE) {
     return unexpected(StreamerCreateError::InvalidConfig);
   }
+  if (config.schedule.ring_bytes != 0 && config.schedule.ring_bytes != config.ring_bytes) {
+    return unexpected(StreamerCreateError::InvalidConfig);  // two sizes for one ring
+  }
   std::unique_ptr<Streamer> s(new Streamer());
   s->families_ = config.families;
   s->backend_ = std::make_unique<detail::StreamerBackend>(device, config);

@@ -419,6 +419,17 @@ TEST_F(StreamerTest, ErrorsAreValues) {
   wide.extent = {32768, 1, 1};  // one row of 128 KiB: more than the 64 KiB ring
   const auto row = random_bytes(128 * KiB, 11);
   EXPECT_EQ(streamer->upload(wide, row, StreamPriority::Now).error(), StreamUploadError::TooLarge);
+
+  // One ring, one size: the scheduler's ring_bytes may repeat StreamerConfig's, never differ.
+  StreamerConfig config;
+  config.queue = gpu->queue;
+  config.families = {gpu->queue_family, gpu->queue_family};
+  config.ring_bytes = 64 * KiB;
+  config.schedule.ring_bytes = 128 * KiB;
+  EXPECT_EQ(Streamer::create(gpu->ring_device(), config).error(),
+            StreamerCreateError::InvalidConfig);
+  config.schedule.ring_bytes = 64 * KiB;
+  EXPECT_TRUE(Streamer::create(gpu->ring_device(), config));
 }
 
 // DefaultMemory that reports its memory as not coherent (so every submission flushes it) and

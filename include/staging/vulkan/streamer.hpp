@@ -59,7 +59,8 @@ struct StreamerConfig {
   /// Bytes of staging memory (> 0): the cap on what the streamer holds, whatever the uploads'
   /// sizes.
   uint64_t ring_bytes = uint64_t{64} << 20;
-  /// Batches, queue cap, granule and waits (its ring_bytes is replaced by the one above).
+  /// Batches, queue cap, granule and waits. Its ring_bytes is the one above: leave it 0 (or
+  /// equal to ring_bytes); another value is refused (InvalidConfig).
   StreamSchedulerConfig schedule;
   /// Start a pump thread of its own (else the caller runs pump_once()/run() on its thread).
   bool pump_thread = true;
@@ -84,7 +85,8 @@ struct StreamerConfig {
 enum class StreamerCreateError : uint8_t {
   /// A function a Streamer needs is missing from the dispatch (Dispatch::missing_for_streamer()).
   MissingFunction,
-  /// The queue is null or ring_bytes is 0, or the scheduler's configuration is invalid.
+  /// The queue is null, ring_bytes is 0, schedule.ring_bytes is neither 0 nor ring_bytes, or the
+  /// scheduler's configuration is invalid.
   InvalidConfig,
   /// Staging memory could not be allocated.
   AllocationFailed,
