@@ -7,7 +7,6 @@
 #include "staging/core/fill_pool.hpp"
 #include "staging/core/invariant_checker.hpp"
 #include "staging/core/ring_observer.hpp"
-#include "staging/core/shared_frame.hpp"
 #include "staging/core/slot_fence.hpp"
 #include "staging/core/slot_lease.hpp"
 #include "staging/core/staging_allocator.hpp"

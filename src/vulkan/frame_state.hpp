@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "staging/core/shared_frame.hpp"
+#include "staging/detail/core/shared_frame.hpp"
 #include "staging/detail/core/copy_layout.hpp"
 #include "staging/vulkan/format.hpp"
 #include "staging/vulkan/frame.hpp"

@@ -123,9 +123,9 @@ Expected<void, UploadError> SharedWriter::upload(const ImageDestination& dst,
 
 // ---- SharedUploads ----------------------------------------------------------------------------
 
-Expected<SharedWriter, UploadError> SharedUploads::join(WriterOptions options) const noexcept {
+Expected<SharedWriter, UploadError> SharedUploads::join(uint64_t block_bytes) const noexcept {
   if (state_ == nullptr) return unexpected(UploadError::Inactive);
-  auto writer = state_->frame.join(options);
+  auto writer = state_->frame.join(WriterOptions{.block_bytes = block_bytes});
   if (!writer) return unexpected(UploadError::Sealed);
   return SharedWriter(state_, std::move(*writer));
 }
@@ -144,6 +144,10 @@ uint64_t SharedUploads::capacity() const noexcept {
 
 uint64_t SharedUploads::used_bytes() const noexcept {
   return state_ != nullptr ? state_->frame.used_bytes() : 0;
+}
+
+uint64_t SharedUploads::stranded_bytes() const noexcept {
+  return state_ != nullptr ? state_->frame.stranded_bytes() : 0;
 }
 
 uint32_t SharedUploads::writers() const noexcept {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "staging/core/shared_frame.hpp"
+#include "staging/detail/core/shared_frame.hpp"
 
 namespace staging::test {
 

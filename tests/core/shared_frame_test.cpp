@@ -4,7 +4,7 @@
 //
 // Sketch notation: the frame's memory, one character per 16 bytes; letters are placements.
 //   [ A A B - - - ]   A at 0 (32 bytes), B at 32, cursor 48
-#include "staging/core/shared_frame.hpp"
+#include "staging/detail/core/shared_frame.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
  * time, each into a block of the frame's bytes of its own, and the owner thread finishes the
  * frame once every writer is done. docs/model.md says what it covers and how to run it.
  *
- * The protocol, and the function of include/staging/core/shared_frame.hpp (SharedFrame<Payload>)
+ * The protocol, and the function of include/staging/detail/core/shared_frame.hpp (SharedFrame<Payload>)
  * and writer_gate.hpp (WriterGate) that performs each step:
  *   word       one atomic word: SEALED (a bit) | the number of writers writing now (WriterGate).
  *   join       a writer is admitted only by a compare-and-swap from an unsealed word w to w + 1

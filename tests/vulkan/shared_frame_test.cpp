@@ -175,8 +175,8 @@ TEST_P(SharedVulkanFrameTest, EightProducersRandomUploadsOneFrameEveryByteArrive
   std::vector<std::thread> threads;
   for (uint32_t t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      // Half the threads place from private runs, half straight from the shared cursor.
-      auto writer = shared.join({.block_bytes = t % 2 == 0 ? 64 * KiB : 0});
+      // Half the threads place from blocks of their own, half straight from the shared cursor.
+      auto writer = shared.join(t % 2 == 0 ? 64 * KiB : 0);
       joined.count_down();
       if (!writer) {
         errors.fetch_add(1);
@@ -282,6 +282,33 @@ TEST_P(SharedVulkanFrameTest, OverlapWithTheFramesOwnUploadIsRefusedAtFinish) {
     EXPECT_EQ(frame.finish().error(), FinishError::SharedConflict);
   }  // dropped: nothing recorded
   EXPECT_EQ(ring.stats().frames_dropped, 1u);
+  gpu->free_commands(cmd);
+}
+
+// A writer's block ends where another writer placed after it: that end is stranded (counted,
+// never copied). Both writers on this thread, 1 KiB blocks, 16-byte uploads:
+//   space [ A0 ....... A's block (1 KiB) ........ | B0 ... B's block ... ]
+//           A leaves: its 1008 unused bytes stay (B is after them); B leaves last: its end is
+//           given back to the space.
+TEST_P(SharedVulkanFrameTest, TheUnusedEndOfABlockAnotherWriterPlacedAfterIsStranded) {
+  std::mt19937_64 rng(test_seed(8));
+  const std::vector<std::byte> bytes = random_bytes(rng, 32);
+  dst_size = 256;
+  dst = gpu->make_buffer(dst_size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, false);
+  Ring ring = Ring::create(gpu->ring_device(), with_setup({}, GetParam(), 1024 * KiB)).value();
+  VkCommandBuffer cmd = gpu->begin_commands();
+  {
+    StagingFrame frame = ring.begin(cmd, 64 * KiB).value();
+    const SharedUploads shared = frame.share(16 * KiB).value();
+    SharedWriter a = shared.join(1 * KiB).value();
+    SharedWriter b = shared.join(1 * KiB).value();
+    ASSERT_TRUE(a.upload(BufferDestination{dst.buffer, dst_size}, 0, std::span(bytes).first(16)));
+    ASSERT_TRUE(b.upload(BufferDestination{dst.buffer, dst_size}, 16, std::span(bytes).last(16)));
+    a.leave();
+    b.leave();
+    EXPECT_EQ(shared.stranded_bytes(), 1 * KiB - 16);
+    EXPECT_EQ(shared.used_bytes(), 1 * KiB + 16);
+  }  // dropped unfinished
   gpu->free_commands(cmd);
 }
 

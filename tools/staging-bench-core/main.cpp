@@ -37,7 +37,7 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/invariant_checker.hpp"
-#include "staging/core/shared_frame.hpp"
+#include "staging/detail/core/shared_frame.hpp"
 #include "staging/core/staging_ring.hpp"
 #include "staging/testing/fake_region_allocator.hpp"
 #include "staging/testing/fake_slot_allocator.hpp"

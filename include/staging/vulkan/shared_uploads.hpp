@@ -4,11 +4,11 @@
 // the ring like any upload, either strategy) and hands the returned handle to its workers. Each
 // worker joins (a SharedWriter), places buffer and image uploads — the same descriptions the frame
 // takes, checked the same way — and writes their bytes; placing is a private bump inside the
-// writer's own block of the shared space (the core's SharedFrame: shared state is touched once per
-// block, WriterOptions::block_bytes, 64 KiB by default). The owner seals the space, or finish()
+// writer's own block of the shared space (shared state is touched once per block; join()'s
+// block_bytes, 64 KiB by default). The owner seals the space, or finish()
 // does; finish() then records one copy per placement, in staging-offset order, with the frame's
 // own uploads. Size the space for the uploads plus about one block per writer: a block another
-// writer placed after is not reused when its writer leaves (SharedFrame::stranded_bytes()).
+// writer placed after is not reused when its writer leaves (stranded_bytes()).
 //
 //   StagingFrame frame = ring.begin(cmd, 8 << 20).value();
 //   SharedUploads shared = frame.share(4 << 20).value();             // owner
@@ -37,7 +37,7 @@
 #include <utility>
 
 #include "staging/core/expected.hpp"
-#include "staging/core/shared_frame.hpp"
+#include "staging/detail/core/shared_frame.hpp"
 #include "staging/vulkan/frame.hpp"
 
 namespace staging::vulkan {
@@ -144,9 +144,18 @@ class SharedUploads {
   /// A handle to nothing (join() answers Inactive).
   SharedUploads() noexcept = default;
 
-  /// Joins as a writer (see SharedWriter). Errors: Inactive (a handle to nothing), Sealed (the
-  /// owner sealed the space, or the frame was finished). Lock-free; any thread.
-  Expected<SharedWriter, UploadError> join(WriterOptions options = {}) const noexcept;
+  /// A writer's block by default (see join()).
+  static constexpr uint64_t kDefaultBlockBytes = uint64_t{64} << 10;
+
+  /// Joins as a writer (see SharedWriter). `block_bytes`: what the writer takes from the shared
+  /// space at a time and then places into privately. A block grows in place while no other
+  /// writer took bytes after it; near the space's end blocks shrink (to the free bytes /
+  /// (2 × writers inside)); an upload larger than a block takes a block of its own size. 0: every
+  /// upload is placed from the shared cursor (one atomic operation each, no unused block ends).
+  /// Errors: Inactive (a handle to nothing), Sealed (the owner sealed the space, or the frame was
+  /// finished). Lock-free; any thread.
+  Expected<SharedWriter, UploadError> join(
+      uint64_t block_bytes = kDefaultBlockBytes) const noexcept;
   /// Seals the space: later join() calls answer Sealed; writers inside may finish their uploads.
   /// Returns the writers inside now (0: every upload is final). Owner thread.
   uint32_t seal() const noexcept;
@@ -157,6 +166,9 @@ class SharedUploads {
   [[nodiscard]] uint64_t capacity() const noexcept;
   /// Bytes placed so far, alignment padding included (a snapshot while writers place).
   [[nodiscard]] uint64_t used_bytes() const noexcept;
+  /// Bytes of used_bytes() no upload holds: the unused ends of blocks another writer had placed
+  /// after (alignment padding not counted). Exact once every writer has left.
+  [[nodiscard]] uint64_t stranded_bytes() const noexcept;
   /// Writers inside now (a snapshot).
   [[nodiscard]] uint32_t writers() const noexcept;
   /// True once sealed (by seal() or the frame's finish()).

@@ -1,4 +1,6 @@
-// SharedFrame<Payload>: one frame's staging memory, written by several threads at once.
+// SharedFrame<Payload>: one frame's staging memory, written by several threads at once. The
+// engine behind vulkan::StagingFrame::share() / SharedUploads; a backend's building block, not
+// part of the API.
 //
 // Worker threads join the open frame (a counted writer, WriterGate), place uploads into it and
 // write their bytes; the owner thread seals it and, once every writer has left, reads the
@@ -16,7 +18,7 @@
 //
 // Placements are recorded per writer in block records (kBlockEntries each, one atomic claim per
 // record); a record never spans two blocks, so records never interleave, and the sealed frame
-// yields A0 A1 A2 B0 B1 B2 B3 A3 A4 C0 by sorting the records only (Placements: a view, no copy).
+// yields A0 A1 A2 B0 B1 B2 B3 A3 A4 C0 by ordering the records only (Placements: a view, no copy).
 //
 // A writer that arrives after the seal is refused (JoinError::Sealed). finish() either waits,
 // bounded, for the writers still inside or reports them at once (DrainMode); it never yields a
