@@ -2,7 +2,6 @@
 #pragma once
 
 #include "staging/vulkan/dispatch.hpp"
-#include "staging/vulkan/format.hpp"
 #include "staging/vulkan/frame.hpp"
 #include "staging/vulkan/memory.hpp"
 #include "staging/vulkan/observer.hpp"

@@ -5,7 +5,7 @@
 
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/copy_layout.hpp"
-#include "staging/vulkan/format.hpp"
+#include "staging/detail/vulkan/format.hpp"
 #include "staging/vulkan/frame.hpp"
 
 namespace staging::vulkan {

@@ -1,4 +1,4 @@
-#include "staging/vulkan/format.hpp"
+#include "staging/detail/vulkan/format.hpp"
 
 #include <array>
 

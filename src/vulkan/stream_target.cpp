@@ -1,7 +1,7 @@
 // Stream targets and their barriers: see include/staging/vulkan/stream_target.hpp.
 #include "staging/vulkan/stream_target.hpp"
 
-#include "staging/vulkan/format.hpp"
+#include "staging/detail/vulkan/format.hpp"
 
 namespace staging::vulkan {
 

@@ -15,7 +15,7 @@
 
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/atomic_counters.hpp"
-#include "staging/vulkan/format.hpp"
+#include "staging/detail/vulkan/format.hpp"
 
 namespace staging::vulkan {
 

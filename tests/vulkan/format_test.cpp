@@ -1,6 +1,6 @@
 // texel_block(): the buffer layout of every format family a staging upload can target, and the
 // offset alignment a buffer-to-image copy needs (texel block size; 4 for depth/stencil).
-#include "staging/vulkan/format.hpp"
+#include "staging/detail/vulkan/format.hpp"
 
 #include <gtest/gtest.h>
 

@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "gpu.hpp"
+#include "staging/detail/vulkan/format.hpp"
 
 namespace staging::vulkan::test {
 namespace {

@@ -25,6 +25,7 @@
 
 #include "gpu.hpp"
 #include "staging/detail/core/upload_pieces.hpp"
+#include "staging/detail/vulkan/format.hpp"
 #include "staging/vulkan/ring.hpp"
 
 namespace staging::vulkan::test {

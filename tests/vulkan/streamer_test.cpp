@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "gpu.hpp"
+#include "staging/detail/vulkan/format.hpp"
 
 namespace staging::vulkan::test {
 namespace {

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <thread>
 
+#include "staging/detail/vulkan/format.hpp"
 #include "vulkan_commands.hpp"
 #include "vulkan_scenarios.hpp"
 

@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "staging/vulkan/format.hpp"
+#include "staging/detail/vulkan/format.hpp"
 #include "staging/vulkan/frame.hpp"
 
 namespace {

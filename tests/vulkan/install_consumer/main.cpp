@@ -3,9 +3,9 @@
 #include <staging/vulkan.hpp>
 
 int main() {
-  const auto block = staging::vulkan::texel_block(VK_FORMAT_BC7_UNORM_BLOCK).value();
+  const unsigned long long leaked = staging::vulkan::rings_leaked();  // defined in the library
   const staging::vulkan::Dispatch none;  // an empty table names what is missing
-  std::printf("BC7 block: %u bytes, %ux%u; empty dispatch misses %s\n", block.bytes, block.width,
-              block.height, std::string(none.missing()).c_str());
-  return block.bytes == 16 && !none.missing().empty() ? 0 : 1;
+  std::printf("rings leaked: %llu; empty dispatch misses %s\n", leaked,
+              std::string(none.missing()).c_str());
+  return leaked == 0 && !none.missing().empty() ? 0 : 1;
 }

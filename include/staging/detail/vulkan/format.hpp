@@ -1,5 +1,6 @@
 // Texel blocks: how a VkFormat's data is laid out in a buffer for a buffer-to-image copy, and the
-// offset alignment such a copy needs (invariant I2). Pure functions, safe from any thread.
+// offset alignment such a copy needs (invariant I2). Pure functions, safe from any thread. Used by
+// the frame, shared uploads and the streamer to check and lay out image uploads; not API.
 //
 // Rules (Vulkan spec, "Copying Data Between Buffers and Images"):
 //   - bufferOffset is a multiple of the texel block size of the format (of the aspect copied);
