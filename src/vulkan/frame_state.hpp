@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "staging/detail/core/shared_frame.hpp"
 #include "staging/detail/core/copy_layout.hpp"
+#include "staging/detail/core/shared_frame.hpp"
 #include "staging/detail/vulkan/format.hpp"
 #include "staging/vulkan/frame.hpp"
 #include "staging/vulkan/memory.hpp"
