@@ -12,7 +12,5 @@
 #include "staging/core/staging_allocator.hpp"
 #include "staging/core/staging_ring.hpp"
 #include "staging/core/staging_stats.hpp"
-#include "staging/core/stream_backend.hpp"
-#include "staging/core/stream_observer.hpp"
-#include "staging/core/stream_scheduler.hpp"
+#include "staging/core/stream.hpp"
 #include "staging/core/timeline.hpp"

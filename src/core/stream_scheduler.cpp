@@ -1,4 +1,4 @@
-// StreamScheduler: see include/staging/core/stream_scheduler.hpp.
+// StreamScheduler: see include/staging/detail/core/stream_scheduler.hpp.
 //
 // State (under mutex_):
 //   queues_[priority]  uploads from pointers with pieces left to cut, FIFO; the front one may be
@@ -9,7 +9,7 @@
 //   ring_              the byte ring; each batch is one reservation whose token is its number
 // An upload's `pending` counts its pieces cut and not yet submitted or dropped; it ends (status
 // past Streaming, StreamBackend::released) when that reaches 0 with nothing more to cut.
-#include "staging/core/stream_scheduler.hpp"
+#include "staging/detail/core/stream_scheduler.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "staging/core/fill_copy.hpp"
-#include "staging/core/stream_observer.hpp"
+#include "staging/core/stream.hpp"
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/assert.hpp"
 #include "staging/detail/core/copy_layout.hpp"

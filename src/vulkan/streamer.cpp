@@ -15,6 +15,7 @@
 
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/atomic_counters.hpp"
+#include "staging/detail/core/stream_scheduler.hpp"
 #include "staging/detail/vulkan/format.hpp"
 
 namespace staging::vulkan {

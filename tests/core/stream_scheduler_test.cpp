@@ -6,7 +6,7 @@
 // Sketch notation for the ring (capacity 64 KiB unless a test says otherwise), one character per
 // 4 KiB: digits are batch numbers, '-' free.
 //   [ 1 1 1 1 2 2 2 2 - - - - - - - - ]
-#include "staging/core/stream_scheduler.hpp"
+#include "staging/detail/core/stream_scheduler.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "random_bytes.hpp"
-#include "staging/core/stream_observer.hpp"
+#include "staging/core/stream.hpp"
 #include "staging/testing/fake_stream_backend.hpp"
 
 namespace staging {

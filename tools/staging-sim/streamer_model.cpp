@@ -12,7 +12,7 @@
 #include "delay_spec.hpp"
 #include "sim_context.hpp"
 #include "simulator.hpp"
-#include "staging/core/stream_scheduler.hpp"
+#include "staging/detail/core/stream_scheduler.hpp"
 #include "staging/testing/fake_stream_backend.hpp"
 
 namespace staging::sim {

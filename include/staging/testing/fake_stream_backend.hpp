@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "staging/core/stream_backend.hpp"
+#include "staging/detail/core/stream_backend.hpp"
 #include "staging/testing/fake_image.hpp"
 #include "staging/testing/fake_queue.hpp"
 #include "staging/testing/fake_region_allocator.hpp"

@@ -18,7 +18,7 @@
 // piece), and a pump thread that cuts pieces (Now before Prefetch), fills them from the callers'
 // pointers, records their copies with the layout transitions and ownership transfers their
 // targets ask for, and submits them. What is cut when, backpressure and cancellation are the
-// core scheduler's (staging/core/stream_scheduler.hpp); this layer records and submits.
+// core scheduler's (staging/core/stream.hpp: its vocabulary); this layer records and submits.
 //
 // Threading: every member function is safe from any thread. The queue is used by the pump
 // thread (and by threads committing in-place pieces) for vkQueueSubmit2 only, under
@@ -36,8 +36,10 @@
 #include <string_view>
 #include <thread>
 
+#include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
-#include "staging/core/stream_scheduler.hpp"
+#include "staging/core/fill_pool.hpp"
+#include "staging/core/stream.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/enum_names.hpp"
 #include "staging/vulkan/memory.hpp"
@@ -215,23 +217,31 @@ class Streamer {
   /// The same for every level and layer of an image target.
   Expected<StreamTicket, StreamUploadError> write_in_place(const ImageTarget& target,
                                                            StreamPriority priority);
-  /// See StreamScheduler::next_piece (the room waited for is the staging memory's).
+  /// Reserves the next piece of an in-place upload, as large as the staging memory's room and
+  /// the batch size allow; waits up to `timeout` for room (0: refuses at once). The piece's bytes
+  /// hold back the reuse of every later piece of the ring until committed: write them promptly.
+  /// One piece at a time per upload. Errors: BadTicket, Done, Cancelled, Timeout, TooLarge,
+  /// Stopped, DeviceLost.
   Expected<InPlacePiece, InPlaceError> next_piece(const StreamTicket& ticket,
                                                   Duration timeout = Duration{0});
-  /// See StreamScheduler::commit: the piece is one vkQueueSubmit2 (under
-  /// StreamerConfig::queue_mutex when given); the value is the streamer's semaphore's.
+  /// Submits a written piece: one vkQueueSubmit2 (under StreamerConfig::queue_mutex when
+  /// given). Returns the value of the streamer's semaphore it signals, or the submission's error
+  /// (the upload is then Failed).
   Expected<TimelineValue, SubmitError> commit(const StreamTicket& ticket,
                                               const InPlacePiece& piece);
-  /// See StreamScheduler::abandon.
+  /// Gives a piece back unwritten: its bytes are reclaimed and the upload is cancelled (as
+  /// cancel() would: Stopped when pieces had been committed).
   void abandon(const StreamTicket& ticket, const InPlacePiece& piece);
 
-  /// See StreamScheduler::cancel.
+  /// Cancels an upload: see CancelResult.
   CancelResult cancel(const StreamTicket& ticket);
-  /// See StreamScheduler::status; the timeline is the streamer's semaphore.
+  /// The upload's status, Complete once the streamer's semaphore has reached its value; Failed
+  /// when it had not when the device was lost.
   [[nodiscard]] StreamStatus status(const StreamTicket& ticket);
-  /// See StreamScheduler::wait. The device counts as lost once a submission or a read of the
-  /// semaphore finds it lost: every upload not complete then fails (queued ones at once, waiters
-  /// wake), and later uploads answer DeviceLost.
+  /// Waits up to `timeout` for the upload to be complete (or to end otherwise) and returns its
+  /// status: until its last piece is submitted, then on the semaphore. The device counts as lost
+  /// once a submission or a read of the semaphore finds it lost: every upload not complete then
+  /// fails (queued ones at once, waiters wake), and later uploads answer DeviceLost.
   StreamStatus wait(const StreamTicket& ticket, Duration timeout);
   /// Waits up to `timeout` until nothing is queued and every submission has completed (the
   /// pump thread keeps going meanwhile; without one, pumps on the calling thread). True when
@@ -253,7 +263,10 @@ class Streamer {
   void record_acquire(VkCommandBuffer cmd, const BufferTarget& target, uint64_t size,
                       VkPipelineStageFlags2 stages, VkAccessFlags2 access) const;
 
-  /// One round of the pump (when made without a pump thread): see StreamScheduler::pump_once().
+  /// One round of the pump (when made without a pump thread): retires what the semaphore
+  /// completed, cuts the next batches (Now first) as large as the staging memory's room allows,
+  /// fills them and submits the oldest. With nothing to do, waits up to `max_wait` (capped at
+  /// StreamSchedulerConfig::wait_slice) for work; with no room, for the oldest batch.
   PumpResult pump_once(Duration max_wait = Duration{0});
 
   /// The streamer's timeline semaphore.

@@ -7,7 +7,7 @@
 // ownership transfers the pieces' first/last flags call for, and submits it on its queue,
 // signalling the next value of its timeline. The scheduler reclaims the batch's bytes once that
 // value is reached. A backend is thin: which bytes a piece gets, when, in what order and what
-// happens when staging is full is the scheduler's.
+// happens when staging is full is the scheduler's. Not part of the API (see stream_scheduler.hpp).
 #pragma once
 
 #include <cstddef>
@@ -16,6 +16,7 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
+#include "staging/core/stream.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/enum_names.hpp"
 #include "staging/detail/core/upload_pieces.hpp"
@@ -47,21 +48,6 @@ struct StreamBatch {
   /// order, in this batch and across batches).
   std::span<const BatchPiece> pieces;
 };
-
-/// Why a backend could not submit a batch.
-enum class SubmitError : uint8_t {
-  /// The device was lost: nothing more will complete.
-  DeviceLost,
-  /// Recording or submitting failed for another reason (out of memory, ...); the batch was not
-  /// submitted.
-  Failed,
-};
-
-/// Names of SubmitError's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<SubmitError>) noexcept {
-  return std::to_array<std::string_view>({"DeviceLost", "Failed"});
-}
-static_assert(enum_names_complete<SubmitError>(), "SubmitError: a value has no name");
 
 /// The backend's side of a StreamScheduler. Implemented by a backend (the Vulkan streamer) or a
 /// fake (testing/fake_stream_backend.hpp).

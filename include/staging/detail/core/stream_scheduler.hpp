@@ -32,6 +32,10 @@
 // thread of the caller's) is one thread at a time; enqueue(), cancel(), status(), wait() and
 // the in-place calls may run concurrently with it. One mutex guards the queue, the ring and the
 // batch records (held for bookkeeping only: never while copying bytes, submitting or waiting).
+//
+// The engine behind vulkan::Streamer: a backend's building block, not part of the API. Its
+// vocabulary (tickets, priorities, statuses, configuration, counters, observer) is public, in
+// staging/core/stream.hpp.
 #pragma once
 
 #include <atomic>
@@ -48,56 +52,17 @@
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/fill_pool.hpp"
-#include "staging/core/stream_backend.hpp"
+#include "staging/core/stream.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/enum_names.hpp"
+#include "staging/detail/core/stream_backend.hpp"
 #include "staging/detail/core/upload_pieces.hpp"
 
 namespace staging {
 
 class RingObserver;
 class InvariantChecker;
-class StreamObserver;
-
-/// How urgently an upload is needed. Every Now upload is cut before any Prefetch upload.
-enum class StreamPriority : uint8_t {
-  /// Needed for the frame being prepared.
-  Now,
-  /// Wanted soon: streamed when nothing Now is waiting.
-  Prefetch,
-};
-
-/// Names of StreamPriority's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<StreamPriority>) noexcept {
-  return std::to_array<std::string_view>({"Now", "Prefetch"});
-}
-static_assert(enum_names_complete<StreamPriority>(), "StreamPriority: a value has no name");
-
-/// Where an upload is.
-enum class StreamStatus : uint8_t {
-  /// Waiting in the queue; nothing cut yet.
-  Queued,
-  /// Some pieces cut (and perhaps submitted), not all.
-  Streaming,
-  /// Every piece submitted: value() is known; complete once the timeline reaches it.
-  Submitted,
-  /// The timeline reached value(): the destination holds the data.
-  Complete,
-  /// Cancelled. When pieces had been submitted, value() says when the device is done with the
-  /// destination (its contents are then partly the upload's).
-  Cancelled,
-  /// A submission failed (the device was lost, or recording failed): the destination's contents
-  /// are undefined.
-  Failed,
-};
-
-/// Names of StreamStatus's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<StreamStatus>) noexcept {
-  return std::to_array<std::string_view>(
-      {"Queued", "Streaming", "Submitted", "Complete", "Cancelled", "Failed"});
-}
-static_assert(enum_names_complete<StreamStatus>(), "StreamStatus: a value has no name");
 
 /// One upload: what to copy, where, and how urgently.
 struct StreamRequest {
@@ -117,37 +82,6 @@ struct StreamRequest {
   void* context = nullptr;
   /// The caller's tag, carried into the observer's events.
   uint64_t owner = 0;
-};
-
-namespace detail {
-struct StreamUpload;
-}
-
-/// A handle to an upload, shared by the caller and the scheduler. Copyable; cheap. The queries
-/// read atomics and are safe from any thread; StreamScheduler::status() also knows Complete.
-class StreamTicket {
- public:
-  /// A ticket of no upload (id 0).
-  StreamTicket() noexcept = default;
-  /// The upload's id (1, 2, ... per scheduler; 0 for an empty ticket).
-  [[nodiscard]] uint64_t id() const noexcept;
-  /// The status as the scheduler last set it (Submitted stays Submitted here after the timeline
-  /// reaches the value: ask StreamScheduler::status() for Complete). Failed for an empty ticket.
-  [[nodiscard]] StreamStatus status() const noexcept;
-  /// The timeline value after which the destination holds the upload (Submitted), or after
-  /// which the device no longer writes it (Cancelled or Failed after some pieces were
-  /// submitted). None before that is known.
-  [[nodiscard]] std::optional<TimelineValue> value() const noexcept;
-  /// The upload's packed size.
-  [[nodiscard]] uint64_t bytes() const noexcept;
-  /// True for a ticket of an upload.
-  explicit operator bool() const noexcept { return upload_ != nullptr; }
-
- private:
-  friend class StreamScheduler;
-  explicit StreamTicket(std::shared_ptr<detail::StreamUpload> upload) noexcept
-      : upload_(std::move(upload)) {}
-  std::shared_ptr<detail::StreamUpload> upload_;
 };
 
 /// Why enqueue() took no upload.
@@ -173,173 +107,6 @@ constexpr auto enum_names(std::type_identity<EnqueueError>) noexcept {
       {"Empty", "QueueFull", "Timeout", "TooLarge", "Stopped", "DeviceLost"});
 }
 static_assert(enum_names_complete<EnqueueError>(), "EnqueueError: a value has no name");
-
-/// What cancel() did.
-enum class CancelResult : uint8_t {
-  /// The upload had not started: nothing of it reaches its destination.
-  Cancelled,
-  /// Some pieces were already cut: no more will be; the ticket's value says when the device is
-  /// done with the destination (partly written).
-  Stopped,
-  /// Every piece had been cut already: the upload completes as if not cancelled.
-  TooLate,
-  /// The ticket is empty, of another scheduler, or its upload had ended (failed or cancelled).
-  Unknown,
-};
-
-/// Names of CancelResult's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<CancelResult>) noexcept {
-  return std::to_array<std::string_view>({"Cancelled", "Stopped", "TooLate", "Unknown"});
-}
-static_assert(enum_names_complete<CancelResult>(), "CancelResult: a value has no name");
-
-/// A piece of an upload written in place: write `bytes` (the piece's region of the packed
-/// source, `piece.bytes` of them), then commit() or abandon() it.
-struct InPlacePiece {
-  /// Where the bytes go (source_offset: which part of the upload they are).
-  UploadPiece piece;
-  /// The staging bytes to write (valid until commit() or abandon()).
-  std::span<std::byte> bytes;
-  /// The scheduler's batch number holding it (used by commit()).
-  uint64_t token = 0;
-};
-
-/// Why next_piece() gave no piece.
-enum class InPlaceError : uint8_t {
-  /// The ticket is empty, not an in-place upload of this scheduler, or a piece of it is still
-  /// uncommitted (one piece at a time per upload).
-  BadTicket,
-  /// Every piece has been handed out already.
-  Done,
-  /// The upload was cancelled (or failed).
-  Cancelled,
-  /// The ring had no room for the smallest next piece within the timeout (0: refused at once).
-  Timeout,
-  /// The smallest next piece (one row of blocks) is larger than the ring: it can never fit.
-  TooLarge,
-  /// The scheduler is stopping.
-  Stopped,
-  /// The backend's device is lost: the upload failed.
-  DeviceLost,
-};
-
-/// Names of InPlaceError's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<InPlaceError>) noexcept {
-  return std::to_array<std::string_view>(
-      {"BadTicket", "Done", "Cancelled", "Timeout", "TooLarge", "Stopped", "DeviceLost"});
-}
-static_assert(enum_names_complete<InPlaceError>(), "InPlaceError: a value has no name");
-
-/// What one pump_once() did.
-enum class PumpResult : uint8_t {
-  /// Submitted a batch.
-  Submitted,
-  /// Nothing to cut (the queue is empty); waited up to the given time for work.
-  Idle,
-  /// Work is waiting but the ring has no room: waited up to the given time for the oldest batch
-  /// to retire.
-  RingFull,
-  /// A batch's submission failed (its uploads are Failed).
-  SubmitFailed,
-  /// stop() was called.
-  Stopped,
-};
-
-/// Names of PumpResult's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<PumpResult>) noexcept {
-  return std::to_array<std::string_view>(
-      {"Submitted", "Idle", "RingFull", "SubmitFailed", "Stopped"});
-}
-static_assert(enum_names_complete<PumpResult>(), "PumpResult: a value has no name");
-
-/// How a StreamScheduler is sized.
-struct StreamSchedulerConfig {
-  /// Bytes of staging memory (the byte ring's capacity and cap; > 0).
-  uint64_t ring_bytes = 0;
-  /// Most bytes one batch (one submission) holds; 0: ring_bytes / 4. Smaller batches are
-  /// submitted sooner (less latency); larger ones cost fewer submissions.
-  uint64_t max_batch_bytes = 0;
-  /// Most pieces one batch holds (>= 1).
-  uint32_t max_batch_pieces = 1024;
-  /// A batch is not cut smaller than this while the first upload it would hold has more left:
-  /// the pump waits for ring room instead of sending slivers. 0: min(64 KiB, ring_bytes / 16).
-  uint64_t min_batch_bytes = 0;
-  /// Buffer uploads are cut at multiples of this (their last piece excepted; >= 1).
-  uint64_t buffer_granule = 4096;
-  /// Most bytes of queued uploads not yet cut (Now uploads are counted apart, so prefetches
-  /// never keep a Now upload out); 0: 4 × ring_bytes. An upload larger than the cap is taken
-  /// when nothing of its priority is queued.
-  uint64_t max_queued_bytes = 0;
-  /// Most uploads queued per priority (0: no limit).
-  uint32_t max_queued_uploads = 0;
-  /// With a fill pool (Deps::fill_pool): pieces of at least this many bytes are copied by the
-  /// pool's threads (in slices, in parallel); smaller ones by the pump thread itself.
-  uint64_t pool_min_bytes = uint64_t{64} << 10;
-  /// With a fill pool: most batches being filled at once (the pump cuts the next batches while
-  /// the pool fills the first; each is submitted as soon as it is filled). 0: as many as the
-  /// ring has room for. Without a pool batches are filled one at a time by the pump.
-  uint32_t max_filling_batches = 0;
-  /// How the bytes are copied into staging memory (fill_copy.hpp).
-  FillMethod fill_method = FillMethod::Auto;
-  /// The longest single wait of the pump (for the GPU, or for work), so that stop() and new
-  /// work are noticed (> 0).
-  Duration wait_slice = std::chrono::milliseconds(2);
-  /// Runs the byte ring's invariant checker on every operation (ByteRingConfig).
-  bool check_invariants = false;
-};
-
-/// What a StreamScheduler has done. Plain data; a diagnostic, never a decision input.
-struct StreamStats {
-  uint64_t enqueued = 0;           ///< uploads accepted (queued or in place)
-  uint64_t enqueued_bytes = 0;     ///< their bytes
-  uint64_t submitted = 0;          ///< uploads whose last piece was submitted
-  uint64_t submitted_bytes = 0;    ///< bytes of pieces submitted
-  uint64_t cancelled = 0;          ///< uploads cancelled before they started
-  uint64_t stopped = 0;            ///< uploads cancelled part way (pieces had been cut)
-  uint64_t failed = 0;             ///< uploads failed by a submission error
-  uint64_t pieces = 0;             ///< pieces cut
-  uint64_t batches = 0;            ///< batches submitted
-  uint64_t submit_errors = 0;      ///< batches whose submission failed
-  uint64_t queue_refusals = 0;     ///< enqueue() answers QueueFull
-  uint64_t queue_timeouts = 0;     ///< enqueue() answers Timeout
-  uint64_t queue_waits = 0;        ///< enqueue() calls that waited for room in the queue
-  uint64_t ring_full = 0;          ///< pump rounds that found work but no ring room
-  Duration ring_full_time{0};      ///< time the pump spent waiting for ring room
-  uint64_t in_place_pieces = 0;    ///< pieces handed out by next_piece()
-  uint64_t in_place_timeouts = 0;  ///< next_piece() answers Timeout
-  uint64_t queued_bytes = 0;       ///< bytes queued, not yet cut, now (both priorities)
-  uint64_t peak_queued_bytes = 0;  ///< the most queued_bytes has been
-  uint64_t in_flight_batches = 0;  ///< batches cut and not yet retired, now
-};
-
-/// StreamStats' counters, in declaration order (counters.hpp: formatting, comparison,
-/// serialisation).
-constexpr auto counters_of(std::type_identity<StreamStats>) noexcept {
-  using S = StreamStats;
-  constexpr CounterUnit bytes = CounterUnit::Bytes;
-  return std::tuple{counter("enqueued", "uploads accepted", &S::enqueued),
-                    counter("enqueued_bytes", "bytes accepted", &S::enqueued_bytes, bytes),
-                    counter("submitted", "uploads submitted", &S::submitted),
-                    counter("submitted_bytes", "bytes submitted", &S::submitted_bytes, bytes),
-                    counter("cancelled", "uploads cancelled", &S::cancelled),
-                    counter("stopped", "uploads stopped part way", &S::stopped),
-                    counter("failed", "uploads failed", &S::failed),
-                    counter("pieces", "pieces", &S::pieces),
-                    counter("batches", "batches submitted", &S::batches),
-                    counter("submit_errors", "failed submissions", &S::submit_errors),
-                    counter("queue_refusals", "queue refusals", &S::queue_refusals),
-                    counter("queue_timeouts", "queue timeouts", &S::queue_timeouts),
-                    counter("queue_waits", "waits for queue room", &S::queue_waits),
-                    counter("ring_full", "rounds without ring room", &S::ring_full),
-                    counter("ring_full_time_ns", "time without ring room (ns)", &S::ring_full_time),
-                    counter("in_place_pieces", "pieces written in place", &S::in_place_pieces),
-                    counter("in_place_timeouts", "in-place timeouts", &S::in_place_timeouts),
-                    counter("queued_bytes", "bytes queued", &S::queued_bytes, bytes),
-                    counter("peak_queued_bytes", "peak bytes queued", &S::peak_queued_bytes, bytes),
-                    counter("in_flight_batches", "batches in flight", &S::in_flight_batches)};
-}
-static_assert(counters_complete<StreamStats>(),
-              "StreamStats: a member is missing from counters_of");
 
 /// See the file comment.
 ///

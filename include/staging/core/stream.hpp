@@ -1,0 +1,372 @@
+// The vocabulary of streamed uploads: what a streamer (vulkan::Streamer) takes and answers —
+// priorities, tickets and their statuses, in-place pieces, the configuration, the counters and the
+// observer of its timeline.
+//
+// A streamer moves uploads of any size from any thread through a byte ring of fixed size on a
+// queue of its own:
+//   - any size: an upload larger than the ring streams through it in pieces (buffers by byte
+//     ranges, images by levels, layers, slices and rows of texel blocks), each submitted as soon
+//     as it is filled; the staging memory stays at ring_bytes whatever the uploads' sizes;
+//   - priorities: Now is cut before Prefetch, also between the pieces of a long Prefetch upload;
+//   - backpressure: the queue holds at most max_queued_bytes (and max_queued_uploads) not yet
+//     cut; an upload then waits up to the caller's timeout or is refused at once (timeout 0);
+//   - cancellation: an upload not yet started is dropped; one partly submitted stops after the
+//     pieces already cut (its destination is then partly written);
+//   - completion: every upload's ticket gets a timeline value once its last piece is submitted;
+//     the destination holds the data once the streamer's timeline reaches it.
+//
+// StreamObserver: a streamer's timeline — uploads accepted and ended, batches cut and
+// submitted, waits for ring room, refusals — stamped with the scheduler's Clock. The byte ring's
+// own timeline (placements, retirements, wraps) goes to the RingObserver given beside it, so a
+// trace shows both: what the streamer decided, and what its staging memory did.
+//
+// Threading: called synchronously from inside the scheduler's calls, on the calling thread (the
+// pump, or a producer), with the scheduler's lock held: an observer must be quick, must not call
+// the scheduler, and must not throw. Ownership: referenced by the scheduler, must outlive it.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+
+#include "staging/core/fill_copy.hpp"
+#include "staging/core/timeline.hpp"
+#include "staging/detail/core/counters.hpp"
+#include "staging/detail/core/enum_names.hpp"
+#include "staging/detail/core/upload_pieces.hpp"
+
+namespace staging {
+
+class StreamScheduler;
+namespace detail {
+struct StreamUpload;
+}
+
+/// How urgently an upload is needed. Every Now upload is cut before any Prefetch upload.
+enum class StreamPriority : uint8_t {
+  /// Needed for the frame being prepared.
+  Now,
+  /// Wanted soon: streamed when nothing Now is waiting.
+  Prefetch,
+};
+
+/// Names of StreamPriority's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<StreamPriority>) noexcept {
+  return std::to_array<std::string_view>({"Now", "Prefetch"});
+}
+static_assert(enum_names_complete<StreamPriority>(), "StreamPriority: a value has no name");
+
+/// Where an upload is.
+enum class StreamStatus : uint8_t {
+  /// Waiting in the queue; nothing cut yet.
+  Queued,
+  /// Some pieces cut (and perhaps submitted), not all.
+  Streaming,
+  /// Every piece submitted: value() is known; complete once the timeline reaches it.
+  Submitted,
+  /// The timeline reached value(): the destination holds the data.
+  Complete,
+  /// Cancelled. When pieces had been submitted, value() says when the device is done with the
+  /// destination (its contents are then partly the upload's).
+  Cancelled,
+  /// A submission failed (the device was lost, or recording failed): the destination's contents
+  /// are undefined.
+  Failed,
+};
+
+/// Names of StreamStatus's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<StreamStatus>) noexcept {
+  return std::to_array<std::string_view>(
+      {"Queued", "Streaming", "Submitted", "Complete", "Cancelled", "Failed"});
+}
+static_assert(enum_names_complete<StreamStatus>(), "StreamStatus: a value has no name");
+
+/// A handle to an upload, shared by the caller and the streamer. Copyable; cheap. The queries
+/// read atomics and are safe from any thread; the streamer's status() also knows Complete.
+class StreamTicket {
+ public:
+  /// A ticket of no upload (id 0).
+  StreamTicket() noexcept = default;
+  /// The upload's id (1, 2, ... per scheduler; 0 for an empty ticket).
+  [[nodiscard]] uint64_t id() const noexcept;
+  /// The status as the scheduler last set it (Submitted stays Submitted here after the timeline
+  /// reaches the value: ask the streamer's status() for Complete). Failed for an empty ticket.
+  [[nodiscard]] StreamStatus status() const noexcept;
+  /// The timeline value after which the destination holds the upload (Submitted), or after
+  /// which the device no longer writes it (Cancelled or Failed after some pieces were
+  /// submitted). None before that is known.
+  [[nodiscard]] std::optional<TimelineValue> value() const noexcept;
+  /// The upload's packed size.
+  [[nodiscard]] uint64_t bytes() const noexcept;
+  /// True for a ticket of an upload.
+  explicit operator bool() const noexcept { return upload_ != nullptr; }
+
+ private:
+  friend class StreamScheduler;
+  explicit StreamTicket(std::shared_ptr<detail::StreamUpload> upload) noexcept
+      : upload_(std::move(upload)) {}
+  std::shared_ptr<detail::StreamUpload> upload_;
+};
+
+/// What cancel() did.
+enum class CancelResult : uint8_t {
+  /// The upload had not started: nothing of it reaches its destination.
+  Cancelled,
+  /// Some pieces were already cut: no more will be; the ticket's value says when the device is
+  /// done with the destination (partly written).
+  Stopped,
+  /// Every piece had been cut already: the upload completes as if not cancelled.
+  TooLate,
+  /// The ticket is empty, of another scheduler, or its upload had ended (failed or cancelled).
+  Unknown,
+};
+
+/// Names of CancelResult's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<CancelResult>) noexcept {
+  return std::to_array<std::string_view>({"Cancelled", "Stopped", "TooLate", "Unknown"});
+}
+static_assert(enum_names_complete<CancelResult>(), "CancelResult: a value has no name");
+
+/// A piece of an upload written in place: write `bytes` (the piece's region of the packed
+/// source, `piece.bytes` of them), then commit() or abandon() it.
+struct InPlacePiece {
+  /// Where the bytes go (source_offset: which part of the upload they are).
+  UploadPiece piece;
+  /// The staging bytes to write (valid until commit() or abandon()).
+  std::span<std::byte> bytes;
+  /// The scheduler's batch number holding it (used by commit()).
+  uint64_t token = 0;
+};
+
+/// Why next_piece() gave no piece.
+enum class InPlaceError : uint8_t {
+  /// The ticket is empty, not an in-place upload of this scheduler, or a piece of it is still
+  /// uncommitted (one piece at a time per upload).
+  BadTicket,
+  /// Every piece has been handed out already.
+  Done,
+  /// The upload was cancelled (or failed).
+  Cancelled,
+  /// The ring had no room for the smallest next piece within the timeout (0: refused at once).
+  Timeout,
+  /// The smallest next piece (one row of blocks) is larger than the ring: it can never fit.
+  TooLarge,
+  /// The scheduler is stopping.
+  Stopped,
+  /// The backend's device is lost: the upload failed.
+  DeviceLost,
+};
+
+/// Names of InPlaceError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<InPlaceError>) noexcept {
+  return std::to_array<std::string_view>(
+      {"BadTicket", "Done", "Cancelled", "Timeout", "TooLarge", "Stopped", "DeviceLost"});
+}
+static_assert(enum_names_complete<InPlaceError>(), "InPlaceError: a value has no name");
+
+/// What one round of the pump (the streamer's pump_once()) did.
+enum class PumpResult : uint8_t {
+  /// Submitted a batch.
+  Submitted,
+  /// Nothing to cut (the queue is empty); waited up to the given time for work.
+  Idle,
+  /// Work is waiting but the ring has no room: waited up to the given time for the oldest batch
+  /// to retire.
+  RingFull,
+  /// A batch's submission failed (its uploads are Failed).
+  SubmitFailed,
+  /// stop() was called.
+  Stopped,
+};
+
+/// Names of PumpResult's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<PumpResult>) noexcept {
+  return std::to_array<std::string_view>(
+      {"Submitted", "Idle", "RingFull", "SubmitFailed", "Stopped"});
+}
+static_assert(enum_names_complete<PumpResult>(), "PumpResult: a value has no name");
+
+/// How a streamer is sized (vulkan::StreamerConfig::schedule).
+struct StreamSchedulerConfig {
+  /// Bytes of staging memory (the byte ring's capacity and cap; > 0).
+  uint64_t ring_bytes = 0;
+  /// Most bytes one batch (one submission) holds; 0: ring_bytes / 4. Smaller batches are
+  /// submitted sooner (less latency); larger ones cost fewer submissions.
+  uint64_t max_batch_bytes = 0;
+  /// Most pieces one batch holds (>= 1).
+  uint32_t max_batch_pieces = 1024;
+  /// A batch is not cut smaller than this while the first upload it would hold has more left:
+  /// the pump waits for ring room instead of sending slivers. 0: min(64 KiB, ring_bytes / 16).
+  uint64_t min_batch_bytes = 0;
+  /// Buffer uploads are cut at multiples of this (their last piece excepted; >= 1).
+  uint64_t buffer_granule = 4096;
+  /// Most bytes of queued uploads not yet cut (Now uploads are counted apart, so prefetches
+  /// never keep a Now upload out); 0: 4 × ring_bytes. An upload larger than the cap is taken
+  /// when nothing of its priority is queued.
+  uint64_t max_queued_bytes = 0;
+  /// Most uploads queued per priority (0: no limit).
+  uint32_t max_queued_uploads = 0;
+  /// With a fill pool (the streamer's fill threads): pieces of at least this many bytes are copied
+  /// by the pool's threads (in slices, in parallel); smaller ones by the pump thread itself.
+  uint64_t pool_min_bytes = uint64_t{64} << 10;
+  /// With a fill pool: most batches being filled at once (the pump cuts the next batches while
+  /// the pool fills the first; each is submitted as soon as it is filled). 0: as many as the
+  /// ring has room for. Without a pool batches are filled one at a time by the pump.
+  uint32_t max_filling_batches = 0;
+  /// How the bytes are copied into staging memory (fill_copy.hpp).
+  FillMethod fill_method = FillMethod::Auto;
+  /// The longest single wait of the pump (for the GPU, or for work), so that stop() and new
+  /// work are noticed (> 0).
+  Duration wait_slice = std::chrono::milliseconds(2);
+  /// Runs the byte ring's invariant checker on every operation (ByteRingConfig).
+  bool check_invariants = false;
+};
+
+/// What a streamer has done. Plain data; a diagnostic, never a decision input.
+struct StreamStats {
+  uint64_t enqueued = 0;           ///< uploads accepted (queued or in place)
+  uint64_t enqueued_bytes = 0;     ///< their bytes
+  uint64_t submitted = 0;          ///< uploads whose last piece was submitted
+  uint64_t submitted_bytes = 0;    ///< bytes of pieces submitted
+  uint64_t cancelled = 0;          ///< uploads cancelled before they started
+  uint64_t stopped = 0;            ///< uploads cancelled part way (pieces had been cut)
+  uint64_t failed = 0;             ///< uploads failed by a submission error
+  uint64_t pieces = 0;             ///< pieces cut
+  uint64_t batches = 0;            ///< batches submitted
+  uint64_t submit_errors = 0;      ///< batches whose submission failed
+  uint64_t queue_refusals = 0;     ///< uploads refused: the queue was full
+  uint64_t queue_timeouts = 0;     ///< uploads refused: the queue stayed full for the timeout
+  uint64_t queue_waits = 0;        ///< uploads that waited for room in the queue
+  uint64_t ring_full = 0;          ///< pump rounds that found work but no ring room
+  Duration ring_full_time{0};      ///< time the pump spent waiting for ring room
+  uint64_t in_place_pieces = 0;    ///< pieces handed out by next_piece()
+  uint64_t in_place_timeouts = 0;  ///< next_piece() answers Timeout
+  uint64_t queued_bytes = 0;       ///< bytes queued, not yet cut, now (both priorities)
+  uint64_t peak_queued_bytes = 0;  ///< the most queued_bytes has been
+  uint64_t in_flight_batches = 0;  ///< batches cut and not yet retired, now
+};
+
+/// StreamStats' counters, in declaration order (counters.hpp: formatting, comparison,
+/// serialisation).
+constexpr auto counters_of(std::type_identity<StreamStats>) noexcept {
+  using S = StreamStats;
+  constexpr CounterUnit bytes = CounterUnit::Bytes;
+  return std::tuple{counter("enqueued", "uploads accepted", &S::enqueued),
+                    counter("enqueued_bytes", "bytes accepted", &S::enqueued_bytes, bytes),
+                    counter("submitted", "uploads submitted", &S::submitted),
+                    counter("submitted_bytes", "bytes submitted", &S::submitted_bytes, bytes),
+                    counter("cancelled", "uploads cancelled", &S::cancelled),
+                    counter("stopped", "uploads stopped part way", &S::stopped),
+                    counter("failed", "uploads failed", &S::failed),
+                    counter("pieces", "pieces", &S::pieces),
+                    counter("batches", "batches submitted", &S::batches),
+                    counter("submit_errors", "failed submissions", &S::submit_errors),
+                    counter("queue_refusals", "queue refusals", &S::queue_refusals),
+                    counter("queue_timeouts", "queue timeouts", &S::queue_timeouts),
+                    counter("queue_waits", "waits for queue room", &S::queue_waits),
+                    counter("ring_full", "rounds without ring room", &S::ring_full),
+                    counter("ring_full_time_ns", "time without ring room (ns)", &S::ring_full_time),
+                    counter("in_place_pieces", "pieces written in place", &S::in_place_pieces),
+                    counter("in_place_timeouts", "in-place timeouts", &S::in_place_timeouts),
+                    counter("queued_bytes", "bytes queued", &S::queued_bytes, bytes),
+                    counter("peak_queued_bytes", "peak bytes queued", &S::peak_queued_bytes, bytes),
+                    counter("in_flight_batches", "batches in flight", &S::in_flight_batches)};
+}
+static_assert(counters_complete<StreamStats>(),
+              "StreamStats: a member is missing from counters_of");
+
+/// Why a backend could not submit a batch.
+enum class SubmitError : uint8_t {
+  /// The device was lost: nothing more will complete.
+  DeviceLost,
+  /// Recording or submitting failed for another reason (out of memory, ...); the batch was not
+  /// submitted.
+  Failed,
+};
+
+/// Names of SubmitError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<SubmitError>) noexcept {
+  return std::to_array<std::string_view>({"DeviceLost", "Failed"});
+}
+static_assert(enum_names_complete<SubmitError>(), "SubmitError: a value has no name");
+
+/// An upload was accepted (queued from a pointer, or started in place).
+struct StreamEnqueueEvent {
+  Duration time{0};           ///< the scheduler's clock
+  uint64_t upload = 0;        ///< its id
+  uint64_t bytes = 0;         ///< its packed size
+  StreamPriority priority{};  ///< Now or Prefetch
+  bool in_place = false;      ///< written in place rather than copied from a pointer
+  uint64_t owner = 0;         ///< the request's tag
+};
+
+/// A batch was cut: a ring reservation holding pieces of one or more uploads.
+struct StreamBatchEvent {
+  Duration time{0};           ///< the scheduler's clock
+  uint64_t token = 0;         ///< the batch's number (its ring token)
+  uint64_t bytes = 0;         ///< bytes of its reservation
+  uint32_t pieces = 0;        ///< pieces in it
+  uint64_t first_upload = 0;  ///< the upload of its first piece
+  StreamPriority priority{};  ///< that upload's priority
+};
+
+/// A batch was submitted (or its submission failed).
+struct StreamSubmitEvent {
+  Duration time{0};         ///< the scheduler's clock, after the backend returned
+  uint64_t token = 0;       ///< the batch's number
+  TimelineValue value = 0;  ///< the timeline value it signals (0 when it failed)
+  bool failed = false;      ///< the backend's submit() failed
+};
+
+/// An upload ended: its last piece was submitted, or it was cancelled or failed.
+struct StreamEndEvent {
+  Duration time{0};       ///< the scheduler's clock
+  uint64_t upload = 0;    ///< its id
+  StreamStatus status{};  ///< Submitted, Cancelled or Failed
+  /// The timeline value after which the device is done with its destination (0: nothing of
+  /// it was submitted).
+  TimelineValue value = 0;
+  uint64_t owner = 0;  ///< the request's tag
+};
+
+/// The pump (or a producer writing in place) waited for ring room.
+struct StreamRingWaitEvent {
+  Duration time{0};           ///< the scheduler's clock when the wait began
+  Duration waited{0};         ///< how long it waited
+  uint64_t oldest_token = 0;  ///< the batch whose retirement it waited for
+  bool in_place = false;      ///< a producer's next_piece() rather than the pump
+};
+
+/// An upload (queue cap) or next_piece() (ring room) was refused or timed out.
+struct StreamRefusalEvent {
+  Duration time{0};        ///< the scheduler's clock
+  bool timed_out = false;  ///< waited the whole timeout (else refused at once)
+  bool in_place = false;   ///< next_piece() (ring room) rather than an upload (queue cap)
+  uint64_t bytes = 0;      ///< the upload's bytes
+};
+
+/// Receives a streamer's timeline. Every method has an empty default.
+class StreamObserver {
+ public:
+  virtual ~StreamObserver() = default;
+  /// An upload was accepted.
+  virtual void on_enqueue(const StreamEnqueueEvent& /*event*/) {}
+  /// A batch was cut.
+  virtual void on_batch(const StreamBatchEvent& /*event*/) {}
+  /// A batch was submitted, or failed to be.
+  virtual void on_submit(const StreamSubmitEvent& /*event*/) {}
+  /// An upload ended.
+  virtual void on_end(const StreamEndEvent& /*event*/) {}
+  /// A wait for ring room ended.
+  virtual void on_ring_wait(const StreamRingWaitEvent& /*event*/) {}
+  /// A refusal or timeout.
+  virtual void on_refusal(const StreamRefusalEvent& /*event*/) {}
+};
+
+}  // namespace staging
