@@ -28,7 +28,7 @@ using SteadyTime = std::chrono::steady_clock;
 
 constexpr uint64_t kMinSplitChunk = uint64_t{256} << 10;
 
-// False only for a value cast from outside the enum.
+// The core's policies an Uploader honours: Grow and Fallback would pin memory in the upload path.
 bool supported(ExhaustionPolicy policy) {
   return policy == ExhaustionPolicy::Defer || policy == ExhaustionPolicy::Wait ||
          policy == ExhaustionPolicy::Split;
@@ -257,7 +257,7 @@ struct Uploader::Impl {
     request.alignment = alignment;
     request.token = *point;
     request.owner = owner;
-    request.policy = to_core(policy);
+    request.policy = policy;
     request.timeout = try_only ? Duration::zero() : left;
     WaiterMark mark(ring_waiters, may_wait);
     auto r = reserve_waiting(*ring, *timeline, request);
@@ -814,7 +814,7 @@ Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig&
   ByteRingConfig rc;
   rc.capacity = c.ring_bytes;
   rc.cap = c.ring_bytes;
-  rc.policy = to_core(c.policy);
+  rc.policy = c.policy;
   rc.wait_timeout = c.wait_timeout;
   rc.split_min_chunk = std::min(c.chunk_bytes, std::max(kMinSplitChunk, c.alignment));
   rc.check_invariants = c.check_invariants;

@@ -18,7 +18,7 @@ Expected<std::unique_ptr<ByteStrategy>, ByteRing::CreateError> ByteStrategy::cre
   staging::ByteRingConfig core;
   core.capacity = b.capacity;
   core.cap = b.cap;
-  core.policy = to_core(b.policy);
+  core.policy = b.policy;
   core.wait_timeout = b.wait_timeout;
   core.grow_step = b.grow_step;
   core.trim_after = b.trim_after;

@@ -130,6 +130,23 @@ void RingImpl::recycle(std::unique_ptr<FrameState> f) noexcept {
 
 // ---- Ring: forwards to RingImpl -------------------------------------------------------------
 
+namespace {
+
+// The policies a ring carries out (RingConfig::policy, ByteRingConfig::policy): a frame submits
+// once, so it cannot Split; slots grow by themselves; a byte ring waits per upload, not per frame.
+bool policies_honoured(const RingConfig& config) {
+  const ExhaustionPolicy p = config.policy;
+  const bool frame_policy = p == ExhaustionPolicy::Defer || p == ExhaustionPolicy::Wait ||
+                            p == ExhaustionPolicy::Fallback;
+  if (!frame_policy) return false;
+  if (config.strategy == Strategy::Slots) return true;
+  const ExhaustionPolicy b = config.byte_ring.policy;
+  return p != ExhaustionPolicy::Wait && b != ExhaustionPolicy::Split &&
+         static_cast<uint8_t>(b) <= static_cast<uint8_t>(ExhaustionPolicy::Fallback);
+}
+
+}  // namespace
+
 Expected<Ring, Ring::CreateError> Ring::create(const Device& device, const RingConfig& config) {
   using Kind = CreateErrorKind;
   if (std::string_view missing = device.dispatch.missing(); !missing.empty()) {
@@ -138,7 +155,7 @@ Expected<Ring, Ring::CreateError> Ring::create(const Device& device, const RingC
   if (auto valid = validate(config.slot_ring); !valid) {
     return unexpected(CreateError{.kind = Kind::InvalidSlotConfig, .slot_config = valid.error()});
   }
-  if (config.strategy == Strategy::Bytes && config.policy == ExhaustionPolicy::Wait) {
+  if (!policies_honoured(config)) {
     return unexpected(CreateError{.kind = Kind::PolicyNotForStrategy});
   }
   VkPhysicalDeviceProperties props{};

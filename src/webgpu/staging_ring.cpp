@@ -10,6 +10,8 @@ namespace staging::webgpu {
 Expected<std::unique_ptr<StagingRing>, ConfigError> StagingRing::create(WGPUDevice device,
                                                                         RingConfig config) {
   STAGING_ASSERT(device != nullptr, "StagingRing::create needs a device");
+  if (config.policy != ExhaustionPolicy::Defer && config.policy != ExhaustionPolicy::Fallback)
+    return unexpected(ConfigError::UnsupportedPolicy);
   StagingRingConfig& slots = config.slot_ring;
   slots.max_slot_bytes = std::min(slots.max_slot_bytes, MAX_MAPPABLE_SLOT_BYTES);
   auto allocator = std::make_unique<SlotBufferAllocator>(device);

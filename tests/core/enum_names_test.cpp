@@ -35,8 +35,8 @@ void expect_names(const std::vector<std::string>& names) {
 TEST(EnumNames, EveryCoreEnumHasItsNames) {
   expect_names<SlotState>({"Empty", "Ready", "Recording", "InFlight", "Abandoned", "Failed"});
   expect_names<AllocError>({"OutOfMemory", "MapFailed", "DeviceLost", "Other"});
-  expect_names<ConfigError>(
-      {"NoSlots", "MinNotPowerOfTwo", "MaxBelowMin", "TooManySlots", "SlotTooLarge"});
+  expect_names<ConfigError>({"NoSlots", "MinNotPowerOfTwo", "MaxBelowMin", "TooManySlots",
+                             "SlotTooLarge", "UnsupportedPolicy"});
   expect_names<Refusal>({"TooLarge", "AllInFlight", "AllocationFailed"});
   expect_names<FinishError>({"Inactive", "ForeignLease"});
   expect_names<PlaceError>({"ZeroSize", "Overflow", "DoesNotFit", "Inactive"});

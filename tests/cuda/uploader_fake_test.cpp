@@ -183,14 +183,17 @@ TEST_F(UploaderFakeTest, BadArgumentsAreRefused) {
             UploadErrorKind::InvalidArgument);
   EXPECT_EQ(uploader.upload(dst, &b, UINT64_MAX, nullptr).error().kind,
             UploadErrorKind::InvalidArgument);
-  // A policy value from outside the enum (Grow and Fallback cannot be written).
-  EXPECT_EQ(
-      uploader.upload(dst, &b, 1, nullptr, opts(static_cast<ExhaustionPolicy>(7))).error().kind,
-      UploadErrorKind::InvalidArgument);
+  // The core's policies an Uploader does not honour (they would pin memory in the upload path),
+  // and a value from outside the enum.
+  for (auto policy :
+       {ExhaustionPolicy::Grow, ExhaustionPolicy::Fallback, static_cast<ExhaustionPolicy>(7)}) {
+    EXPECT_EQ(uploader.upload(dst, &b, 1, nullptr, opts(policy)).error().kind,
+              UploadErrorKind::InvalidArgument);
+  }
   const cudaStream_t capturing = device.create_stream();
   device.set_capturing(capturing, true);
   EXPECT_EQ(uploader.upload(dst, &b, 1, capturing).error().kind, UploadErrorKind::InvalidArgument);
-  EXPECT_EQ(uploader.stats().errors, 5u);
+  EXPECT_EQ(uploader.stats().errors, 7u);
 }
 
 TEST_F(UploaderFakeTest, TooLargeForOneReservation) {
@@ -524,7 +527,9 @@ TEST(UploaderFakeCreate, InvalidConfigsAreRefused) {
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.ring_bytes = 0; }));
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.events = 0; }));
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.alignment = 0; }));
-  EXPECT_TRUE(bad([](UploaderConfig& c) { c.policy = static_cast<ExhaustionPolicy>(3); }));
+  EXPECT_TRUE(bad([](UploaderConfig& c) { c.policy = ExhaustionPolicy::Grow; }));
+  EXPECT_TRUE(bad([](UploaderConfig& c) { c.policy = ExhaustionPolicy::Fallback; }));
+  EXPECT_TRUE(bad([](UploaderConfig& c) { c.policy = static_cast<ExhaustionPolicy>(9); }));
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.link_gbps = 0; }));
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.copy_overhead = -Duration(1); }));
   EXPECT_EQ(device.host_allocs(), 0);

@@ -35,7 +35,7 @@ class ByteStrategy : public GpuTest {
   }
   // A ring of 1000 KiB, Defer unless told otherwise; the backend answers RingFull (no fallback
   // route) so that the byte ring's own answers are visible. Every reservation is flushed.
-  Ring make_ring(ByteRingPolicy policy, uint64_t cap = 0) {
+  Ring make_ring(ExhaustionPolicy policy, uint64_t cap = 0) {
     RingConfig config;
     config.strategy = Strategy::Bytes;
     config.byte_ring.capacity = 1000 * KiB;
@@ -97,7 +97,7 @@ class ByteStrategy : public GpuTest {
 //   gate 1: frame 1 retires    [ - - - 2 2 2 3 3 3 - ]
 //   frame 4:                   [ 4 4 4 2 2 2 3 3 3 # ]   wrapped to 0, the tail skipped
 TEST_F(ByteStrategy, TheByteRingWrapsAroundOnTheDevice) {
-  Ring ring = make_ring(ByteRingPolicy::Defer);
+  Ring ring = make_ring(ExhaustionPolicy::Defer);
   Harness h(*gpu, 4096 * KiB, test_seed(40));
   RetirementPoint first;
   for (uint64_t k = 1; k <= 3; ++k) {
@@ -134,7 +134,7 @@ TEST_F(ByteStrategy, TheByteRingWrapsAroundOnTheDevice) {
 // timeout and names the oldest pending frame (its id is its token); once the gate opens, the same
 // reservation waits for frame 1 and succeeds.
 TEST_F(ByteStrategy, WaitNamesTheOldestFrameWhileTheQueueIsHeldThenSucceeds) {
-  Ring ring = make_ring(ByteRingPolicy::Wait);
+  Ring ring = make_ring(ExhaustionPolicy::Wait);
   Harness h(*gpu, 4096 * KiB, test_seed(41));
   for (uint64_t k = 1; k <= 3; ++k)
     ASSERT_TRUE(frame(ring, h, k * 1000 * KiB, 300 * KiB, k));
@@ -156,10 +156,10 @@ TEST_F(ByteStrategy, WaitNamesTheOldestFrameWhileTheQueueIsHeldThenSucceeds) {
 // Grow and Fallback add memory only up to the cap (I5); beyond it the byte ring answers
 // WouldBlock with cause Cap, and the memory goes away again once its frames retire.
 class ByteStrategyCap : public ByteStrategy,
-                        public ::testing::WithParamInterface<ByteRingPolicy> {};
+                        public ::testing::WithParamInterface<ExhaustionPolicy> {};
 
 TEST_P(ByteStrategyCap, GrowAndFallbackStayUnderTheCap) {
-  const ByteRingPolicy policy = GetParam();
+  const ExhaustionPolicy policy = GetParam();
   Ring ring = make_ring(policy, 2000 * KiB);
   Harness h(*gpu, 8192 * KiB, test_seed(42));
   uint64_t k = 0;
@@ -173,7 +173,7 @@ TEST_P(ByteStrategyCap, GrowAndFallbackStayUnderTheCap) {
   EXPECT_EQ(ring.last_reserve_error()->cause, BlockCause::Cap);
   const Stats s = ring.stats();
   EXPECT_LE(s.byte_ring.peak_held_bytes, 2000 * KiB);
-  EXPECT_GE(policy == ByteRingPolicy::Grow ? s.byte_ring.grows : s.byte_ring.fallbacks, 1u);
+  EXPECT_GE(policy == ExhaustionPolicy::Grow ? s.byte_ring.grows : s.byte_ring.fallbacks, 1u);
   release_all();
   ASSERT_TRUE(ring.wait_idle(std::chrono::seconds(30)));
   h.verify();
@@ -182,8 +182,8 @@ TEST_P(ByteStrategyCap, GrowAndFallbackStayUnderTheCap) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, ByteStrategyCap,
-                         ::testing::Values(ByteRingPolicy::Grow, ByteRingPolicy::Fallback),
-                         [](const ::testing::TestParamInfo<ByteRingPolicy>& param) {
+                         ::testing::Values(ExhaustionPolicy::Grow, ExhaustionPolicy::Fallback),
+                         [](const ::testing::TestParamInfo<ExhaustionPolicy>& param) {
                            return std::string(to_string(param.param));
                          });
 
@@ -243,7 +243,7 @@ TEST_F(ByteStrategy, AbandonedDroppedAndFailedFramesGiveTheirBytesBack) {
 
 // A caller's own timeline drives byte-ring retirement just as the ring's own does.
 TEST_F(ByteStrategy, FramesRetireAtTheCallersOwnTimelineValue) {
-  Ring ring = make_ring(ByteRingPolicy::Defer);
+  Ring ring = make_ring(ExhaustionPolicy::Defer);
   Harness h(*gpu, 2048 * KiB, test_seed(44));
   const VkSemaphore mine = gpu->make_timeline(100);
   for (uint64_t k = 1; k <= 3; ++k) {

@@ -246,15 +246,15 @@ RingConfig with_setup(RingConfig base, Setup setup, uint64_t byte_capacity) {
   base.byte_ring.wait_timeout = std::chrono::seconds(2);
   switch (setup) {
     case Setup::BytesWait:
-      base.byte_ring.policy = ByteRingPolicy::Wait;
+      base.byte_ring.policy = ExhaustionPolicy::Wait;
       break;
     case Setup::BytesGrow:
-      base.byte_ring.policy = ByteRingPolicy::Grow;
+      base.byte_ring.policy = ExhaustionPolicy::Grow;
       base.byte_ring.cap = 3 * byte_capacity;
       base.byte_ring.trim_after = std::chrono::milliseconds(50);
       break;
     case Setup::BytesFallback:
-      base.byte_ring.policy = ByteRingPolicy::Fallback;
+      base.byte_ring.policy = ExhaustionPolicy::Fallback;
       base.byte_ring.cap = 3 * byte_capacity;
       break;
     case Setup::Slots:

@@ -378,16 +378,33 @@ TEST_F(GpuTest, CreateRejectsAnIncompleteDispatchAndInvalidConfigurations) {
   ASSERT_FALSE(bytes);
   EXPECT_EQ(bytes.error().kind, Ring::CreateErrorKind::InvalidByteRing);
   EXPECT_EQ(bytes.error().byte_ring, ByteRing::CreateError::ZeroCapacity);
-  // A byte ring waits per upload (ByteRingPolicy::Wait), never per frame: refused, named.
+  // A byte ring waits per upload (byte_ring.policy Wait), never per frame: refused, named.
   config.byte_ring.capacity = 64 * KiB;
   config.policy = ExhaustionPolicy::Wait;
   const auto waiting = Ring::create(gpu->ring_device(), config);
   ASSERT_FALSE(waiting);
   EXPECT_EQ(waiting.error().kind, Ring::CreateErrorKind::PolicyNotForStrategy);
   EXPECT_EQ(to_string(waiting.error().kind), "PolicyNotForStrategy");
-  config.byte_ring.policy = ByteRingPolicy::Wait;
+  config.byte_ring.policy = ExhaustionPolicy::Wait;
   config.policy = ExhaustionPolicy::Defer;
   EXPECT_TRUE(Ring::create(gpu->ring_device(), config));
+  // A frame submits once: its byte ring cannot Split (chunks of one upload would never retire to
+  // make room for the next).
+  config.byte_ring.policy = ExhaustionPolicy::Split;
+  EXPECT_EQ(Ring::create(gpu->ring_device(), config).error().kind,
+            Ring::CreateErrorKind::PolicyNotForStrategy);
+  config.byte_ring.policy = ExhaustionPolicy::Defer;
+  // Nor can the ring's own policy be Split or Grow, under either strategy (slots grow by
+  // themselves).
+  for (const Strategy strategy : {Strategy::Slots, Strategy::Bytes}) {
+    for (const ExhaustionPolicy policy : {ExhaustionPolicy::Split, ExhaustionPolicy::Grow}) {
+      config.strategy = strategy;
+      config.policy = policy;
+      const auto refused = Ring::create(gpu->ring_device(), config);
+      ASSERT_FALSE(refused) << to_string(strategy) << " " << to_string(policy);
+      EXPECT_EQ(refused.error().kind, Ring::CreateErrorKind::PolicyNotForStrategy);
+    }
+  }
   EXPECT_TRUE(Ring::create(gpu->ring_device()));
 }
 

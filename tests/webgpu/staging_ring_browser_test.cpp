@@ -576,6 +576,13 @@ TEST_F(WebGpuRing, UploadErrors) {
   auto huge = make_ring(
       StagingRingConfig{.slots = 3, .min_slot_bytes = 64 * K, .max_slot_bytes = 1ull << 34});
   EXPECT_EQ(huge->core().config().max_slot_bytes, MAX_MAPPABLE_SLOT_BYTES);
+  // A browser frame cannot wait (map callbacks run only between frames) and slots grow by
+  // themselves: the policies that would need either are refused at create().
+  for (ExhaustionPolicy policy :
+       {ExhaustionPolicy::Wait, ExhaustionPolicy::Split, ExhaustionPolicy::Grow}) {
+    EXPECT_EQ(StagingRing::create(device(), RingConfig{.policy = policy}).error(),
+              ConfigError::UnsupportedPolicy);
+  }
 }
 
 // 160 frames of mixed sizes through every path — submitted, bursts without an event-loop turn,

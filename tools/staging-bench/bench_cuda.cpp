@@ -565,7 +565,7 @@ class SingleDevice {
                      const std::string& label, std::atomic<int>& errors) {
     const uint64_t bytes = max_bytes_;
     UploadOptions wait;
-    wait.policy = cuda::ExhaustionPolicy::Wait;
+    wait.policy = staging::ExhaustionPolicy::Wait;
     for (unsigned producers : common_.threads) {
       producers = std::max(1u, producers);
       std::vector<cudaStream_t> streams(producers);
@@ -630,7 +630,7 @@ class SingleDevice {
                  const std::string& label, std::atomic<int>& errors) {
     const uint64_t bytes = max_bytes_;
     UploadOptions wait;
-    wait.policy = cuda::ExhaustionPolicy::Wait;
+    wait.policy = staging::ExhaustionPolicy::Wait;
     for (unsigned team : common_.threads) {
       FillPoolConfig pc;
       pc.threads = team > 0 ? team - 1 : 0;

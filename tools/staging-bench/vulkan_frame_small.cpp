@@ -408,7 +408,7 @@ class SmallBench {
                                           MemoryHook* hook) const {
     staging::vulkan::RingConfig config;
     config.strategy = strategy;
-    config.policy = staging::vulkan::ExhaustionPolicy::Defer;
+    config.policy = staging::ExhaustionPolicy::Defer;
     config.memory = hook;
     // Byte ring: frames in flight + 1 frames (--small-byte-ring-frames), each at its worst-case
     // footprint. run_frames waits for frame n - frames_in_flight before recording frame n, so at
@@ -429,7 +429,7 @@ class SmallBench {
                                      : static_cast<unsigned>(slots_.size()) + 1;
     if (strategy == Strategy::Bytes) {
       config.byte_ring.capacity = std::max<uint64_t>(uint64_t{ring_frames} * frame_bytes, 64 * KiB);
-      config.byte_ring.policy = ByteRingPolicy::Defer;
+      config.byte_ring.policy = staging::ExhaustionPolicy::Defer;
     }
     return config;
   }

@@ -510,7 +510,7 @@ class StreamBench {
     if (strategy_name == "bytes") {
       config.strategy = Strategy::Bytes;
       config.byte_ring.capacity = ring_;
-      config.byte_ring.policy = ByteRingPolicy::Defer;
+      config.byte_ring.policy = staging::ExhaustionPolicy::Defer;
     } else if (strategy_name == "slots") {
       if ((chunk_ & (chunk_ - 1)) != 0) {
         std::fprintf(stderr, "staging-bench: --strategies slots needs a power-of-two chunk\n");
@@ -524,7 +524,7 @@ class StreamBench {
                    strategy_name.c_str());
       return std::nullopt;
     }
-    config.policy = staging::vulkan::ExhaustionPolicy::Defer;
+    config.policy = staging::ExhaustionPolicy::Defer;
     return config;
   }
 

@@ -240,7 +240,7 @@ class TextureBench {
     }
     // The ring: slots large enough for a whole chain.
     staging::vulkan::RingConfig config;
-    config.policy = staging::vulkan::ExhaustionPolicy::Defer;
+    config.policy = staging::ExhaustionPolicy::Defer;
     auto made = Ring::create(vk_.staging_device(), config);
     if (!made) return std::nullopt;
     Ring probe = std::move(*made);

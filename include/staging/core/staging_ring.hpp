@@ -74,6 +74,9 @@ enum class ConfigError : uint8_t {
   TooManySlots,
   /// max_slot_bytes (and so perhaps min_slot_bytes) > SLOT_BYTES_LIMIT.
   SlotTooLarge,
+  /// The ring's ExhaustionPolicy is one its backend cannot honour (webgpu::RingConfig::policy
+  /// other than Defer and Fallback). The slot ring itself has no policy and never answers it.
+  UnsupportedPolicy,
 };
 
 /// Why begin() gave no slot. The caller takes its fallback route for the frame.
@@ -99,8 +102,8 @@ enum class FinishError : uint8_t {
 
 /// Names of ConfigError's values, in order (to_string, enum_from_string).
 constexpr auto enum_names(std::type_identity<ConfigError>) noexcept {
-  return std::to_array<std::string_view>(
-      {"NoSlots", "MinNotPowerOfTwo", "MaxBelowMin", "TooManySlots", "SlotTooLarge"});
+  return std::to_array<std::string_view>({"NoSlots", "MinNotPowerOfTwo", "MaxBelowMin",
+                                          "TooManySlots", "SlotTooLarge", "UnsupportedPolicy"});
 }
 static_assert(enum_names_complete<ConfigError>(), "ConfigError: a value has no name");
 

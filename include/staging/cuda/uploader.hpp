@@ -63,38 +63,6 @@ struct UploaderTestAccess;
 /// each enum's enum_names) by argument-dependent lookup here too.
 using staging::to_string;
 
-/// What the Uploader does when its ring has no room: the core's ExhaustionPolicy
-/// (byte_ring.hpp) holding only the values the Uploader supports. Grow and Fallback are not
-/// among them: they would pin memory in the upload path.
-enum class ExhaustionPolicy : uint8_t {
-  /// Answer WouldBlock at once. Never blocks.
-  Defer,
-  /// Wait for copies to complete, up to the timeout; then Timeout.
-  Wait,
-  /// upload(): stream the source through the ring in reservations of whole pieces, any size,
-  /// waiting up to the timeout for each. reserve(): give as much as fits (at least some).
-  Split,
-};
-
-/// Names of ExhaustionPolicy's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<ExhaustionPolicy>) noexcept {
-  return std::to_array<std::string_view>({"Defer", "Wait", "Split"});
-}
-static_assert(enum_names_complete<ExhaustionPolicy>(), "ExhaustionPolicy: a value has no name");
-
-/// The core's value for `policy` (the byte ring's policy of the same name).
-[[nodiscard]] constexpr staging::ExhaustionPolicy to_core(ExhaustionPolicy policy) noexcept {
-  switch (policy) {
-    case ExhaustionPolicy::Defer:
-      return staging::ExhaustionPolicy::Defer;
-    case ExhaustionPolicy::Wait:
-      return staging::ExhaustionPolicy::Wait;
-    case ExhaustionPolicy::Split:
-      break;
-  }
-  return staging::ExhaustionPolicy::Split;
-}
-
 /// How an Uploader is sized. Validated by Uploader::create.
 struct UploaderConfig {
   /// Pinned bytes of the ring: allocated once by create(), never grown. This is the cap: the
@@ -132,7 +100,9 @@ struct UploaderConfig {
   /// Offset alignment of every reservation in the ring (>= 1, <= ring_bytes). Also the default
   /// alignment of reserve().
   uint64_t alignment = 256;
-  /// Policy of upload() and reserve() when the ring has no room.
+  /// Policy of upload() and reserve() when the ring has no room: the core's ExhaustionPolicy
+  /// (byte_ring.hpp), Defer, Wait or Split. Grow and Fallback are refused (InvalidConfig): they
+  /// would pin memory in the upload path.
   ExhaustionPolicy policy = ExhaustionPolicy::Split;
   /// Longest a single reservation waits for ring room (Wait, Split) before Timeout (>= 0).
   Duration wait_timeout = std::chrono::seconds(1);
@@ -183,7 +153,7 @@ struct UploaderConfig {
 
 /// Per-call overrides.
 struct UploadOptions {
-  /// Overrides UploaderConfig::policy.
+  /// Overrides UploaderConfig::policy (Defer, Wait or Split; Grow or Fallback: InvalidArgument).
   /// upload(): Split streams a source of any size in pieces; Wait and Defer stage the whole
   /// source in one reservation (at most ring_bytes) or nothing.
   std::optional<ExhaustionPolicy> policy;
@@ -197,7 +167,7 @@ struct UploadOptions {
 
 /// Why an Uploader call failed.
 enum class UploadErrorKind : uint8_t {
-  /// A null pointer with bytes > 0, an address range that wraps, a policy outside the enum, a
+  /// A null pointer with bytes > 0, an address range that wraps, a policy Grow or Fallback, a
   /// stream capturing a graph, reserve(0), a commit of 0 bytes or of more than the span, or a
   /// span that is empty or from another Uploader.
   InvalidArgument,
@@ -382,7 +352,7 @@ class Uploader {
   /// Why create() made no Uploader.
   enum class CreateError : uint8_t {
     /// A config value out of range: ring_bytes, events or alignment 0, alignment above ring_bytes,
-    /// a policy outside the enum, a negative wait or drain timeout or copy overhead, link_gbps not
+    /// a policy Grow or Fallback, a negative wait or drain timeout or copy overhead, link_gbps not
     /// > 0.
     InvalidConfig,
     /// create() was to use the CUDA runtime (no DeviceApi given) and there is no device,
@@ -444,7 +414,7 @@ class Uploader {
   /// much as fits, at least some) and the caller reserves the rest with further calls. Without
   /// options.policy the config's policy applies, except that Split means Wait here.
   /// options.alignment sets the offset alignment. Errors: InvalidArgument (bytes 0, a policy
-  /// outside the enum, an alignment that overflows), WouldBlock, Timeout, TooLarge, Failed.
+  /// Grow or Fallback, an alignment that overflows), WouldBlock, Timeout, TooLarge, Failed.
   Expected<StagingSpan, UploadError> reserve(uint64_t bytes, const UploadOptions& options = {});
   /// Copies the first `bytes` of `span` (all of it when omitted; 0 < bytes <= span.size()) to
   /// `device_dst` on `stream` and closes the span. Returns the point the copy completes at. On

@@ -4,7 +4,7 @@
 //   Strategy::Slots  the slot ring (staging::StagingRing): one slot per frame, sized by
 //                    begin()'s `needed`; begin() is where the ring refuses.
 //   Strategy::Bytes  the byte ring (staging::ByteRing): every upload is one reservation in FIFO
-//                    order with wraparound; its ByteRingPolicy decides per upload.
+//                    order with wraparound; its own policy decides per upload.
 // What the ring cannot place takes the fallback route (vkCmdUpdateBuffer, or a one-off buffer),
 // within its caps. The frame API is the same for both strategies (docs/vulkan.md).
 //
@@ -59,37 +59,6 @@ enum class Strategy : uint8_t {
   Bytes,
 };
 
-/// What a Ring does when it has no room for a frame (Strategy::Slots: begin() got no slot) or
-/// for an upload (Strategy::Bytes: the byte ring refused it under its own policy). The core's
-/// ExhaustionPolicy without Split and Grow, which a frame cannot use (it submits once: chunks of
-/// its own could never retire to make room for the next; slots grow by themselves).
-enum class ExhaustionPolicy : uint8_t {
-  /// Answer at once: begin() answers Refused, an upload RingFull.
-  Defer,
-  /// Strategy::Slots only: begin() waits up to RingConfig::wait_timeout for the oldest frame in
-  /// flight, then answers Timeout naming it (TooLarge and AllocationFailed are answered at
-  /// once). Strategy::Bytes refuses it at Ring::create (PolicyNotForStrategy): a byte ring
-  /// waits per upload, with ByteRingPolicy::Wait.
-  Wait,
-  /// Take the fallback route: the frame (Slots) or the upload (Bytes).
-  Fallback,
-};
-
-/// What the byte ring of Strategy::Bytes does when an upload does not fit: the core's
-/// ExhaustionPolicy without Split (see ExhaustionPolicy).
-enum class ByteRingPolicy : uint8_t {
-  /// Refuse at once (then RingConfig::policy decides).
-  Defer,
-  /// Wait for the frames in flight whose bytes free enough, up to ByteRingConfig::wait_timeout
-  /// (then Timeout, naming the oldest pending frame); gives up at once when that needs a frame
-  /// still being recorded.
-  Wait,
-  /// Add ring regions up to ByteRingConfig::cap, trimmed when idle.
-  Grow,
-  /// A dedicated region per upload, up to ByteRingConfig::fallback_cap.
-  Fallback,
-};
-
 /// The byte ring of Strategy::Bytes: staging::ByteRingConfig's fields that serve frames (see
 /// there), with its policy.
 struct ByteRingConfig {
@@ -97,9 +66,17 @@ struct ByteRingConfig {
   uint64_t capacity = 0;
   /// Hard cap on all its regions together; 0 means capacity.
   uint64_t cap = 0;
-  /// What an upload that does not fit does.
-  ByteRingPolicy policy = ByteRingPolicy::Defer;
-  /// The longest one upload waits under ByteRingPolicy::Wait.
+  /// What an upload that does not fit does (the core's ExhaustionPolicy, byte_ring.hpp):
+  ///  - Defer: refuse at once (then RingConfig::policy decides);
+  ///  - Wait: wait for the frames in flight whose bytes free enough, up to wait_timeout (then
+  ///    Timeout, naming the oldest pending frame); gives up at once when that needs a frame still
+  ///    being recorded;
+  ///  - Grow: add ring regions up to `cap`, trimmed when idle;
+  ///  - Fallback: a dedicated region per upload, up to fallback_cap.
+  /// Split is refused at Ring::create (PolicyNotForStrategy): a frame submits once, so chunks of
+  /// one upload could never retire to make room for the next.
+  ExhaustionPolicy policy = ExhaustionPolicy::Defer;
+  /// The longest one upload waits under ExhaustionPolicy::Wait.
   Duration wait_timeout = std::chrono::milliseconds(100);
   /// Grow: bytes of each added region (0: capacity).
   uint64_t grow_step = 0;
@@ -140,7 +117,16 @@ struct RingConfig {
   StagingRingConfig slot_ring;
   /// Strategy::Bytes: the byte ring (its capacity is required).
   ByteRingConfig byte_ring;
-  /// What the ring does when it has no room (see ExhaustionPolicy).
+  /// What the ring does when it has no room for a frame (Strategy::Slots: begin() got no slot)
+  /// or for an upload (Strategy::Bytes: the byte ring refused it under byte_ring.policy). The
+  /// core's ExhaustionPolicy (byte_ring.hpp):
+  ///  - Defer: answer at once: begin() answers Refused, an upload RingFull;
+  ///  - Wait (Strategy::Slots only): begin() waits up to wait_timeout for the oldest frame in
+  ///    flight, then answers Timeout naming it (TooLarge and AllocationFailed are answered at
+  ///    once); a byte ring waits per upload instead, with byte_ring.policy = Wait;
+  ///  - Fallback: take the fallback route: the frame (Slots) or the upload (Bytes).
+  /// Split and Grow are refused at Ring::create (PolicyNotForStrategy): a frame submits once,
+  /// and slots grow by themselves.
   ExhaustionPolicy policy = ExhaustionPolicy::Fallback;
   /// The longest one begin() waits under ExhaustionPolicy::Wait (Strategy::Slots).
   Duration wait_timeout = std::chrono::milliseconds(100);
@@ -198,16 +184,10 @@ struct SlotInfo {
   uint64_t capacity = 0;               ///< its buffer's bytes (0 without a buffer)
 };
 
-/// Names of the values of Strategy, ExhaustionPolicy, ByteRingPolicy, BeginErrorKind and
-/// WaitError, in order (staging::to_string, enum_from_string).
+/// Names of the values of Strategy, BeginErrorKind and WaitError, in order (staging::to_string,
+/// enum_from_string).
 constexpr auto enum_names(std::type_identity<Strategy>) noexcept {
   return std::to_array<std::string_view>({"Slots", "Bytes"});
-}
-constexpr auto enum_names(std::type_identity<ExhaustionPolicy>) noexcept {
-  return std::to_array<std::string_view>({"Defer", "Wait", "Fallback"});
-}
-constexpr auto enum_names(std::type_identity<ByteRingPolicy>) noexcept {
-  return std::to_array<std::string_view>({"Defer", "Wait", "Grow", "Fallback"});
 }
 constexpr auto enum_names(std::type_identity<BeginErrorKind>) noexcept {
   return std::to_array<std::string_view>({"NullCommandBuffer", "Refused", "Timeout"});
@@ -215,25 +195,9 @@ constexpr auto enum_names(std::type_identity<BeginErrorKind>) noexcept {
 constexpr auto enum_names(std::type_identity<WaitError>) noexcept {
   return std::to_array<std::string_view>({"Timeout", "DeviceLost"});
 }
-static_assert(enum_names_complete<Strategy>() && enum_names_complete<ExhaustionPolicy>() &&
-                  enum_names_complete<ByteRingPolicy>() && enum_names_complete<BeginErrorKind>() &&
+static_assert(enum_names_complete<Strategy>() && enum_names_complete<BeginErrorKind>() &&
                   enum_names_complete<WaitError>(),
               "a vulkan enum value has no name");
-
-/// The core policy a Vulkan policy is carried out with.
-[[nodiscard]] constexpr staging::ExhaustionPolicy to_core(ByteRingPolicy policy) noexcept {
-  switch (policy) {
-    case ByteRingPolicy::Defer:
-      return staging::ExhaustionPolicy::Defer;
-    case ByteRingPolicy::Wait:
-      return staging::ExhaustionPolicy::Wait;
-    case ByteRingPolicy::Grow:
-      return staging::ExhaustionPolicy::Grow;
-    case ByteRingPolicy::Fallback:
-      return staging::ExhaustionPolicy::Fallback;
-  }
-  return staging::ExhaustionPolicy::Defer;
-}
 
 /// What a Ring has done. Plain data; a diagnostic, never a decision input.
 struct Stats {
@@ -361,8 +325,8 @@ class Ring {
     MissingFunction,
     /// RingConfig::slot_ring is invalid (`slot_config` says why).
     InvalidSlotConfig,
-    /// RingConfig::policy is one the strategy cannot honour: ExhaustionPolicy::Wait with
-    /// Strategy::Bytes (use ByteRingConfig::policy = ByteRingPolicy::Wait).
+    /// A policy the ring cannot honour: RingConfig::policy Split or Grow, or Wait with
+    /// Strategy::Bytes (use ByteRingConfig::policy = Wait); ByteRingConfig::policy Split.
     PolicyNotForStrategy,
     /// The physical device reports an API version below 1.2.
     ApiVersionTooOld,

@@ -25,6 +25,7 @@
 #include <optional>
 #include <vector>
 
+#include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/staging_ring.hpp"
 #include "staging/core/staging_stats.hpp"
@@ -42,26 +43,17 @@ inline constexpr uint64_t MAX_MAPPABLE_SLOT_BYTES = uint64_t{1} << 30;
 /// The slot policy this ring runs: the core's, over WebGPU slot buffers.
 using CoreRing = staging::StagingRing<SlotBuffer>;
 
-/// What begin() does when the slot ring gives a frame no slot: the core's ExhaustionPolicy with
-/// the values a browser frame can use (it cannot wait: map callbacks run only between frames).
-enum class ExhaustionPolicy : uint8_t {
-  /// begin() answers the refusal (TooLarge, AllInFlight, AllocationFailed).
-  Defer,
-  /// begin() gives a frame on the fallback route (queue writes): the same bytes, another way.
-  Fallback,
-};
-
-/// Names of ExhaustionPolicy's values, in order (staging::to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<ExhaustionPolicy>) noexcept {
-  return std::to_array<std::string_view>({"Defer", "Fallback"});
-}
-static_assert(enum_names_complete<ExhaustionPolicy>(), "ExhaustionPolicy: a value has no name");
-
 /// How a StagingRing is made.
 struct RingConfig {
   /// Slot count and sizes (max_slot_bytes is capped at MAX_MAPPABLE_SLOT_BYTES).
   StagingRingConfig slot_ring;
-  /// What begin() does without a slot.
+  /// What begin() does without a slot: the core's ExhaustionPolicy (byte_ring.hpp), with the
+  /// values a browser frame can use —
+  ///  - Defer: begin() answers the refusal (TooLarge, AllInFlight, AllocationFailed);
+  ///  - Fallback: begin() gives a frame on the fallback route (queue writes): the same bytes,
+  ///    another way.
+  /// Wait, Split and Grow are refused by create() (ConfigError::UnsupportedPolicy): a browser
+  /// frame cannot wait (map callbacks run only between frames), and slots grow by themselves.
   ExhaustionPolicy policy = ExhaustionPolicy::Fallback;
 };
 
