@@ -1,16 +1,13 @@
 // Umbrella header of staging::core: the GPU-free part of the library.
 #pragma once
 
+#include "staging/core/alloc_error.hpp"
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/fill_copy.hpp"
 #include "staging/core/fill_pool.hpp"
 #include "staging/core/invariant_checker.hpp"
 #include "staging/core/ring_observer.hpp"
-#include "staging/core/slot_fence.hpp"
-#include "staging/core/slot_lease.hpp"
-#include "staging/core/staging_allocator.hpp"
-#include "staging/core/staging_ring.hpp"
-#include "staging/core/staging_stats.hpp"
+#include "staging/core/slot_ring.hpp"
 #include "staging/core/stream.hpp"
 #include "staging/core/timeline.hpp"

@@ -1,7 +1,7 @@
 // StagingRingConfig validation.
-#include "staging/core/staging_allocator.hpp"
-#include "staging/core/staging_ring.hpp"
-#include "staging/detail/core/slot_state.hpp"
+#include "staging/core/slot_ring.hpp"
+#include "staging/detail/core/staging_allocator.hpp"
+#include "staging/detail/core/staging_ring.hpp"
 
 namespace staging {
 

@@ -1,4 +1,4 @@
-#include "staging/core/slot_fence.hpp"
+#include "staging/detail/core/slot_fence.hpp"
 
 #include <utility>
 

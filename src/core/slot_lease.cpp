@@ -1,4 +1,4 @@
-#include "staging/core/slot_lease.hpp"
+#include "staging/detail/core/slot_lease.hpp"
 
 #include <utility>
 

@@ -1,6 +1,5 @@
-#include "staging/core/staging_stats.hpp"
-
 #include "staging/core/byte_ring.hpp"
+#include "staging/core/slot_ring.hpp"
 
 namespace staging {
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "staging/core/staging_ring.hpp"
+#include "staging/detail/core/staging_ring.hpp"
 #include "staging_memory.hpp"
 #include "strategy.hpp"
 

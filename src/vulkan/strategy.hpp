@@ -19,7 +19,7 @@
 #include <utility>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/detail/core/slot_state.hpp"
+#include "staging/core/slot_ring.hpp"
 #include "staging/vulkan/observer.hpp"
 #include "staging/vulkan/ring.hpp"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/staging_stats.hpp"
+#include "staging/core/slot_ring.hpp"
 #include "staging/testing/fake_region_allocator.hpp"
 
 namespace staging {

@@ -8,10 +8,10 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/invariant_checker.hpp"
-#include "staging/core/slot_lease.hpp"
-#include "staging/core/staging_ring.hpp"
+#include "staging/core/slot_ring.hpp"
 #include "staging/detail/core/counters.hpp"
-#include "staging/detail/core/slot_state.hpp"
+#include "staging/detail/core/slot_lease.hpp"
+#include "staging/detail/core/staging_ring.hpp"
 #include "staging/testing/fake_queue.hpp"
 
 namespace staging {

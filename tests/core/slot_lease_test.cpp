@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "staging/core/staging_ring.hpp"
+#include "staging/detail/core/staging_ring.hpp"
 #include "staging/testing/fake_slot_allocator.hpp"
 
 namespace staging {

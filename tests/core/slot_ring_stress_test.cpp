@@ -27,7 +27,7 @@
 #include <thread>
 #include <vector>
 
-#include "staging/core/staging_ring.hpp"
+#include "staging/detail/core/staging_ring.hpp"
 #include "staging/testing/fake_slot_allocator.hpp"
 
 namespace staging {

@@ -2,7 +2,7 @@
 // abandon / fail / drop, checked after every step against a small reference model of the slots.
 //
 // What must hold after every step:
-//   P1 every slot's state equals the model's (the state machine of slot_state.hpp);
+//   P1 every slot's state equals the model's (the state machine of slot_ring.hpp);
 //   P2 a lease only ever lands in a slot whose fence has fired (the model says Empty, Ready,
 //      Abandoned or Failed — never Recording or InFlight);
 //   P3 a slot InFlight keeps its buffer: same id, same capacity, and the bytes its frame wrote are
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "rc_params.hpp"
-#include "staging/core/staging_ring.hpp"
+#include "staging/detail/core/staging_ring.hpp"
 #include "staging/testing/fake_slot_allocator.hpp"
 
 // Longer runs than rapidcheck's default (100 cases of up to 100 steps), unless RC_PARAMS says

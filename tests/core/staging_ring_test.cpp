@@ -2,7 +2,7 @@
 //
 // Sketch notation: one box per slot, "state capacity #buffer-id".
 //   [Ready 64K #1] [InFlight 64K #2] [Empty]
-#include "staging/core/staging_ring.hpp"
+#include "staging/detail/core/staging_ring.hpp"
 
 #include <gtest/gtest.h>
 

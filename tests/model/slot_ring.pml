@@ -20,7 +20,7 @@
  *   fence[s]              slot_fence.hpp: SlotFence::word_, (generation << 3) | SlotState in one
  *                         atomic word; STATE/GEN/PACK are SlotFence::unpack_state, generation(),
  *                         pack (the C++ shifts by 8; 3 bits hold the six states here).
- *   EMPTY..FAILED         slot_state.hpp: SlotState.
+ *   EMPTY..FAILED         slot_ring.hpp: SlotState.
  *   transition()          slot_fence.cpp: SlotFence::transition, compare-and-swap of
  *                         (gen, from) -> (gen, to); one atomic step.
  *   fence[s] = PACK(..)   slot_fence.cpp: SlotFence::reset, the ring thread's plain store.

@@ -37,8 +37,8 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/invariant_checker.hpp"
-#include "staging/core/staging_ring.hpp"
 #include "staging/detail/core/shared_frame.hpp"
+#include "staging/detail/core/staging_ring.hpp"
 #include "staging/testing/fake_region_allocator.hpp"
 #include "staging/testing/fake_slot_allocator.hpp"
 

@@ -1,5 +1,7 @@
 // staging-demo: a short scripted session of the slot ring on a fake device, printing the
-// slots' states after every step and the ring's stats at the end. Needs no GPU.
+// slots' states after every step and the ring's stats at the end. Needs no GPU. The slot ring is
+// the engine under vulkan::Ring (Strategy::Slots) and webgpu::StagingRing, not API: this demo
+// shows its states, as staging-sim shows the rings' timelines.
 #include <cinttypes>
 #include <cstdio>
 #include <deque>
@@ -8,6 +10,7 @@
 #include "cli.hpp"
 #include "exception_exit.hpp"
 #include "staging/core.hpp"
+#include "staging/detail/core/staging_ring.hpp"
 #include "staging/testing/fake_slot_allocator.hpp"
 
 namespace {

@@ -13,7 +13,7 @@
 #include "sim_queue.hpp"
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/invariant_checker.hpp"
-#include "staging/core/staging_stats.hpp"
+#include "staging/core/slot_ring.hpp"
 
 namespace staging::sim {
 

@@ -13,7 +13,7 @@
 
 #include "host_memory.hpp"
 #include "sim_context.hpp"
-#include "staging/core/staging_ring.hpp"
+#include "staging/detail/core/staging_ring.hpp"
 
 namespace staging::sim {
 namespace {

@@ -1,7 +1,7 @@
 // ByteRing: a staging ring of bytes — one region of bytes, reservations in FIFO order, wraparound
 // where no reservation straddles the end, retirement by the queue's completion signal, and an
 // explicit, bounded policy when a reservation does not fit. For uploads not tied to frames
-// (asset and chunk streaming, CUDA batches); the slot ring (staging_ring.hpp) is for frames.
+// (asset and chunk streaming, CUDA batches); the slot ring (slot_ring.hpp) is for frames.
 //
 // Ring-state sketch (capacity 16, one character per byte; A..C live, '-' free, '#' skipped):
 //
@@ -34,8 +34,8 @@
 #include <tuple>
 #include <type_traits>
 
+#include "staging/core/alloc_error.hpp"
 #include "staging/core/expected.hpp"
-#include "staging/core/staging_allocator.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/enum_names.hpp"

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "staging/core/staging_allocator.hpp"
+#include "staging/detail/core/staging_allocator.hpp"
 
 namespace staging::testing {
 

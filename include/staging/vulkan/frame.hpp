@@ -33,7 +33,7 @@
 #include <string_view>
 
 #include "staging/core/expected.hpp"
-#include "staging/core/staging_ring.hpp"
+#include "staging/core/slot_ring.hpp"
 #include "staging/detail/core/enum_names.hpp"
 
 namespace staging::vulkan {

@@ -22,8 +22,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "staging/core/alloc_error.hpp"
 #include "staging/core/expected.hpp"
-#include "staging/core/staging_allocator.hpp"
 #include "staging/vulkan/dispatch.hpp"
 
 namespace staging::vulkan {

@@ -28,8 +28,7 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
-#include "staging/core/staging_ring.hpp"
-#include "staging/core/staging_stats.hpp"
+#include "staging/core/slot_ring.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/enum_names.hpp"

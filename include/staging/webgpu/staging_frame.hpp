@@ -31,10 +31,10 @@
 #include <vector>
 
 #include "staging/core/expected.hpp"
-#include "staging/core/slot_fence.hpp"
-#include "staging/core/slot_lease.hpp"
-#include "staging/core/staging_ring.hpp"
 #include "staging/detail/core/enum_names.hpp"
+#include "staging/detail/core/slot_fence.hpp"
+#include "staging/detail/core/slot_lease.hpp"
+#include "staging/detail/core/staging_ring.hpp"
 #include "staging/detail/webgpu/copy_layout.hpp"
 
 namespace staging::webgpu {

@@ -27,10 +27,9 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
-#include "staging/core/staging_ring.hpp"
-#include "staging/core/staging_stats.hpp"
+#include "staging/core/slot_ring.hpp"
 #include "staging/detail/core/limits.hpp"
-#include "staging/detail/core/slot_state.hpp"
+#include "staging/detail/core/staging_ring.hpp"
 #include "staging/detail/webgpu/copy_layout.hpp"
 #include "staging/detail/webgpu/slot_buffer.hpp"
 #include "staging/webgpu/staging_frame.hpp"

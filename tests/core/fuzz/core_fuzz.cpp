@@ -30,10 +30,10 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/invariant_checker.hpp"
-#include "staging/core/staging_ring.hpp"
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/copy_layout.hpp"
 #include "staging/detail/core/limits.hpp"
+#include "staging/detail/core/staging_ring.hpp"
 #include "staging/testing/fake_queue.hpp"
 #include "staging/testing/fake_slot_allocator.hpp"
 

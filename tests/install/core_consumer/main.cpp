@@ -1,13 +1,15 @@
-// Links staging::core alone from the installed package (no GPU SDK needed): alignment arithmetic
-// from the headers and a state name from the library.
+// Links staging::core alone from the installed package (no GPU SDK needed): a slot ring's
+// configuration checked by the library, and a state name from it.
 #include <cstdio>
 #include <staging/core.hpp>
 #include <string>
 
 int main() {
-  const std::optional<uint64_t> aligned = staging::align_up(1000, 256);
+  const auto checked = staging::validate(staging::StagingRingConfig{});
   const std::string ready(staging::to_string(staging::SlotState::Ready));
-  std::printf("core consumer: align_up(1000, 256) = %llu, a slot's state: %s\n",
-              static_cast<unsigned long long>(aligned.value_or(0)), ready.c_str());
-  return aligned == 1024u && ready == "Ready" ? 0 : 1;
+  const std::string refused(
+      staging::to_string(staging::validate(staging::StagingRingConfig{.slots = 0}).error()));
+  std::printf("core consumer: default slot ring %s, slots = 0 is %s, a slot's state: %s\n",
+              checked ? "valid" : "invalid", refused.c_str(), ready.c_str());
+  return checked && refused == "NoSlots" && ready == "Ready" ? 0 : 1;
 }

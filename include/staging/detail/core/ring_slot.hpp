@@ -9,8 +9,8 @@
 #include <memory>
 #include <optional>
 
-#include "staging/core/slot_fence.hpp"
 #include "staging/core/timeline.hpp"
+#include "staging/detail/core/slot_fence.hpp"
 
 namespace staging::detail {
 

@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "staging/core/expected.hpp"
-#include "staging/core/staging_allocator.hpp"
+#include "staging/detail/core/staging_allocator.hpp"
 
 namespace staging::webgpu {
 

@@ -11,8 +11,8 @@
 #include <string_view>
 
 #include "staging/core/expected.hpp"
-#include "staging/core/slot_fence.hpp"
 #include "staging/detail/core/enum_names.hpp"
+#include "staging/detail/core/slot_fence.hpp"
 
 namespace staging {
 

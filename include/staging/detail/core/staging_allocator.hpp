@@ -1,34 +1,14 @@
 // StagingAllocator: creates the buffers slots are made of. Backends implement it over their
-// API (a mapped VkBuffer, a MAP_WRITE WebGPU buffer); tests implement it with a fake.
+// API (a mapped VkBuffer, a MAP_WRITE WebGPU buffer); tests implement it with a fake. Part of the
+// slot ring's engine (staging_ring.hpp), not of the API.
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <string_view>
-#include <type_traits>
 
+#include "staging/core/alloc_error.hpp"
 #include "staging/core/expected.hpp"
-#include "staging/detail/core/enum_names.hpp"
 
 namespace staging {
-
-/// Why a buffer could not be created.
-enum class AllocError : uint8_t {
-  /// The device or host is out of memory, or a configured budget refuses the request.
-  OutOfMemory,
-  /// The buffer was created but could not be mapped.
-  MapFailed,
-  /// The device was lost.
-  DeviceLost,
-  /// Anything else the backend reports (its own log/stats say more).
-  Other,
-};
-
-/// Names of AllocError's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<AllocError>) noexcept {
-  return std::to_array<std::string_view>({"OutOfMemory", "MapFailed", "DeviceLost", "Other"});
-}
-static_assert(enum_names_complete<AllocError>(), "AllocError: a value has no name");
 
 /// Creates slot buffers of type `Buffer` for a StagingRing<Buffer>.
 ///

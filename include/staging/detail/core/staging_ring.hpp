@@ -1,7 +1,9 @@
 // StagingRing: the slot ring. A handful of persistently reused staging buffers ("slots");
 // one frame's uploads at a time go into one slot, which is reused only once the GPU is done with
 // it. Buffer-generic: a backend instantiates it with its own buffer type and StagingAllocator;
-// tests use a fake allocator and fire FenceTokens by hand.
+// tests use a fake allocator and fire FenceTokens by hand. The engine under vulkan::Ring
+// (Strategy::Slots) and webgpu::StagingRing, not part of the API: its vocabulary (configuration,
+// refusals, counters) is public in staging/core/slot_ring.hpp.
 //
 // Retirement: a finished frame's slot is InFlight until the ring is told the GPU has read it, in
 // one of two ways — both the one model of timeline.hpp, completion handed in as a value:
@@ -35,62 +37,18 @@
 #include <vector>
 
 #include "staging/core/expected.hpp"
-#include "staging/core/slot_fence.hpp"
-#include "staging/core/slot_lease.hpp"
-#include "staging/core/staging_allocator.hpp"
-#include "staging/core/staging_stats.hpp"
+#include "staging/core/slot_ring.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/assert.hpp"
 #include "staging/detail/core/enum_names.hpp"
 #include "staging/detail/core/limits.hpp"
 #include "staging/detail/core/ring_slot.hpp"
+#include "staging/detail/core/slot_fence.hpp"
+#include "staging/detail/core/slot_lease.hpp"
+#include "staging/detail/core/staging_allocator.hpp"
 
 namespace staging {
-
-/// How a StagingRing is sized. Defaults are the constants of limits.hpp. Plain data; validate()
-/// checks it.
-struct StagingRingConfig {
-  /// Number of slots (1 .. STAGING_SLOTS_LIMIT): frames in flight plus the one being recorded.
-  std::size_t slots = STAGING_SLOTS;
-  /// Smallest slot buffer (a power of two, >= 1, <= max_slot_bytes).
-  uint64_t min_slot_bytes = MIN_SLOT_BYTES;
-  /// Largest slot buffer (>= min_slot_bytes, <= SLOT_BYTES_LIMIT). Slots are powers of two, so the
-  /// largest slot is the largest power of two <= max_slot_bytes (or min_slot_bytes when that is
-  /// larger); a frame needing more than that is refused with TooLarge, even when it needs <=
-  /// max_slot_bytes.
-  uint64_t max_slot_bytes = MAX_SLOT_BYTES;
-};
-
-/// Why a StagingRingConfig cannot be used.
-enum class ConfigError : uint8_t {
-  /// slots == 0.
-  NoSlots,
-  /// min_slot_bytes is 0 or not a power of two.
-  MinNotPowerOfTwo,
-  /// max_slot_bytes < min_slot_bytes.
-  MaxBelowMin,
-  /// slots > STAGING_SLOTS_LIMIT.
-  TooManySlots,
-  /// max_slot_bytes (and so perhaps min_slot_bytes) > SLOT_BYTES_LIMIT.
-  SlotTooLarge,
-  /// The ring's ExhaustionPolicy is one its backend cannot honour (webgpu::RingConfig::policy
-  /// other than Defer and Fallback). The slot ring itself has no policy and never answers it.
-  UnsupportedPolicy,
-};
-
-/// Why begin() gave no slot. The caller takes its fallback route for the frame.
-enum class Refusal : uint8_t {
-  /// The frame needs more than the largest slot: slot_capacity(needed, min_slot_bytes,
-  /// max_slot_bytes) is none (see StagingRingConfig::max_slot_bytes).
-  TooLarge,
-  /// Every slot is Recording or InFlight.
-  AllInFlight,
-  /// Creating, growing or replacing the picked slot's buffer failed (the allocator's error is in
-  /// last_alloc_error()). A failed creation or replacement leaves the slot Failed, to be retried
-  /// by a later frame; a failed growth leaves the old buffer in place and the slot Ready.
-  AllocationFailed,
-};
 
 /// Why finish() could not hand a lease back.
 enum class FinishError : uint8_t {
@@ -100,29 +58,11 @@ enum class FinishError : uint8_t {
   ForeignLease,
 };
 
-/// Names of ConfigError's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<ConfigError>) noexcept {
-  return std::to_array<std::string_view>({"NoSlots", "MinNotPowerOfTwo", "MaxBelowMin",
-                                          "TooManySlots", "SlotTooLarge", "UnsupportedPolicy"});
-}
-static_assert(enum_names_complete<ConfigError>(), "ConfigError: a value has no name");
-
-/// Names of Refusal's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<Refusal>) noexcept {
-  return std::to_array<std::string_view>({"TooLarge", "AllInFlight", "AllocationFailed"});
-}
-static_assert(enum_names_complete<Refusal>(), "Refusal: a value has no name");
-
 /// Names of FinishError's values, in order (to_string, enum_from_string).
 constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
   return std::to_array<std::string_view>({"Inactive", "ForeignLease"});
 }
 static_assert(enum_names_complete<FinishError>(), "FinishError: a value has no name");
-
-/// Checks a StagingRingConfig; returns it unchanged when usable. Errors, in this order: NoSlots,
-/// TooManySlots, MinNotPowerOfTwo, MaxBelowMin, SlotTooLarge. Pure; safe from any thread.
-[[nodiscard]] Expected<StagingRingConfig, ConfigError> validate(
-    const StagingRingConfig& config) noexcept;
 
 /// The slots, their capacities and fences: one frame's staging memory at a time, reused once the
 /// GPU is done with it.

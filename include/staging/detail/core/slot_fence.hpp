@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "staging/detail/core/slot_state.hpp"
+#include "staging/core/slot_ring.hpp"
 
 namespace staging {
 
