@@ -4,7 +4,6 @@
 #include "staging/core/alloc_error.hpp"
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
-#include "staging/core/fill_copy.hpp"
 #include "staging/core/fill_pool.hpp"
 #include "staging/core/invariant_checker.hpp"
 #include "staging/core/ring_observer.hpp"

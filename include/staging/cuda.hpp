@@ -1,7 +1,6 @@
 // Umbrella header of staging::cuda: bounded pinned staging for CUDA uploads (docs/cuda.md).
 #pragma once
 
-#include "staging/core/fill_copy.hpp"
+#include "staging/core/fill_pool.hpp"
 #include "staging/cuda/multi_uploader.hpp"
-#include "staging/cuda/pinned_region_allocator.hpp"
 #include "staging/cuda/uploader.hpp"

@@ -4,7 +4,5 @@
 #include "staging/vulkan/dispatch.hpp"
 #include "staging/vulkan/frame.hpp"
 #include "staging/vulkan/memory.hpp"
-#include "staging/vulkan/observer.hpp"
 #include "staging/vulkan/ring.hpp"
-#include "staging/vulkan/stream_target.hpp"
 #include "staging/vulkan/streamer.hpp"

@@ -2,10 +2,10 @@
 // written once and read by the GPU's DMA engine, never by this CPU again; when it is not in the
 // cache, writing it through the caches costs a read-for-ownership per line and evicts useful
 // lines, which non-temporal stores avoid (one DRAM write per byte instead of a read and a write).
-#include "staging/core/fill_copy.hpp"
-
 #include <cstdint>
 #include <cstring>
+
+#include "staging/core/fill_pool.hpp"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -16,7 +16,7 @@
 #include <cstring>
 #include <utility>
 
-#include "staging/core/fill_copy.hpp"
+#include "staging/core/fill_pool.hpp"
 #include "staging/core/stream.hpp"
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/assert.hpp"

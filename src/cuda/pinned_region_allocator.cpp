@@ -1,4 +1,4 @@
-#include "staging/cuda/pinned_region_allocator.hpp"
+#include "staging/detail/cuda/pinned_region_allocator.hpp"
 
 #include <algorithm>
 

@@ -39,7 +39,7 @@
 #include <mutex>
 #include <optional>
 
-#include "staging/core/fill_copy.hpp"
+#include "staging/core/fill_pool.hpp"
 #include "staging/core/timeline.hpp"
 
 namespace staging::cuda::detail {

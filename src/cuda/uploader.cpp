@@ -12,10 +12,10 @@
 #include <thread>
 
 #include "staging/core/fill_pool.hpp"
-#include "staging/cuda/pinned_region_allocator.hpp"
 #include "staging/detail/core/assert.hpp"
 #include "staging/detail/core/spin_lock.hpp"
 #include "staging/detail/cuda/event_timeline.hpp"
+#include "staging/detail/cuda/pinned_region_allocator.hpp"
 #include "upload_planner.hpp"
 #include "uploader_testing.hpp"
 

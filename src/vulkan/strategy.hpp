@@ -20,7 +20,6 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/slot_ring.hpp"
-#include "staging/vulkan/observer.hpp"
 #include "staging/vulkan/ring.hpp"
 
 namespace staging::vulkan::detail {

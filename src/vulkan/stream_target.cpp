@@ -1,7 +1,6 @@
-// Stream targets and their barriers: see include/staging/vulkan/stream_target.hpp.
-#include "staging/vulkan/stream_target.hpp"
-
+// Stream targets and their barriers: see include/staging/vulkan/streamer.hpp.
 #include "staging/detail/vulkan/format.hpp"
+#include "staging/vulkan/streamer.hpp"
 
 namespace staging::vulkan {
 

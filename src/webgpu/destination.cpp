@@ -5,7 +5,7 @@
 
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/copy_layout.hpp"
-#include "staging/webgpu/staging_frame.hpp"
+#include "staging/webgpu/staging_ring.hpp"
 
 namespace staging::webgpu {
 

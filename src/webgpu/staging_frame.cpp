@@ -1,5 +1,3 @@
-#include "staging/webgpu/staging_frame.hpp"
-
 #include <cstdint>
 #include <cstring>
 #include <memory>

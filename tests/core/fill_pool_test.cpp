@@ -18,8 +18,6 @@
 #include <thread>
 #include <vector>
 
-#include "staging/core/fill_copy.hpp"
-
 namespace staging {
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "staging/webgpu/staging_frame.hpp"
+#include "staging/webgpu/staging_ring.hpp"
 
 namespace staging::webgpu {
 namespace {

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "bench.hpp"
-#include "staging/core/fill_copy.hpp"
 #include "staging/core/fill_pool.hpp"
 
 namespace staging::bench::cuda_bench {

@@ -35,7 +35,7 @@
 #include <tuple>
 #include <type_traits>
 
-#include "staging/core/fill_copy.hpp"
+#include "staging/core/fill_pool.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/enum_names.hpp"
@@ -219,7 +219,7 @@ struct StreamSchedulerConfig {
   /// the pool fills the first; each is submitted as soon as it is filled). 0: as many as the
   /// ring has room for. Without a pool batches are filled one at a time by the pump.
   uint32_t max_filling_batches = 0;
-  /// How the bytes are copied into staging memory (fill_copy.hpp).
+  /// How the bytes are copied into staging memory (fill_pool.hpp: FillMethod).
   FillMethod fill_method = FillMethod::Auto;
   /// The longest single wait of the pump (for the GPU, or for work), so that stop() and new
   /// work are noticed (> 0).

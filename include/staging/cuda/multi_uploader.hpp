@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "staging/core/fill_pool.hpp"
-#include "staging/cuda/pinned_region_allocator.hpp"
 #include "staging/cuda/uploader.hpp"
 #include "staging/detail/core/host_topology.hpp"
 

@@ -35,6 +35,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -44,10 +45,8 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
-#include "staging/core/fill_copy.hpp"
 #include "staging/core/fill_pool.hpp"
 #include "staging/core/timeline.hpp"
-#include "staging/cuda/pinned_region_allocator.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/enum_names.hpp"
 #include "staging/detail/cuda/device_api.hpp"
@@ -62,6 +61,36 @@ struct UploaderTestAccess;
 /// The names of this namespace's enums: `to_string(e)` finds the core's one to_string (built on
 /// each enum's enum_names) by argument-dependent lookup here too.
 using staging::to_string;
+
+/// A total cap on pinned bytes shared by several Uploaders (one per device: UploaderConfig::
+/// pinned_budget; a MultiUploader makes one for its devices), charged before pinning and credited
+/// after unpinning.
+///
+/// Ownership: shared (std::shared_ptr) by the allocators charging it; it outlives them.
+/// Threading: every member is safe from any thread.
+class PinnedBudget {
+ public:
+  /// A budget of `cap` bytes (0: nothing can be charged).
+  explicit PinnedBudget(uint64_t cap) noexcept : cap_(cap) {}
+  PinnedBudget(const PinnedBudget&) = delete;
+  PinnedBudget& operator=(const PinnedBudget&) = delete;
+
+  /// Charges `bytes` when held() + bytes <= cap(); false (nothing charged) otherwise.
+  bool try_charge(uint64_t bytes) noexcept;
+  /// Credits `bytes` charged before.
+  void credit(uint64_t bytes) noexcept { held_.fetch_sub(bytes, std::memory_order_relaxed); }
+  /// The cap.
+  [[nodiscard]] uint64_t cap() const noexcept { return cap_; }
+  /// Bytes charged now.
+  [[nodiscard]] uint64_t held() const noexcept { return held_.load(std::memory_order_relaxed); }
+  /// The most bytes ever charged at once (<= cap()).
+  [[nodiscard]] uint64_t peak() const noexcept { return peak_.load(std::memory_order_relaxed); }
+
+ private:
+  uint64_t cap_;
+  std::atomic<uint64_t> held_{0};
+  std::atomic<uint64_t> peak_{0};
+};
 
 /// How an Uploader is sized. Validated by Uploader::create.
 struct UploaderConfig {

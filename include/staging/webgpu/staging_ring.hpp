@@ -23,18 +23,308 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/slot_ring.hpp"
+#include "staging/detail/core/enum_names.hpp"
 #include "staging/detail/core/limits.hpp"
+#include "staging/detail/core/slot_fence.hpp"
+#include "staging/detail/core/slot_lease.hpp"
 #include "staging/detail/core/staging_ring.hpp"
 #include "staging/detail/webgpu/copy_layout.hpp"
 #include "staging/detail/webgpu/slot_buffer.hpp"
-#include "staging/webgpu/staging_frame.hpp"
 
 namespace staging::webgpu {
+
+// StagingFrame: one frame's uploads — a slot's mapped memory to write them into and the copy
+// commands that move them to their destinations — or, for a frame the ring gave no slot, the
+// fallback route: the same bytes through wgpuQueueWriteBuffer / wgpuQueueWriteTexture.
+//
+// The frame cycle (docs/webgpu.md):
+//
+//   auto frame = ring.begin(needed).value();  // a slot (Recording) or the fallback route
+//   frame.upload(vertices, 0, data, size);    // bytes copied into the slot's mapping now
+//   frame.upload(tile, pixels, size);         // rows repacked to 256-byte bytesPerRow
+//   frame.finish(encoder);                    // unmap (flush), record copies; slot InFlight
+//   wgpuQueueSubmit(queue, 1, &commands);
+//   frame.submitted();                        // request the re-map; its callback → Ready
+//
+// The slot's fence is its re-map: WebGPU completes a map request only after the submissions
+// that read the buffer have finished. The WebGPU C API has no way to attach it to the encoder,
+// so the caller says when the encoder was submitted. A frame destroyed after finish() but
+// without submitted() is a dropped encoder: the slot becomes Abandoned and is replaced the next
+// time it is picked. A failed re-map (destroyed buffer, lost device) leaves it Failed.
+//
+// Threading: the device's thread (the browser's main thread). The map callback runs there too,
+// from the event loop, so a slot becomes Ready only after control has returned to the browser.
+
+class StagingRing;
+
+/// Which way a frame's (or one upload's) bytes travel.
+enum class Route : uint8_t {
+  /// The ring route: written into a slot, copied by commands recorded into the frame's encoder.
+  Ring,
+  /// The fallback route: wgpuQueueWriteBuffer / wgpuQueueWriteTexture, the queue's own staging,
+  /// at call time.
+  Fallback,
+};
+
+/// Why an upload was not made. Nothing was written or recorded.
+enum class UploadError : uint8_t {
+  /// size == 0, or a texture region with a zero extent.
+  ZeroSize,
+  /// A buffer upload's size or destination offset is not a multiple of 4 (COPY_BUFFER_ALIGNMENT;
+  /// neither route can copy it).
+  Unaligned,
+  /// The destination buffer or texture is null.
+  NullDestination,
+  /// A texture upload's data size is not the region's tightly packed size, or its layout
+  /// overflows.
+  BadLayout,
+  /// reserve() on a frame without a slot (Route::Fallback).
+  NoSlot,
+  /// reserve(): the slot has no room left for it (upload() would take the fallback route
+  /// instead).
+  DoesNotFit,
+  /// The frame is finished, submitted, or moved from.
+  Inactive,
+  /// The upload is larger than the C API can pass (size_t: 4 GiB on wasm32): no route can ever
+  /// take it.
+  TooLarge,
+  /// The described destination itself is invalid (BufferDestination size 0; TextureDestination with
+  /// an
+  /// Undefined format, a zero size or mip level count, or more mip levels than its size has).
+  InvalidDestination,
+  /// The upload writes outside the described destination: bytes past a buffer's size, texels
+  /// past the mip level's size (rounded up to whole texel blocks).
+  OutOfBounds,
+  /// The region names a mip level or array layers the described texture does not have.
+  NoSuchSubresource,
+  /// The region's format differs from the described texture's.
+  FormatMismatch,
+  /// The region names another texture than the described one.
+  DestinationMismatch,
+  /// A described texture region's origin or extent is not whole texel blocks.
+  Misaligned,
+};
+
+/// Why finish() or submitted() was refused. The frame is unchanged.
+enum class FinishError : uint8_t {
+  /// finish(): already finished, or moved from. submitted(): already submitted, or moved from.
+  Inactive,
+  /// submitted() before finish().
+  NotFinished,
+  /// finish() of a slot frame with copies to record was given a null encoder.
+  NullEncoder,
+};
+
+/// Names of Route's, UploadError's and FinishError's values, in order (staging::to_string,
+/// enum_from_string).
+constexpr auto enum_names(std::type_identity<Route>) noexcept {
+  return std::to_array<std::string_view>({"Ring", "Fallback"});
+}
+constexpr auto enum_names(std::type_identity<UploadError>) noexcept {
+  return std::to_array<std::string_view>({"ZeroSize", "Unaligned", "NullDestination", "BadLayout",
+                                          "NoSlot", "DoesNotFit", "Inactive", "TooLarge",
+                                          "InvalidDestination", "OutOfBounds", "NoSuchSubresource",
+                                          "FormatMismatch", "DestinationMismatch", "Misaligned"});
+}
+constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
+  return std::to_array<std::string_view>({"Inactive", "NotFinished", "NullEncoder"});
+}
+static_assert(enum_names_complete<Route>() && enum_names_complete<UploadError>() &&
+                  enum_names_complete<FinishError>(),
+              "a webgpu frame enum value has no name");
+
+/// Where a texture upload goes: the destination texture, mip level and origin, the region's
+/// extent, and the format's texel block.
+struct TextureUpload {
+  WGPUTexture texture = nullptr;  ///< the destination (COPY_DST usage; not null)
+  uint32_t mip_level = 0;         ///< the mip level written
+  WGPUOrigin3D origin{0, 0, 0};   ///< where the region starts, in texels (block-aligned)
+  WGPUTextureAspect aspect = WGPUTextureAspect_All;  ///< the aspect written
+  /// The region in texels; depthOrArrayLayers counts images (layers or depth slices).
+  WGPUExtent3D extent{0, 0, 1};
+  /// The format's texel block (4 bytes, 1×1 for rgba8unorm).
+  TexelBlock block{};
+  /// The texture's format, checked against a TextureDestination's (Undefined: the destination's).
+  WGPUTextureFormat format = WGPUTextureFormat_Undefined;
+};
+
+/// A destination buffer, described once (the size it was created with): uploads through it are
+/// checked to lie inside it. Plain data. (The WebGPU C API this library targets cannot ask a
+/// buffer for its size.)
+struct BufferDestination {
+  WGPUBuffer buffer = nullptr;  ///< the buffer (COPY_DST usage; not null)
+  uint64_t size = 0;            ///< its WGPUBufferDescriptor::size in bytes (> 0)
+};
+
+/// A destination texture, described once (the values of its WGPUTextureDescriptor): regions
+/// uploaded through it are checked against its format, size, mip levels and array layers.
+struct TextureDestination {
+  WGPUTexture texture = nullptr;                           ///< the texture (COPY_DST; not null)
+  WGPUTextureFormat format = WGPUTextureFormat_Undefined;  ///< its format (not Undefined)
+  /// Mip level 0's size in texels; depthOrArrayLayers: array layers (2D) or depth (3D).
+  WGPUExtent3D size{0, 0, 1};
+  uint32_t mip_level_count = 1;  ///< mip levels (1 ..= floor(log2(largest mipped dimension)) + 1)
+  /// 2D (layers are not mipped) or 3D (depth is); 1D textures are 2D textures of height 1 here.
+  WGPUTextureDimension dimension = WGPUTextureDimension_2D;
+};
+
+/// Checks that bytes [offset, offset + size) lie inside `target`. Pure; safe from any thread.
+/// Errors: NullDestination, InvalidDestination, ZeroSize, OutOfBounds (also on overflow).
+[[nodiscard]] Expected<void, UploadError> check_destination(const BufferDestination& target,
+                                                            uint64_t offset,
+                                                            uint64_t size) noexcept;
+
+/// Checks `region` against the described destination `target`: the same texture (null: the
+/// destination's) and format (Undefined: the destination's), a non-empty extent, a mip level the
+/// texture has, array layers it has (2D), and the box inside the mip level's size rounded up to
+/// whole blocks of region.block, with origin and extent whole blocks (WebGPU's copy rules). Pure;
+/// safe from any thread. Errors, in this order: NullDestination, InvalidDestination,
+/// DestinationMismatch, FormatMismatch, ZeroSize, NoSuchSubresource, OutOfBounds, Misaligned.
+[[nodiscard]] Expected<void, UploadError> check_destination(const TextureDestination& target,
+                                                            const TextureUpload& region) noexcept;
+
+/// The slot layout of a texture upload (the core's engine under COPY_LIMITS; extent.
+/// depthOrArrayLayers counts images). Errors: Empty, Overflow. Pure; safe from any thread.
+[[nodiscard]] Expected<TextureLayout, LayoutError> texture_layout(
+    const TextureUpload& region) noexcept;
+
+/// One frame's uploads. Made by StagingRing::begin() / begin_fallback().
+///
+/// Ownership: move-only; references its StagingRing, which must outlive it. Holds a reference to
+/// every destination it recorded a copy to, until finish() (or destruction) releases them.
+/// States: Recording → finish() → Finished → submitted() → Submitted. Destroying a frame (or
+/// assigning another over it) does, by state:
+///   - Recording, nothing placed in the slot: the slot is Ready again at once;
+///   - Recording with bytes placed (ranges of the slot are mapped out): the slot is unmapped and
+///     re-mapped without any copy — InFlight until the map callback makes it Ready;
+///   - Finished, not submitted: a dropped encoder — the slot is Abandoned and its buffer replaced
+///     on the next pick (the caller must then not submit that encoder either);
+///   - Submitted, or on the fallback route: nothing to do.
+/// Threading: the device's thread.
+class StagingFrame {
+ public:
+  /// Takes `other`'s frame; `other` is left as if finished.
+  StagingFrame(StagingFrame&& other) noexcept;
+  /// Ends a frame held here as the destructor does (see above), then takes `other`'s.
+  StagingFrame& operator=(StagingFrame&& other) noexcept;
+  StagingFrame(const StagingFrame&) = delete;
+  StagingFrame& operator=(const StagingFrame&) = delete;
+  /// See "Destroying a frame" above.
+  ~StagingFrame();
+
+  /// Route::Ring when the frame holds a slot, Route::Fallback otherwise (and once moved from).
+  [[nodiscard]] Route route() const noexcept {
+    return slot_buffer_ ? Route::Ring : Route::Fallback;
+  }
+  /// Why begin() gave this frame no slot; none for a slot frame and for begin_fallback().
+  [[nodiscard]] std::optional<Refusal> refusal() const noexcept { return refusal_; }
+  /// The slot index (meaningful for Route::Ring only).
+  [[nodiscard]] std::size_t slot() const noexcept { return slot_; }
+  /// Slot bytes used so far (alignment padding included); 0 on the fallback route.
+  /// Meaningless after finish() or once moved from.
+  [[nodiscard]] uint64_t slot_bytes_used() const noexcept { return lease_.cursor(); }
+
+  /// Uploads `size` bytes at `data` to `dst` at `dst_offset`. Ring route: the bytes are copied
+  /// into the slot now (placed at an 8-byte boundary) and a copy is recorded at finish(). When
+  /// the slot has no room left, or on the fallback route: wgpuQueueWriteBuffer now (ordered
+  /// before the next submission; so a queue write and a slot copy to the *same* bytes in one
+  /// frame land in the order queue write, then copy). Returns the route taken. Precondition:
+  /// `data` points to `size` readable bytes (they are copied before this returns).
+  /// Errors: Inactive, ZeroSize, Unaligned (size or dst_offset % 4), TooLarge, NullDestination.
+  Expected<Route, UploadError> upload(WGPUBuffer dst, uint64_t dst_offset, const void* data,
+                                      uint64_t size);
+
+  /// upload() to a described buffer: the range is first checked to lie inside it
+  /// (check_destination). The way in for buffers: WebGPU rejects a copy past a buffer's end by
+  /// invalidating the whole command buffer — every upload of the frame with it. Errors: as
+  /// upload(), plus InvalidDestination and OutOfBounds (nothing written or recorded).
+  Expected<Route, UploadError> upload(const BufferDestination& dst, uint64_t dst_offset,
+                                      const void* data, uint64_t size);
+  /// reserve() in a described buffer, checked as the described upload().
+  Expected<std::span<std::byte>, UploadError> reserve(const BufferDestination& dst,
+                                                      uint64_t dst_offset, uint64_t size);
+  /// The texture upload() into a described texture: `region` is first checked against `dst`
+  /// (check_destination; its texture and format may be left unset to take the destination's).
+  /// Errors: as the texture upload(), plus InvalidDestination, OutOfBounds, NoSuchSubresource,
+  /// FormatMismatch, DestinationMismatch, Misaligned (nothing written or recorded).
+  Expected<Route, UploadError> upload(const TextureDestination& dst, const TextureUpload& region,
+                                      const void* data, uint64_t size);
+  /// Uploads a texture region from tightly packed rows (`size` must equal the region's packed
+  /// size: ceil(w/bw)*bytes per row, ceil(h/bh) rows, extent.depthOrArrayLayers images). Slot
+  /// route: rows repacked into the slot with bytesPerRow padded to 256, copy recorded at finish().
+  /// Otherwise (or when it does not fit): wgpuQueueWriteTexture with the packed rows.
+  /// Errors: ZeroSize, NullDestination, BadLayout, TooLarge, Inactive.
+  Expected<Route, UploadError> upload(const TextureUpload& dst, const void* data, uint64_t size);
+
+  /// Zero-copy form of upload() to a buffer: places `size` bytes for `dst` at `dst_offset` and
+  /// returns the slot's mapped bytes to fill before finish() (they are flushed there). The span's
+  /// contents are undefined until written. Errors: ZeroSize, Unaligned, NullDestination, NoSlot
+  /// (fallback route), DoesNotFit, TooLarge, Inactive.
+  Expected<std::span<std::byte>, UploadError> reserve(WGPUBuffer dst, uint64_t dst_offset,
+                                                      uint64_t size);
+
+  /// Ends recording. Ring route: unmaps the slot (Emscripten flushes the mapped ranges' heap
+  /// mirrors into the buffer here) and records every copy into `encoder`, in upload order; the
+  /// slot becomes InFlight. A slot frame that placed nothing in its slot (no uploads, or all by
+  /// queue write) gives the slot back (Ready) and records nothing. Fallback route: records
+  /// nothing. `encoder` may be null when nothing is recorded.
+  /// Errors: Inactive, NullEncoder.
+  Expected<void, FinishError> finish(WGPUCommandEncoder encoder);
+
+  /// Tells the frame that the command buffer of the encoder given to finish() was submitted
+  /// (wgpuQueueSubmit returned). Requests the slot's re-map; WebGPU completes it only after that
+  /// submission has finished reading the slot, and its callback makes the slot Ready (or Failed
+  /// when the mapping fails). Calling this without having submitted makes that submission invalid
+  /// (its slot is mapped again). Errors: NotFinished, Inactive.
+  Expected<void, FinishError> submitted();
+
+  /// True after finish() (and after submitted(), and once moved from).
+  [[nodiscard]] bool finished() const noexcept { return state_ != State::Recording; }
+
+ private:
+  friend class StagingRing;
+  enum class State : uint8_t { Recording, Finished, Submitted, Closed };
+  struct Copy {
+    uint64_t src_offset = 0;
+    WGPUBuffer dst_buffer = nullptr;  // buffer copy when set, texture copy otherwise
+    uint64_t dst_offset = 0;
+    uint64_t size = 0;
+    TextureUpload texture{};
+    uint32_t bytes_per_row = 0;
+    uint32_t rows_per_image = 0;
+  };
+
+  // Fallback route frame.
+  StagingFrame(StagingRing& ring, std::optional<Refusal> refusal) noexcept;
+  // Slot frame.
+  StagingFrame(StagingRing& ring, SlotLease lease, WGPUBuffer slot_buffer,
+               uint64_t slot_capacity) noexcept;
+
+  // Places `size` (a multiple of 4) bytes at `alignment` and maps them; null when they do not fit.
+  std::byte* place(uint64_t size, uint64_t alignment) noexcept;
+  void release_destinations() noexcept;
+  void abandon_or_release() noexcept;
+  void request_map(FenceToken token) noexcept;
+  void close() noexcept;
+
+  StagingRing* ring_ = nullptr;
+  State state_ = State::Closed;
+  std::optional<Refusal> refusal_;
+  SlotLease lease_;
+  FenceToken token_;
+  WGPUBuffer slot_buffer_ = nullptr;  // not owned: the ring's slot buffer
+  uint64_t slot_capacity_ = 0;
+  std::size_t slot_ = 0;
+  bool mapped_any_ = false;  // a range of the slot was handed out by GetMappedRange
+  std::vector<Copy> copies_;
+};
 
 /// The largest slot this backend makes (1 GiB): mapped ranges are mirrored in the wasm heap.
 inline constexpr uint64_t MAX_MAPPABLE_SLOT_BYTES = uint64_t{1} << 30;

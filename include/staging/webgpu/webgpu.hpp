@@ -2,5 +2,4 @@
 // See docs/webgpu.md.
 #pragma once
 
-#include "staging/webgpu/staging_frame.hpp"
 #include "staging/webgpu/staging_ring.hpp"

@@ -6,7 +6,7 @@
 // well as in the ring (invariant I5): a request that would take the held bytes above it is refused
 // with OutOfMemory before anything is pinned. Several allocators (one ring per GPU) can also share
 // one PinnedBudget: a total cap over all of them, charged before pinning and credited after
-// unpinning.
+// unpinning. The engine under cuda::Uploader, not part of the API.
 #pragma once
 
 #include <atomic>
@@ -17,38 +17,11 @@
 #include <mutex>
 
 #include "staging/core/byte_ring.hpp"
+#include "staging/cuda/uploader.hpp"
 #include "staging/detail/cuda/device_api.hpp"
 #include "staging/detail/cuda/pinned_region.hpp"
 
 namespace staging::cuda {
-
-/// A total cap on pinned bytes shared by several PinnedRegionAllocators (one per device).
-///
-/// Ownership: shared (std::shared_ptr) by the allocators charging it; it outlives them.
-/// Threading: every member is safe from any thread.
-class PinnedBudget {
- public:
-  /// A budget of `cap` bytes (0: nothing can be charged).
-  explicit PinnedBudget(uint64_t cap) noexcept : cap_(cap) {}
-  PinnedBudget(const PinnedBudget&) = delete;
-  PinnedBudget& operator=(const PinnedBudget&) = delete;
-
-  /// Charges `bytes` when held() + bytes <= cap(); false (nothing charged) otherwise.
-  bool try_charge(uint64_t bytes) noexcept;
-  /// Credits `bytes` charged before.
-  void credit(uint64_t bytes) noexcept { held_.fetch_sub(bytes, std::memory_order_relaxed); }
-  /// The cap.
-  [[nodiscard]] uint64_t cap() const noexcept { return cap_; }
-  /// Bytes charged now.
-  [[nodiscard]] uint64_t held() const noexcept { return held_.load(std::memory_order_relaxed); }
-  /// The most bytes ever charged at once (<= cap()).
-  [[nodiscard]] uint64_t peak() const noexcept { return peak_.load(std::memory_order_relaxed); }
-
- private:
-  uint64_t cap_;
-  std::atomic<uint64_t> held_{0};
-  std::atomic<uint64_t> peak_{0};
-};
 
 /// See the file comment.
 ///
