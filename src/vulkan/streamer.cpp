@@ -342,6 +342,11 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
 
 namespace {
 
+// The own pool's default size is capped here: more fill threads than the copies need fill the
+// ring faster than it retires and then contend for its room (docs/benchmarks.md, "The streamer at
+// its default thread count": 8 threads beat 12 and 16 on both queues of a 16-core host).
+constexpr unsigned kMostDefaultFillThreads = 8;
+
 StreamUploadError from(EnqueueError e) noexcept {
   switch (e) {
     case EnqueueError::Empty:
@@ -390,7 +395,7 @@ Expected<std::unique_ptr<Streamer>, StreamerCreateError> Streamer::create(
     pc.threads = config.fill_threads;
     if (pc.threads == 0) {
       const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-      pc.threads = std::clamp(cpus > 2 ? cpus - 2 : 1u, 1u, 12u);
+      pc.threads = std::clamp(cpus > 2 ? cpus - 2 : 1u, 1u, kMostDefaultFillThreads);
     }
     pc.pinning = config.fill_pinning;
     auto pool = FillPool::create(pc);

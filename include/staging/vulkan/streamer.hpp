@@ -187,7 +187,8 @@ struct StreamerConfig {
   /// other users (an Uploader, another Streamer); null: the streamer makes its own pool of
   /// fill_threads threads.
   std::shared_ptr<FillPool> fill_pool;
-  /// Threads of the streamer's own pool: 0 is one per CPU less two, at most 12; pinned as
+  /// Threads of the streamer's own pool: 0 is one per CPU less two, at most 8 (more threads
+  /// than the copies need only contend for ring room; docs/benchmarks.md); pinned as
   /// fill_pinning says (on the whole host).
   unsigned fill_threads = 0;
   /// Where the own pool's threads run (FillPoolConfig::pinning).
