@@ -135,14 +135,12 @@ namespace {
 // The policies a ring carries out (RingConfig::policy, ByteRingConfig::policy): a frame submits
 // once, so it cannot Split; slots grow by themselves; a byte ring waits per upload, not per frame.
 bool policies_honoured(const RingConfig& config) {
-  const ExhaustionPolicy p = config.policy;
-  const bool frame_policy = p == ExhaustionPolicy::Defer || p == ExhaustionPolicy::Wait ||
-                            p == ExhaustionPolicy::Fallback;
-  if (!frame_policy) return false;
-  if (config.strategy == Strategy::Slots) return true;
-  const ExhaustionPolicy b = config.byte_ring.policy;
-  return p != ExhaustionPolicy::Wait && b != ExhaustionPolicy::Split &&
-         static_cast<uint8_t>(b) <= static_cast<uint8_t>(ExhaustionPolicy::Fallback);
+  using P = ExhaustionPolicy;
+  const P p = config.policy;
+  if (config.strategy == Strategy::Slots) return p == P::Defer || p == P::Wait || p == P::Fallback;
+  const P b = config.byte_ring.policy;
+  return (p == P::Defer || p == P::Fallback) &&
+         (b == P::Defer || b == P::Wait || b == P::Grow || b == P::Fallback);
 }
 
 }  // namespace
