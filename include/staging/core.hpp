@@ -6,7 +6,7 @@
 #include "staging/core/expected.hpp"
 #include "staging/core/fill_pool.hpp"
 #include "staging/core/invariant_checker.hpp"
-#include "staging/core/ring_observer.hpp"
+#include "staging/core/observer.hpp"
 #include "staging/core/slot_ring.hpp"
 #include "staging/core/stream.hpp"
 #include "staging/core/timeline.hpp"

@@ -21,9 +21,10 @@
 #include <vector>
 
 #include "staging/core/invariant_checker.hpp"
-#include "staging/core/ring_observer.hpp"
+#include "staging/core/observer.hpp"
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/steady_clock.hpp"
 
 namespace staging {
 namespace {
@@ -251,7 +252,7 @@ struct ByteRing::Impl {
   ByteRingConfig config;
   RegionAllocator* allocator;
   Clock* clock;
-  RingObserver* observer;
+  Observer* observer;
   InvariantChecker* checker;
   std::unique_ptr<InvariantChecker> own_checker;
 
@@ -422,8 +423,40 @@ struct ByteRing::Impl {
   void report_reserve(const Reservation& res, const Fit& f, const ReserveRequest& req,
                       ExhaustionPolicy policy) {
     const Duration t = now();
-    if (f.skipped != 0) observer->on_wrap(WrapEvent{t, res.id, res.region, f.start, f.skipped});
-    observer->on_reserve(ReserveEvent{t, res, policy, req.size, f.charge});
+    if (f.skipped != 0) {
+      observer->on_event(Event{.kind = EventKind::Wrap,
+                               .time = t,
+                               .id = res.id,
+                               .region = res.region,
+                               .offset = f.start,
+                               .skipped = f.skipped});
+    }
+    observer->on_event(Event{.kind = EventKind::Reserve,
+                             .time = t,
+                             .id = res.id,
+                             .region = res.region,
+                             .offset = res.offset,
+                             .bytes = res.size,
+                             .alignment = res.alignment,
+                             .skipped = res.skipped,
+                             .asked = req.size,
+                             .charged = f.charge,
+                             .owner = res.owner,
+                             .token = res.token,
+                             .policy = policy,
+                             .fallback = res.fallback});
+  }
+
+  void report_cap_refusal(const ReserveRequest& req, ExhaustionPolicy policy, bool permanent) {
+    observer->on_event(Event{.kind = EventKind::CapRefusal,
+                             .time = now(),
+                             .asked = req.size,
+                             .owner = req.owner,
+                             .held = stats.held_bytes,
+                             .cap = cap,
+                             .cause = BlockCause::Cap,
+                             .policy = policy,
+                             .permanent = permanent});
   }
 
   // --- reclamation ----------------------------------------------------------------------------
@@ -443,8 +476,14 @@ struct ByteRing::Impl {
     if (checker != nullptr) [[unlikely]]
       checker->on_reclaim(e.id);
     if (observer != nullptr) [[unlikely]]
-      observer->on_retire(
-          RetireEvent{now(), e.id, e.region, e.token, completed, e.charge, e.cancelled});
+      observer->on_event(Event{.kind = EventKind::Retire,
+                               .time = now(),
+                               .id = e.id,
+                               .region = e.region,
+                               .bytes = e.charge,
+                               .token = e.token,
+                               .completed = completed,
+                               .cancelled = e.cancelled});
     if (r.kind == RegionKind::Fallback) {
       --r.live;
       r.used = 0;
@@ -484,7 +523,9 @@ struct ByteRing::Impl {
       drop_region(id);
       ++stats.trims;
       freed += bytes;
-      if (observer != nullptr) observer->on_trim(RegionEvent{t, id, bytes, BlockCause::InFlight});
+      if (observer != nullptr) {
+        observer->on_event(Event{.kind = EventKind::Trim, .time = t, .region = id, .bytes = bytes});
+      }
     }
     return freed;
   }
@@ -496,7 +537,9 @@ struct ByteRing::Impl {
     if (e.cancelled) return;
     e.cancelled = true;
     if (checker != nullptr) checker->on_cancel(id);
-    if (observer != nullptr) observer->on_cancel(CancelEvent{now(), id});
+    if (observer != nullptr) {
+      observer->on_event(Event{.kind = EventKind::Cancel, .time = now(), .id = id});
+    }
     // The newest ones roll their region's head back; the oldest ones are reclaimed as retired.
     while (!fifo.empty() && fifo.back().cancelled)
       reclaim(false);
@@ -530,8 +573,14 @@ struct ByteRing::Impl {
     ++stats.would_blocks_by_cause[cause_index(cause)];
     ReserveError e = make_error(ReserveErrorKind::WouldBlock, cause, needed);
     if (observer != nullptr) {
-      observer->on_would_block(WouldBlockEvent{now(), cause, policy, needed, e.free_total,
-                                               e.free_contiguous, req.owner});
+      observer->on_event(Event{.kind = EventKind::WouldBlock,
+                               .time = now(),
+                               .asked = needed,
+                               .owner = req.owner,
+                               .free_total = e.free_total,
+                               .free_contiguous = e.free_contiguous,
+                               .cause = cause,
+                               .policy = policy});
     }
     return unexpected(std::move(e));
   }
@@ -540,8 +589,7 @@ struct ByteRing::Impl {
                                         uint64_t needed) {
     ++stats.cap_refusals;
     if (observer != nullptr) {
-      observer->on_cap_refusal(
-          CapRefusalEvent{now(), policy, req.size, stats.held_bytes, cap, true, req.owner});
+      report_cap_refusal(req, policy, true);
     }
     return unexpected(make_error(ReserveErrorKind::CapExceeded, BlockCause::Cap, needed));
   }
@@ -550,8 +598,7 @@ struct ByteRing::Impl {
   Unexpected<ReserveError> cap_blocks(const ReserveRequest& req, ExhaustionPolicy policy,
                                       uint64_t needed) {
     if (observer != nullptr) {
-      observer->on_cap_refusal(
-          CapRefusalEvent{now(), policy, req.size, stats.held_bytes, cap, false, req.owner});
+      report_cap_refusal(req, policy, false);
     }
     return would_block(req, policy, BlockCause::Cap, needed);
   }
@@ -612,7 +659,13 @@ struct ByteRing::Impl {
     ++stats.splits;
     ++stats.splits_by_cause[cause_index(cause)];
     if (observer != nullptr) {
-      observer->on_split(SplitEvent{now(), cause, r.id, req.size, chunk, req.owner});
+      observer->on_event(Event{.kind = EventKind::Split,
+                               .time = now(),
+                               .id = r.id,
+                               .bytes = chunk,
+                               .asked = req.size,
+                               .owner = req.owner,
+                               .cause = cause});
     }
     return r;
   }
@@ -658,7 +711,12 @@ struct ByteRing::Impl {
     const Duration deadline = saturating_add(start, std::max(timeout, Duration{0}));
     TimelineValue target = miss.wait_for.value_or(0);
     if (observer != nullptr) {
-      observer->on_wait_begin(WaitBeginEvent{start, cause, target, miss.needed, req.owner});
+      observer->on_event(Event{.kind = EventKind::WaitBegin,
+                               .time = start,
+                               .asked = miss.needed,
+                               .owner = req.owner,
+                               .token = target,
+                               .cause = cause});
     }
     Duration t = start;
     std::optional<Reservation> placed;
@@ -691,8 +749,14 @@ struct ByteRing::Impl {
     stats.wait_total = saturating_add(stats.wait_total, waited);
     stats.wait_longest = std::max(stats.wait_longest, waited);
     if (observer != nullptr) {
-      observer->on_wait_end(
-          WaitEndEvent{t, cause, target, waited, completed, !placed.has_value(), req.owner});
+      observer->on_event(Event{.kind = EventKind::WaitEnd,
+                               .time = t,
+                               .owner = req.owner,
+                               .token = target,
+                               .completed = completed,
+                               .waited = waited,
+                               .cause = cause,
+                               .timed_out = !placed.has_value()});
     }
     if (placed) return *placed;
     ++stats.timeouts;
@@ -700,8 +764,13 @@ struct ByteRing::Impl {
     e.wait_for = target;
     e.waited = waited;
     if (observer != nullptr) {
-      observer->on_timeout(
-          TimeoutEvent{t, cause, e.oldest_pending.value_or(target), target, waited, req.owner});
+      observer->on_event(Event{.kind = EventKind::Timeout,
+                               .time = t,
+                               .owner = req.owner,
+                               .token = target,
+                               .oldest_pending = e.oldest_pending.value_or(target),
+                               .waited = waited,
+                               .cause = cause});
     }
     return unexpected(std::move(e));
   }
@@ -828,7 +897,10 @@ struct ByteRing::Impl {
     auto id = add_region(bytes, RegionKind::Grown);
     if (!id) return allocation_failed(id.error(), cause, bytes);
     ++stats.grows;
-    if (observer != nullptr) observer->on_grow(RegionEvent{now(), *id, bytes, cause});
+    if (observer != nullptr) {
+      observer->on_event(Event{
+          .kind = EventKind::Grow, .time = now(), .region = *id, .bytes = bytes, .cause = cause});
+    }
     const std::optional<Fit> f = fit_ring(regions[*id], size, alignment);
     STAGING_ASSERT(f.has_value(), "a new grown region cannot hold the request it was made for");
     return commit(*id, *f, size, alignment, req, policy, false);
@@ -858,7 +930,13 @@ struct ByteRing::Impl {
         commit(*id, Fit{0, 0, size, 0}, size, /*alignment=*/req.alignment == 0 ? 1 : req.alignment,
                req, policy, true);
     if (observer != nullptr) {
-      observer->on_fallback(FallbackEvent{now(), cause, r.id, *id, size, req.owner});
+      observer->on_event(Event{.kind = EventKind::Fallback,
+                               .time = now(),
+                               .id = r.id,
+                               .region = *id,
+                               .bytes = size,
+                               .owner = req.owner,
+                               .cause = cause});
     }
     return r;
   }

@@ -17,10 +17,12 @@
 #include <utility>
 
 #include "staging/core/fill_pool.hpp"
+#include "staging/core/observer.hpp"
 #include "staging/core/stream.hpp"
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/assert.hpp"
 #include "staging/detail/core/copy_layout.hpp"
+#include "staging/detail/core/steady_clock.hpp"
 
 namespace staging {
 
@@ -147,7 +149,7 @@ Expected<std::unique_ptr<StreamScheduler>, StreamScheduler::CreateError> StreamS
   ByteRing::Deps rd;
   rd.allocator = deps.allocator;
   rd.clock = s->clock_;
-  rd.observer = deps.ring_observer;
+  rd.observer = deps.observer;
   rd.checker = deps.checker;
   auto ring = ByteRing::create(rc, rd);
   if (!ring) {
@@ -235,7 +237,10 @@ Expected<StreamTicket, EnqueueError> StreamScheduler::enqueue(const StreamReques
   if (!queue_has_room_locked(*upload)) {
     const auto refuse = [&](bool timed_out) {
       if (deps_.observer != nullptr) {
-        deps_.observer->on_refusal({now(), timed_out, false, upload->bytes});
+        deps_.observer->on_event(Event{.kind = EventKind::UploadRefused,
+                                       .time = now(),
+                                       .bytes = upload->bytes,
+                                       .timed_out = timed_out});
       }
     };
     if (timeout <= Duration{0}) {
@@ -263,8 +268,12 @@ Expected<StreamTicket, EnqueueError> StreamScheduler::enqueue(const StreamReques
   ++stats_.enqueued;
   stats_.enqueued_bytes += upload->bytes;
   if (deps_.observer != nullptr) {
-    deps_.observer->on_enqueue(
-        {now(), upload->id, upload->bytes, request.priority, false, request.owner});
+    deps_.observer->on_event(Event{.kind = EventKind::UploadAccepted,
+                                   .time = now(),
+                                   .id = upload->id,
+                                   .bytes = upload->bytes,
+                                   .owner = request.owner,
+                                   .priority = request.priority});
   }
   lock.unlock();
   work_cv_.notify_one();
@@ -294,8 +303,13 @@ Expected<StreamTicket, EnqueueError> StreamScheduler::write_in_place(const Strea
   ++stats_.enqueued;
   stats_.enqueued_bytes += upload->bytes;
   if (deps_.observer != nullptr) {
-    deps_.observer->on_enqueue(
-        {now(), upload->id, upload->bytes, request.priority, true, request.owner});
+    deps_.observer->on_event(Event{.kind = EventKind::UploadAccepted,
+                                   .time = now(),
+                                   .id = upload->id,
+                                   .bytes = upload->bytes,
+                                   .owner = request.owner,
+                                   .priority = request.priority,
+                                   .in_place = true});
   }
   return StreamTicket(std::move(upload));
 }
@@ -339,7 +353,13 @@ std::optional<InPlacePiece> StreamScheduler::cut_in_place_piece_locked(const Str
                           static_cast<std::size_t>(piece->staging_bytes));
     out.token = batch->token;
     if (deps_.observer != nullptr) {
-      deps_.observer->on_batch({now(), batch->token, res->size, 1, u->id, u->request.priority});
+      deps_.observer->on_event(Event{.kind = EventKind::BatchCut,
+                                     .time = now(),
+                                     .id = u->id,
+                                     .bytes = res->size,
+                                     .token = batch->token,
+                                     .pieces = 1,
+                                     .priority = u->request.priority});
     }
     batches_.push_back(std::move(batch));
     return out;
@@ -361,7 +381,11 @@ Expected<InPlacePiece, InPlaceError> StreamScheduler::next_piece(const StreamTic
   uint64_t waited_token = 0;
   const auto report_wait = [&] {
     if (waited && deps_.observer != nullptr) {
-      deps_.observer->on_ring_wait({started, now() - started, waited_token, true});
+      deps_.observer->on_event(Event{.kind = EventKind::RoomWait,
+                                     .time = started,
+                                     .token = waited_token,
+                                     .waited = now() - started,
+                                     .in_place = true});
     }
   };
   for (;;) {
@@ -385,7 +409,11 @@ Expected<InPlacePiece, InPlaceError> StreamScheduler::next_piece(const StreamTic
       ++stats_.in_place_timeouts;
       report_wait();
       if (deps_.observer != nullptr) {
-        deps_.observer->on_refusal({now(), timeout > Duration{0}, true, u->bytes});
+        deps_.observer->on_event(Event{.kind = EventKind::UploadRefused,
+                                       .time = now(),
+                                       .bytes = u->bytes,
+                                       .timed_out = timeout > Duration{0},
+                                       .in_place = true});
       }
       return unexpected(InPlaceError::Timeout);
     }
@@ -572,7 +600,12 @@ void StreamScheduler::end_upload_locked(detail::StreamUpload& upload, StreamStat
   if (status == StreamStatus::Failed) ++stats_.failed;
   if (upload.request.context != nullptr) deps_.backend->released(upload.request.context);
   if (deps_.observer != nullptr) {
-    deps_.observer->on_end({now(), upload.id, status, upload.last_value, upload.request.owner});
+    deps_.observer->on_event(Event{.kind = EventKind::UploadEnded,
+                                   .time = now(),
+                                   .id = upload.id,
+                                   .owner = upload.request.owner,
+                                   .value = upload.last_value,
+                                   .status = status});
   }
   state_cv_.notify_all();
 }
@@ -611,7 +644,11 @@ void StreamScheduler::finish_submit_locked(Batch& batch,
     ++stats_.submit_errors;
   }
   if (deps_.observer != nullptr) {
-    deps_.observer->on_submit({now(), batch.token, result ? *result : 0, !result});
+    deps_.observer->on_event(Event{.kind = EventKind::BatchSubmitted,
+                                   .time = now(),
+                                   .token = batch.token,
+                                   .value = result ? *result : 0,
+                                   .failed = !result});
   }
   for (std::size_t i = 0; i < batch.pieces.size(); ++i) {
     detail::StreamUpload& u = *batch.uploads[i];
@@ -749,9 +786,13 @@ StreamScheduler::Batch* StreamScheduler::plan_locked(uint64_t* wait_token) {
   stats_.pieces += batch->pieces.size();
   ++stats_.in_flight_batches;
   if (deps_.observer != nullptr) {
-    deps_.observer->on_batch({now(), batch->token, res->size,
-                              static_cast<uint32_t>(batch->pieces.size()), first->id,
-                              first->request.priority});
+    deps_.observer->on_event(Event{.kind = EventKind::BatchCut,
+                                   .time = now(),
+                                   .id = first->id,
+                                   .bytes = res->size,
+                                   .token = batch->token,
+                                   .pieces = static_cast<uint32_t>(batch->pieces.size()),
+                                   .priority = first->request.priority});
   }
   room_cv_.notify_all();
   Batch* out = batch.get();
@@ -890,7 +931,8 @@ PumpResult StreamScheduler::pump_once(Duration max_wait) {
   const Duration waited = now() - began;
   stats_.ring_full_time += waited;
   if (deps_.observer != nullptr) {
-    deps_.observer->on_ring_wait({began, waited, wait_token, false});
+    deps_.observer->on_event(
+        Event{.kind = EventKind::RoomWait, .time = began, .token = wait_token, .waited = waited});
   }
   return PumpResult::RingFull;
 }

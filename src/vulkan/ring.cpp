@@ -237,9 +237,6 @@ VkSemaphore Ring::semaphore() const noexcept {
 uint64_t Ring::last_value() const noexcept {
   return impl_->last_value;
 }
-const CopyLimits& Ring::limits() const noexcept {
-  return impl_->limits;
-}
 uint64_t Ring::in_flight() const noexcept {
   return impl_->pending.size();
 }

@@ -408,7 +408,6 @@ Expected<std::unique_ptr<Streamer>, StreamerCreateError> Streamer::create(
   deps.fill_pool = s->pool_.get();
   deps.backend = s->backend_.get();
   deps.allocator = s->backend_.get();
-  deps.ring_observer = config.ring_observer;
   deps.observer = config.observer;
   auto scheduler = StreamScheduler::create(sc, deps);
   if (!scheduler) {

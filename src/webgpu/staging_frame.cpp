@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "frame_copy.hpp"
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/assert.hpp"
 #include "staging/webgpu/staging_ring.hpp"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "frame_copy.hpp"
 #include "staging/detail/core/assert.hpp"
 
 namespace staging::webgpu {

@@ -19,7 +19,7 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/invariant_checker.hpp"
-#include "staging/core/ring_observer.hpp"
+#include "staging/core/observer.hpp"
 #include "staging/testing/fake_queue.hpp"
 #include "staging/testing/fake_region_allocator.hpp"
 
@@ -36,61 +36,16 @@ inline std::string u(uint64_t v) {
 }
 
 /// Writes every event as one line of text (times in ns of the fake clock).
-class EventLog final : public RingObserver {
+class EventLog final : public Observer {
  public:
   std::vector<std::string> lines;
   std::vector<Duration> times;
   /// Called for every reclamation (the fixture verifies the reservation's bytes there).
-  std::function<void(const RetireEvent&)> on_reclaim;
+  std::function<void(const Event&)> on_reclaim;
 
-  void on_reserve(const ReserveEvent& e) override {
-    const Reservation& r = e.reservation;
-    add(e.time, "reserve #" + u(r.id) + " r" + u(r.region) + " [" + u(r.offset) + "," +
-                    u(r.offset + r.size) + ") charged " + u(e.charged) + " token " + u(r.token) +
-                    (r.fallback ? " fallback" : ""));
-  }
-  void on_retire(const RetireEvent& e) override {
-    if (on_reclaim) on_reclaim(e);
-    add(e.time, std::string(e.cancelled ? "cancelled" : "retire") + " #" + u(e.id) + " bytes " +
-                    u(e.bytes) + " completed " + u(e.completed));
-  }
-  void on_cancel(const CancelEvent& e) override { add(e.time, "cancel #" + u(e.id)); }
-  void on_wrap(const WrapEvent& e) override {
-    add(e.time, "wrap #" + u(e.id) + " r" + u(e.region) + " from " + u(e.from) + " skipped " +
-                    u(e.skipped));
-  }
-  void on_wait_begin(const WaitBeginEvent& e) override {
-    add(e.time, "wait-begin " + name(e.cause) + " token " + u(e.token) + " needed " + u(e.needed));
-  }
-  void on_wait_end(const WaitEndEvent& e) override {
-    add(e.time, "wait-end " + name(e.cause) + " token " + u(e.token) + " waited " +
-                    u(static_cast<uint64_t>(e.waited.count())) + (e.timed_out ? " timed-out" : ""));
-  }
-  void on_split(const SplitEvent& e) override {
-    add(e.time, "split " + name(e.cause) + " #" + u(e.id) + " asked " + u(e.asked) + " placed " +
-                    u(e.placed));
-  }
-  void on_grow(const RegionEvent& e) override {
-    add(e.time, "grow r" + u(e.region) + " " + u(e.bytes) + " " + name(e.cause));
-  }
-  void on_trim(const RegionEvent& e) override {
-    add(e.time, "trim r" + u(e.region) + " " + u(e.bytes));
-  }
-  void on_fallback(const FallbackEvent& e) override {
-    add(e.time,
-        "fallback " + name(e.cause) + " #" + u(e.id) + " r" + u(e.region) + " " + u(e.bytes));
-  }
-  void on_would_block(const WouldBlockEvent& e) override {
-    add(e.time, "would-block " + name(e.cause) + " needed " + u(e.needed) + " free " +
-                    u(e.free_total) + "/" + u(e.free_contiguous));
-  }
-  void on_timeout(const TimeoutEvent& e) override {
-    add(e.time, "timeout " + name(e.cause) + " oldest " + u(e.oldest_pending) + " waited-for " +
-                    u(e.waited_for));
-  }
-  void on_cap_refusal(const CapRefusalEvent& e) override {
-    add(e.time, "cap-refusal " + std::string(to_string(e.policy)) + " asked " + u(e.asked) +
-                    " held " + u(e.held) + (e.permanent ? " permanent" : " for-now"));
+  void on_event(const Event& e) override {
+    if (e.kind == EventKind::Retire && on_reclaim) on_reclaim(e);
+    add(e.time, line(e));
   }
 
   /// Lines containing `what`.
@@ -104,6 +59,47 @@ class EventLog final : public RingObserver {
 
  private:
   static std::string name(BlockCause c) { return std::string(to_string(c)); }
+  static std::string line(const Event& e) {
+    switch (e.kind) {
+      case EventKind::Reserve:
+        return "reserve #" + u(e.id) + " r" + u(e.region) + " [" + u(e.offset) + "," +
+               u(e.offset + e.bytes) + ") charged " + u(e.charged) + " token " + u(e.token) +
+               (e.fallback ? " fallback" : "");
+      case EventKind::Retire:
+        return std::string(e.cancelled ? "cancelled" : "retire") + " #" + u(e.id) + " bytes " +
+               u(e.bytes) + " completed " + u(e.completed);
+      case EventKind::Cancel:
+        return "cancel #" + u(e.id);
+      case EventKind::Wrap:
+        return "wrap #" + u(e.id) + " r" + u(e.region) + " from " + u(e.offset) + " skipped " +
+               u(e.skipped);
+      case EventKind::WaitBegin:
+        return "wait-begin " + name(e.cause) + " token " + u(e.token) + " needed " + u(e.asked);
+      case EventKind::WaitEnd:
+        return "wait-end " + name(e.cause) + " token " + u(e.token) + " waited " +
+               u(static_cast<uint64_t>(e.waited.count())) + (e.timed_out ? " timed-out" : "");
+      case EventKind::Split:
+        return "split " + name(e.cause) + " #" + u(e.id) + " asked " + u(e.asked) + " placed " +
+               u(e.bytes);
+      case EventKind::Grow:
+        return "grow r" + u(e.region) + " " + u(e.bytes) + " " + name(e.cause);
+      case EventKind::Trim:
+        return "trim r" + u(e.region) + " " + u(e.bytes);
+      case EventKind::Fallback:
+        return "fallback " + name(e.cause) + " #" + u(e.id) + " r" + u(e.region) + " " + u(e.bytes);
+      case EventKind::WouldBlock:
+        return "would-block " + name(e.cause) + " needed " + u(e.asked) + " free " +
+               u(e.free_total) + "/" + u(e.free_contiguous);
+      case EventKind::Timeout:
+        return "timeout " + name(e.cause) + " oldest " + u(e.oldest_pending) + " waited-for " +
+               u(e.token);
+      case EventKind::CapRefusal:
+        return "cap-refusal " + std::string(to_string(e.policy)) + " asked " + u(e.asked) +
+               " held " + u(e.held) + (e.permanent ? " permanent" : " for-now");
+      default:
+        return std::string(to_string(e.kind));  // a streamer's kinds
+    }
+  }
   void add(Duration t, std::string line) {
     times.push_back(t);
     lines.push_back(std::move(line));
@@ -123,7 +119,7 @@ struct ByteRingFixture : ::testing::Test {
   uint64_t verified = 0;                    // reservations verified at reclamation
 
   ByteRingFixture() {
-    events.on_reclaim = [this](const RetireEvent& e) {
+    events.on_reclaim = [this](const Event& e) {
       const auto it = written.find(e.id);
       if (it == written.end()) return;
       if (!e.cancelled) {

@@ -33,7 +33,8 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/invariant_checker.hpp"
-#include "staging/core/ring_observer.hpp"
+#include "staging/core/observer.hpp"
+#include "staging/detail/core/event_reservation.hpp"
 #include "staging/testing/fake_queue.hpp"
 #include "staging/testing/fake_region_allocator.hpp"
 
@@ -140,7 +141,7 @@ inline std::string describe(const Setup& s) {
 }
 
 /// The ring under test, its fakes, and the model. Not copyable (the ring points at its fakes).
-class Harness final : public RingObserver {
+class Harness final : public Observer {
  public:
   explicit Harness(const Setup& setup)
       : setup_(setup), queue_(clock_, setup.delay), checker_(InvariantChecker::Mode::Record) {
@@ -200,11 +201,18 @@ class Harness final : public RingObserver {
     return failure_.empty();
   }
 
-  // --- RingObserver: checks at the moment of each event ---------------------------------------
+  // --- Observer: checks at the moment of each event -------------------------------------------
 
-  void on_reserve(const ReserveEvent& ev) override {
+  void on_event(const Event& ev) override {
+    if (ev.kind == EventKind::Reserve) on_reserve(ev);
+    if (ev.kind == EventKind::Retire) on_retire(ev);
+    if (ev.kind == EventKind::WaitEnd) on_wait_end(ev);
+  }
+
+ private:
+  void on_reserve(const Event& ev) {
     prune_completed();
-    const Reservation& r = ev.reservation;
+    const Reservation r = detail::reservation_of(ev);
     const std::string who = InvariantChecker::describe(r);
     if (r.id != next_id_) fail("M1: ids not in FIFO order: got " + who);
     next_id_ = r.id + 1;
@@ -223,7 +231,7 @@ class Harness final : public RingObserver {
     last_reserved_ = r;
   }
 
-  void on_retire(const RetireEvent& ev) override {
+  void on_retire(const Event& ev) {
     prune_completed();
     if (unreclaimed_.empty()) {
       fail("M2: reclaimed #" + std::to_string(ev.id) + " but nothing is live");
@@ -249,14 +257,13 @@ class Harness final : public RingObserver {
     }
   }
 
-  void on_wait_end(const WaitEndEvent& ev) override {
+  void on_wait_end(const Event& ev) {
     if (ev.waited > current_timeout_) {
       fail("M5: a wait of " + std::to_string(ev.waited.count()) + " ns exceeds its timeout of " +
            std::to_string(current_timeout_.count()) + " ns");
     }
   }
 
- private:
   struct Live {
     Reservation r;
     uint64_t seed;  // the bytes written are mix(seed + i)

@@ -293,11 +293,12 @@ TEST_F(PolicyTest, APerCallPolicyOverridesTheRings) {
 
 // Copies each chunk out of ring memory when the ring reclaims it — the latest moment the GPU
 // could have read it — so an overwrite before reclamation would corrupt the destination.
-struct GpuCopier final : RingObserver {
+struct GpuCopier final : Observer {
   FakeRegionAllocator* allocator = nullptr;
   std::vector<uint8_t>* destination = nullptr;
   std::map<uint64_t, std::pair<Reservation, uint64_t>> chunks;  // id -> (chunk, payload offset)
-  void on_retire(const RetireEvent& e) override {
+  void on_event(const Event& e) override {
+    if (e.kind != EventKind::Retire) return;
     const auto it = chunks.find(e.id);
     if (it == chunks.end()) return;
     const auto& [r, at] = it->second;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "random_bytes.hpp"
+#include "staging/core/observer.hpp"
 #include "staging/core/stream.hpp"
 #include "staging/testing/fake_stream_backend.hpp"
 
@@ -32,13 +33,21 @@ constexpr uint64_t K = 1024;
 
 using test::random_bytes;
 
-struct Events : StreamObserver {
-  std::vector<StreamBatchEvent> batches;
-  std::vector<StreamEndEvent> ends;
-  std::vector<StreamRingWaitEvent> waits;
-  void on_batch(const StreamBatchEvent& e) override { batches.push_back(e); }
-  void on_end(const StreamEndEvent& e) override { ends.push_back(e); }
-  void on_ring_wait(const StreamRingWaitEvent& e) override { waits.push_back(e); }
+// The timeline the scheduler reports, by kind: its own events and its byte ring's, in the order
+// they came.
+struct Events : Observer {
+  std::vector<Event> batches;
+  std::vector<Event> ends;
+  std::vector<Event> waits;
+  std::vector<Event> reserves;  // the ring's
+  std::vector<EventKind> order;
+  void on_event(const Event& e) override {
+    order.push_back(e.kind);
+    if (e.kind == EventKind::BatchCut) batches.push_back(e);
+    if (e.kind == EventKind::UploadEnded) ends.push_back(e);
+    if (e.kind == EventKind::RoomWait) waits.push_back(e);
+    if (e.kind == EventKind::Reserve) reserves.push_back(e);
+  }
 };
 
 struct StreamTest : ::testing::Test {
@@ -449,9 +458,29 @@ TEST_F(StreamTest, ObserverSeesBatchesAndEnds) {
   pump_all();
   EXPECT_EQ(events.batches.size(), 3u);  // 16 + 16 + 8 KiB
   ASSERT_EQ(events.ends.size(), 1u);
-  EXPECT_EQ(events.ends[0].upload, a.id());
+  EXPECT_EQ(events.ends[0].id, a.id());
   EXPECT_EQ(events.ends[0].status, StreamStatus::Submitted);
   EXPECT_EQ(events.ends[0].value, *a.value());
+}
+
+// One observer hears the scheduler and its ring: each batch is one ring reservation, reported
+// (Reserve) just before the batch is (BatchCut), with the same token and size.
+TEST_F(StreamTest, ObserverSeesTheRingsReservationsBesideTheBatches) {
+  scheduler->enqueue(buffer(40 * K)).value();
+  pump_all();
+  ASSERT_EQ(events.reserves.size(), events.batches.size());
+  for (std::size_t i = 0; i < events.batches.size(); ++i) {
+    EXPECT_EQ(events.reserves[i].token, events.batches[i].token) << i;
+    EXPECT_EQ(events.reserves[i].bytes, events.batches[i].bytes) << i;
+  }
+  std::vector<EventKind> cuts;  // the order of reservations and batches alone
+  for (const EventKind k : events.order) {
+    if (k == EventKind::Reserve || k == EventKind::BatchCut) cuts.push_back(k);
+  }
+  ASSERT_EQ(cuts.size(), 2 * events.batches.size());
+  for (std::size_t i = 0; i < cuts.size(); ++i) {
+    EXPECT_EQ(cuts[i], i % 2 == 0 ? EventKind::Reserve : EventKind::BatchCut) << i;
+  }
 }
 
 // N producer threads and a pump thread: random buffers and images, 1 byte to several times the

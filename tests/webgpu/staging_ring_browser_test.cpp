@@ -575,7 +575,7 @@ TEST_F(WebGpuRing, UploadErrors) {
   // Slots are capped at 1 GiB: their mapped ranges are mirrored in the wasm heap.
   auto huge = make_ring(
       StagingRingConfig{.slots = 3, .min_slot_bytes = 64 * K, .max_slot_bytes = 1ull << 34});
-  EXPECT_EQ(huge->core().config().max_slot_bytes, MAX_MAPPABLE_SLOT_BYTES);
+  EXPECT_EQ(huge->slot_config().max_slot_bytes, MAX_MAPPABLE_SLOT_BYTES);
   // A browser frame cannot wait (map callbacks run only between frames) and slots grow by
   // themselves: the policies that would need either are refused at create().
   for (ExhaustionPolicy policy :

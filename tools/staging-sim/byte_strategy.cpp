@@ -11,8 +11,9 @@
 #include "host_memory.hpp"
 #include "sim_context.hpp"
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/ring_observer.hpp"
+#include "staging/core/observer.hpp"
 #include "staging/detail/core/counters.hpp"
+#include "staging/detail/core/event_reservation.hpp"
 #include "units.hpp"
 
 namespace staging::sim {
@@ -58,18 +59,51 @@ class CheckedRegionAllocator final : public RegionAllocator {
 };
 
 // The ring's timeline, turned into counts by cause, marks, spans and checker calls.
-class SimObserver final : public RingObserver {
+class SimObserver final : public Observer {
  public:
   SimObserver(SimContext& ctx, CheckedRegionAllocator& allocator)
       : ctx_(&ctx), allocator_(&allocator) {}
 
-  void on_reserve(const ReserveEvent& e) override {
-    const Reservation& r = e.reservation;
+  void on_event(const Event& e) override {
+    switch (e.kind) {
+      case EventKind::Reserve:
+        return on_reserve(e);
+      case EventKind::Retire:
+        return on_retire(e);
+      case EventKind::Wrap:
+        return on_wrap(e);
+      case EventKind::WaitBegin:
+        last_needed_ = e.asked;
+        return;
+      case EventKind::WaitEnd:
+        return on_wait_end(e);
+      case EventKind::Split:
+        return on_split(e);
+      case EventKind::Grow:
+        return on_grow(e);
+      case EventKind::Trim:
+        return on_trim(e);
+      case EventKind::Fallback:
+        return on_fallback(e);
+      case EventKind::WouldBlock:
+        return on_would_block(e);
+      case EventKind::Timeout:
+        return on_timeout(e);
+      case EventKind::CapRefusal:
+        return on_cap_refusal(e);
+      default:
+        return;  // cancels (a Retire follows) and a streamer's kinds
+    }
+  }
+
+ private:
+  void on_reserve(const Event& e) {
+    const Reservation r = detail::reservation_of(e);
     if (auto g = grown_.find(r.region); g != grown_.end()) ++g->second.live;
     ctx_->placed(r, r.region, e.charged, e.policy, allocator_->data(r.region),
                  allocator_->size(r.region));
   }
-  void on_retire(const RetireEvent& e) override {
+  void on_retire(const Event& e) {
     if (auto g = grown_.find(e.region); g != grown_.end() && --g->second.live == 0) {
       g->second.idle_since = e.time;
     }
@@ -78,13 +112,13 @@ class SimObserver final : public RingObserver {
     ctx_->checker.on_reclaim(e.id);
     ctx_->reclaimed(e.id);
   }
-  void on_wrap(const WrapEvent& e) override {
+  void on_wrap(const Event& e) {
     RunResult& r = ctx_->result;
     ++r.wraps;
     r.bytes_skipped += e.skipped;
     add(MarkKind::Wrap, e.time, BlockCause::InFlight, e.skipped, e.id, 0, e.region);
   }
-  void on_wait_end(const WaitEndEvent& e) override {
+  void on_wait_end(const Event& e) {
     RunResult& r = ctx_->result;
     ++r.waits;
     r.wait_causes.add(e.cause);
@@ -95,45 +129,45 @@ class SimObserver final : public RingObserver {
     m.flag = e.timed_out;
     ctx_->mark(m);
   }
-  void on_wait_begin(const WaitBeginEvent& e) override { last_needed_ = e.needed; }
-  void on_split(const SplitEvent& e) override {
+  void on_split(const Event& e) {
     ctx_->result.split_causes.add(e.cause);
-    add(MarkKind::Split, e.time, e.cause, e.placed, e.id, 0, 0);
+    add(MarkKind::Split, e.time, e.cause, e.bytes, e.id, 0, 0);
   }
-  void on_grow(const RegionEvent& e) override {
+  void on_grow(const Event& e) {
     grown_[e.region] = Grown{0, e.time};
     ++ctx_->result.grows;
     ctx_->result.grow_causes.add(e.cause);
     add(MarkKind::Grow, e.time, e.cause, e.bytes, 0, 0, e.region);
   }
-  void on_trim(const RegionEvent& e) override {
+  void on_trim(const Event& e) {
     grown_.erase(e.region);
     ++ctx_->result.trims;
     add(MarkKind::Trim, e.time, e.cause, e.bytes, 0, 0, e.region);
   }
-  void on_fallback(const FallbackEvent& e) override {
+  void on_fallback(const Event& e) {
     RunResult& r = ctx_->result;
     ++r.fallbacks;
     r.fallback_bytes += e.bytes;
     r.fallback_causes.add(e.cause);
     add(MarkKind::Fallback, e.time, e.cause, e.bytes, e.id, 0, e.region);
   }
-  void on_would_block(const WouldBlockEvent& e) override {
+  void on_would_block(const Event& e) {
     ctx_->result.would_block_causes.add(e.cause);
-    add(MarkKind::WouldBlock, e.time, e.cause, e.needed, 0, 0, 0);
+    add(MarkKind::WouldBlock, e.time, e.cause, e.asked, 0, 0, 0);
   }
-  void on_timeout(const TimeoutEvent& e) override {
+  void on_timeout(const Event& e) {
     ++ctx_->result.timeouts;
     ctx_->result.timeout_causes.add(e.cause);
-    add(MarkKind::Timeout, e.time, e.cause, last_needed_, 0, e.waited_for, 0);
+    add(MarkKind::Timeout, e.time, e.cause, last_needed_, 0, e.token, 0);
   }
-  void on_cap_refusal(const CapRefusalEvent& e) override {
+  void on_cap_refusal(const Event& e) {
     if (e.permanent) ++ctx_->result.cap_refusals;
     Mark m = make(MarkKind::CapRefusal, e.time, BlockCause::Cap, e.asked, 0, 0, 0);
     m.flag = e.permanent;
     ctx_->mark(m);
   }
 
+ public:
   // When the ring next trims an idle grown region (it does so at a poll once the region has been
   // idle for trim_after), or none.
   [[nodiscard]] std::optional<Duration> next_trim() const {

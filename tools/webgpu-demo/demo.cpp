@@ -290,7 +290,7 @@ EMSCRIPTEN_KEEPALIVE const char* demo_state_json() {
     append_stat(j, "maps_completed", r.maps_completed);
     append_stat(j, "maps_failed", r.maps_failed);
     append_stat(j, "bytes_allocated", s.bytes_allocated);
-    append_stat(j, "max_slot_bytes", d.ring->core().config().max_slot_bytes);
+    append_stat(j, "max_slot_bytes", d.ring->slot_config().max_slot_bytes);
     j.pop_back();
   }
   j += "},\"events\":[" + d.events + "]}";

@@ -42,7 +42,7 @@
 
 namespace staging {
 
-class RingObserver;
+class Observer;
 class InvariantChecker;
 
 /// What a ring does when a reservation does not fit right now. Chosen per ring
@@ -360,8 +360,8 @@ class ByteRing {
   /// What a ring works with. The pointees must outlive the ring.
   struct Deps {
     RegionAllocator* allocator = nullptr;  ///< required
-    Clock* clock = nullptr;                ///< null: SteadyClock
-    RingObserver* observer = nullptr;      ///< null: no timeline events
+    Clock* clock = nullptr;                ///< null: std::chrono::steady_clock
+    Observer* observer = nullptr;          ///< null: no timeline events
     /// Fed every operation when given, whatever check_invariants says (e.g. a Record-mode
     /// checker of staging-sim). Null: the ring makes its own Abort-mode checker when
     /// check_invariants is set, and runs none otherwise.

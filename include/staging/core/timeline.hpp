@@ -55,19 +55,4 @@ class Clock {
   [[nodiscard]] virtual Duration now() = 0;
 };
 
-/// std::chrono::steady_clock as a Clock. Stateless; safe from any thread.
-class SteadyClock final : public Clock {
- public:
-  /// std::chrono::steady_clock::now() since its epoch. Never decreases.
-  [[nodiscard]] Duration now() override {
-    return std::chrono::duration_cast<Duration>(
-        std::chrono::steady_clock::now().time_since_epoch());
-  }
-  /// A process-wide instance, for rings given no clock. Lives until the process exits.
-  static SteadyClock& instance() noexcept {
-    static SteadyClock clock;
-    return clock;
-  }
-};
-
 }  // namespace staging

@@ -46,6 +46,7 @@
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/fill_pool.hpp"
+#include "staging/core/observer.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/enum_names.hpp"
@@ -167,7 +168,7 @@ struct UploaderConfig {
   /// Receives the ring's timeline events (must outlive the Uploader); null: none. Called under
   /// the Uploader's ring lock, on whichever thread is reserving: it must be quick and must not
   /// call the Uploader.
-  RingObserver* observer = nullptr;
+  Observer* observer = nullptr;
   /// The device the Uploader works with; -1: the calling thread's current device at create().
   /// Used only when create() makes the runtime DeviceApi (a given DeviceApi has its own).
   int device = -1;

@@ -28,11 +28,11 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
+#include "staging/core/observer.hpp"
 #include "staging/core/slot_ring.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/enum_names.hpp"
-#include "staging/detail/core/limits.hpp"
 #include "staging/vulkan/dispatch.hpp"
 #include "staging/vulkan/frame.hpp"
 #include "staging/vulkan/memory.hpp"
@@ -125,7 +125,7 @@ struct ByteRingConfig {
   uint64_t fallback_cap = 0;
   /// The byte ring's timeline (ByteRing::Deps::observer); may be null. Its tokens are the
   /// frames' ids on the ring's frame sequence (see Ring). Must outlive the ring.
-  RingObserver* observer = nullptr;
+  Observer* observer = nullptr;
   /// An invariant checker fed every reservation and completion (ByteRing::Deps::checker;
   /// tokens as `observer`'s); may be null. Must outlive the ring.
   InvariantChecker* checker = nullptr;
@@ -448,8 +448,6 @@ class Ring {
   [[nodiscard]] VkSemaphore semaphore() const noexcept;
   /// The last value of the ring's semaphore handed out by finish() (0 before the first).
   [[nodiscard]] uint64_t last_value() const noexcept;
-  /// The copy alignments in use (from the device's limits).
-  [[nodiscard]] const CopyLimits& limits() const noexcept;
   /// Frames finished whose points have not been reached yet.
   [[nodiscard]] uint64_t in_flight() const noexcept;
   /// The memory type of the last staging buffer made (none before the first).

@@ -39,6 +39,7 @@
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/fill_pool.hpp"
+#include "staging/core/observer.hpp"
 #include "staging/core/stream.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/enum_names.hpp"
@@ -195,10 +196,10 @@ struct StreamerConfig {
   ThreadPinning fill_pinning = ThreadPinning::None;
   /// Staging memory source; null: a built-in DefaultMemory. Must outlive the streamer.
   MemoryHook* memory = nullptr;
-  /// The byte ring's and the uploads' timelines (staging-sim, a Perfetto trace); may be null.
-  /// Must outlive the streamer. Called from the streamer's threads (see StreamObserver).
-  RingObserver* ring_observer = nullptr;
-  StreamObserver* observer = nullptr;  ///< the uploads' timeline; may be null
+  /// The uploads' and the byte ring's timeline, one Event at a time (staging-sim, a Perfetto
+  /// trace); may be null. Must outlive the streamer. Called from the streamer's threads with its
+  /// lock held (see Observer).
+  Observer* observer = nullptr;
 };
 
 /// Why a Streamer could not be made.

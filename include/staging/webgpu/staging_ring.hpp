@@ -36,6 +36,7 @@
 #include "staging/detail/core/slot_lease.hpp"
 #include "staging/detail/core/staging_ring.hpp"
 #include "staging/detail/webgpu/copy_layout.hpp"
+#include "staging/detail/webgpu/frame_state.hpp"
 #include "staging/detail/webgpu/slot_buffer.hpp"
 
 namespace staging::webgpu {
@@ -290,16 +291,8 @@ class StagingFrame {
 
  private:
   friend class StagingRing;
-  enum class State : uint8_t { Recording, Finished, Submitted, Closed };
-  struct Copy {
-    uint64_t src_offset = 0;
-    WGPUBuffer dst_buffer = nullptr;  // buffer copy when set, texture copy otherwise
-    uint64_t dst_offset = 0;
-    uint64_t size = 0;
-    TextureUpload texture{};
-    uint32_t bytes_per_row = 0;
-    uint32_t rows_per_image = 0;
-  };
+  using State = FrameState;
+  using Copy = FrameCopy;
 
   // Fallback route frame.
   StagingFrame(StagingRing& ring, std::optional<Refusal> refusal) noexcept;
@@ -425,8 +418,9 @@ class StagingRing {
   [[nodiscard]] const StagingStats& stats() const noexcept { return core_.stats(); }
   /// The WebGPU side's counters.
   [[nodiscard]] const RouteStats& route_stats() const noexcept { return *route_stats_; }
-  /// The core ring (for inspection; frames must go through begin()/begin_fallback()).
-  [[nodiscard]] const CoreRing& core() const noexcept { return core_; }
+  /// The slot configuration in force (RingConfig::slot_ring, max_slot_bytes capped at
+  /// MAX_MAPPABLE_SLOT_BYTES).
+  [[nodiscard]] const StagingRingConfig& slot_config() const noexcept { return core_.config(); }
   /// The device's queue (referenced by the ring).
   [[nodiscard]] WGPUQueue queue() const noexcept { return queue_; }
 
@@ -443,7 +437,7 @@ class StagingRing {
   // Shared with pending map callbacks, which may run after the ring is gone.
   std::shared_ptr<RouteStats> route_stats_ = std::make_shared<RouteStats>();
   // Copy lists recycled between frames, so a steady state allocates nothing per frame.
-  std::vector<std::vector<StagingFrame::Copy>> spare_copies_;
+  std::vector<std::vector<FrameCopy>> spare_copies_;
 };
 
 }  // namespace staging::webgpu

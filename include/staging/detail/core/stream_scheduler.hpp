@@ -61,7 +61,7 @@
 
 namespace staging {
 
-class RingObserver;
+class Observer;
 class InvariantChecker;
 
 /// One upload: what to copy, where, and how urgently.
@@ -118,12 +118,12 @@ class StreamScheduler {
  public:
   /// What a scheduler works with. The pointees must outlive it.
   struct Deps {
-    StreamBackend* backend = nullptr;       ///< required
-    RegionAllocator* allocator = nullptr;   ///< required: the ring's staging memory
-    Clock* clock = nullptr;                 ///< null: SteadyClock (waits and deadlines)
-    RingObserver* ring_observer = nullptr;  ///< the byte ring's timeline; may be null
-    StreamObserver* observer = nullptr;     ///< the uploads' timeline; may be null
-    InvariantChecker* checker = nullptr;    ///< fed by the ring when given; may be null
+    StreamBackend* backend = nullptr;      ///< required
+    RegionAllocator* allocator = nullptr;  ///< required: the ring's staging memory
+    Clock* clock = nullptr;                ///< null: steady_clock (waits and deadlines)
+    /// The uploads' and the byte ring's timeline (both kinds of Event); may be null.
+    Observer* observer = nullptr;
+    InvariantChecker* checker = nullptr;  ///< fed by the ring when given; may be null
     /// Copies pieces from the uploads' sources in parallel (shared with other users of the
     /// pool); null: the pump thread copies them alone.
     FillPool* fill_pool = nullptr;

@@ -1,0 +1,25 @@
+// SteadyClock: std::chrono::steady_clock as a Clock, the clock of a ring or streamer given none.
+#pragma once
+
+#include <chrono>
+
+#include "staging/core/timeline.hpp"
+
+namespace staging {
+
+/// std::chrono::steady_clock as a Clock. Stateless; safe from any thread.
+class SteadyClock final : public Clock {
+ public:
+  /// std::chrono::steady_clock::now() since its epoch. Never decreases.
+  [[nodiscard]] Duration now() override {
+    return std::chrono::duration_cast<Duration>(
+        std::chrono::steady_clock::now().time_since_epoch());
+  }
+  /// A process-wide instance, for rings given no clock. Lives until the process exits.
+  static SteadyClock& instance() noexcept {
+    static SteadyClock clock;
+    return clock;
+  }
+};
+
+}  // namespace staging
