@@ -1,8 +1,8 @@
 // Umbrella header of staging::core: the GPU-free part of the library.
 #pragma once
 
-#include "staging/core/alloc_error.hpp"
 #include "staging/core/byte_ring.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/fill_pool.hpp"
 #include "staging/core/invariant_checker.hpp"

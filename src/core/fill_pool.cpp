@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/fill_engine.hpp"
 
 namespace staging {
 namespace {
@@ -54,16 +55,51 @@ bool spin_until(Ready ready, Limit limit) {
 
 }  // namespace
 
-FillPool::FillPool(const FillPoolConfig& config) : config_(config) {
+FillPool::FillPool(std::unique_ptr<detail::FillEngine> engine) noexcept
+    : engine_(std::move(engine)) {}
+
+FillPool::~FillPool() = default;
+
+Expected<std::shared_ptr<FillPool>, FillPoolError> FillPool::create(const FillPoolConfig& config) {
+  Expected<std::unique_ptr<detail::FillEngine>, FillPoolError> engine =
+      detail::FillEngine::create(config);
+  if (!engine) return unexpected(engine.error());
+  return std::shared_ptr<FillPool>(new FillPool(std::move(*engine)));
+}
+
+unsigned FillPool::threads() const noexcept {
+  return engine_->threads();
+}
+
+const std::vector<std::vector<int>>& FillPool::placement() const noexcept {
+  return engine_->placement();
+}
+
+const FillPoolConfig& FillPool::config() const noexcept {
+  return engine_->config();
+}
+
+FillPoolStats FillPool::stats() const {
+  return engine_->stats();
+}
+
+namespace detail {
+
+FillEngine& engine_of(FillPool& pool) noexcept {
+  return *pool.engine_;
+}
+
+FillEngine::FillEngine(const FillPoolConfig& config) : config_(config) {
   config_.topology = nullptr;
   config_.held_spin = std::max(config_.held_spin, config_.spin);
 }
 
-Expected<std::shared_ptr<FillPool>, FillPoolError> FillPool::create(const FillPoolConfig& config) {
+Expected<std::unique_ptr<FillEngine>, FillPoolError> FillEngine::create(
+    const FillPoolConfig& config) {
   if (config.spin < Duration::zero() || config.held_spin < Duration::zero()) {
     return unexpected(FillPoolError::InvalidConfig);
   }
-  std::shared_ptr<FillPool> pool(new FillPool(config));
+  std::unique_ptr<FillEngine> pool(new FillEngine(config));
 
   // The CPUs each thread may run on (empty: not pinned).
   pool->placement_.resize(config.threads);
@@ -87,7 +123,7 @@ Expected<std::shared_ptr<FillPool>, FillPoolError> FillPool::create(const FillPo
   try {
     pool->threads_.reserve(config.threads);
     for (unsigned i = 0; i < config.threads; ++i) {
-      FillPool* raw = pool.get();
+      FillEngine* raw = pool.get();
       pool->threads_.emplace_back([raw, i]() { raw->run(i); });
     }
   } catch (const std::system_error&) {
@@ -100,11 +136,11 @@ Expected<std::shared_ptr<FillPool>, FillPoolError> FillPool::create(const FillPo
   return pool;
 }
 
-FillPool::~FillPool() {
+FillEngine::~FillEngine() {
   stop_threads();
 }
 
-void FillPool::stop_threads() noexcept {
+void FillEngine::stop_threads() noexcept {
   stopping_.store(true, std::memory_order_seq_cst);
   epoch_.fetch_add(1, std::memory_order_seq_cst);
   epoch_.notify_all();
@@ -113,19 +149,20 @@ void FillPool::stop_threads() noexcept {
   threads_.clear();
 }
 
-void FillPool::submit(FillJob& job, bool wake) {
+void FillEngine::submit(FillJob& job, bool wake) {
   FillJob* one = &job;
   submit(std::span<FillJob* const>(&one, 1), wake);
 }
 
-void FillPool::submit(std::span<FillJob* const> jobs, bool wake) {
+void FillEngine::submit(std::span<FillJob* const> jobs, bool wake) {
   if (jobs.empty()) return;
   const uint64_t parts = uint64_t{threads()} + 1;
   uint64_t slices = 0;
   for (FillJob* j : jobs) {
     STAGING_ASSERT(j->bytes > 0 && j->dst != nullptr && j->src != nullptr,
-                   "FillPool::submit: an empty job");
-    STAGING_ASSERT(j->done_.load(std::memory_order_relaxed), "FillPool::submit: job still queued");
+                   "FillEngine::submit: an empty job");
+    STAGING_ASSERT(j->done_.load(std::memory_order_relaxed),
+                   "FillEngine::submit: job still queued");
     j->slice_ = j->slice_bytes != 0 ? round_up_page(j->slice_bytes)
                                     : std::clamp(round_up_page((j->bytes + parts - 1) / parts),
                                                  kMinAutoSlice, kMaxAutoSlice);
@@ -172,7 +209,7 @@ void FillPool::submit(std::span<FillJob* const> jobs, bool wake) {
   }
 }
 
-void FillPool::unlink_locked(FillJob& job) {
+void FillEngine::unlink_locked(FillJob& job) {
   Lane& lane = lanes_[job.lane_index_];
   (job.prev_ != nullptr ? job.prev_->next_ : lane.head) = job.next_;
   (job.next_ != nullptr ? job.next_->prev_ : lane.tail) = job.prev_;
@@ -183,7 +220,7 @@ void FillPool::unlink_locked(FillJob& job) {
 
 // Claims the next slice of `only` (when given), or of the oldest job of the next lane in turn
 // that has one. Caller holds mu_.
-bool FillPool::claim_locked(FillJob* only, Slice& out) {
+bool FillEngine::claim_locked(FillJob* only, Slice& out) {
   FillJob* j = nullptr;
   if (only != nullptr) {
     if (!only->linked_) return false;
@@ -203,7 +240,7 @@ bool FillPool::claim_locked(FillJob* only, Slice& out) {
   return true;
 }
 
-void FillPool::copy_slice(const Slice& s, Counters& counters) noexcept {
+void FillEngine::copy_slice(const Slice& s, Counters& counters) noexcept {
   FillJob& j = *s.job;
   const uint64_t offset = s.index * j.slice_;
   const uint64_t n = std::min(j.slice_, j.bytes - offset);
@@ -225,7 +262,7 @@ void FillPool::copy_slice(const Slice& s, Counters& counters) noexcept {
 
 // Counts `slices` of `job` as finished; the call that finishes the last one completes the job.
 // The job may be destroyed by its submitter as soon as done_ is stored: nothing touches it after.
-void FillPool::finish(FillJob& job, uint64_t slices) noexcept {
+void FillEngine::finish(FillJob& job, uint64_t slices) noexcept {
   // Read before the count: once another thread has finished the last slice, `job` may be gone.
   const uint64_t total = job.slices_;
   if (job.finished_.fetch_add(slices, std::memory_order_acq_rel) + slices != total) return;
@@ -239,7 +276,7 @@ void FillPool::finish(FillJob& job, uint64_t slices) noexcept {
   }
 }
 
-bool FillPool::help_one(FillJob& job) {
+bool FillEngine::help_one(FillJob& job) {
   Slice s;
   {
     std::lock_guard lock(mu_);
@@ -249,14 +286,14 @@ bool FillPool::help_one(FillJob& job) {
   return true;
 }
 
-void FillPool::help(FillJob& job) {
+void FillEngine::help(FillJob& job) {
   while (help_one(job)) {
   }
 }
 
 // Sleeps until done(job). The completing thread stores done_ then reads blocked_waiters_; this
 // thread raises blocked_waiters_ then reads done_ (both seq_cst): one of them sees the other.
-void FillPool::block_until_done(FillJob& job) {
+void FillEngine::block_until_done(FillJob& job) {
   if (done(job)) return;
   blocked_waiters_.fetch_add(1, std::memory_order_seq_cst);
   {
@@ -266,17 +303,17 @@ void FillPool::block_until_done(FillJob& job) {
   blocked_waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-Duration FillPool::spin_limit() const noexcept {
+Duration FillEngine::spin_limit() const noexcept {
   return holds_.load(std::memory_order_relaxed) > 0 ? config_.held_spin : config_.spin;
 }
 
-void FillPool::wait(FillJob& job) {
+void FillEngine::wait(FillJob& job) {
   help(job);
   if (spin_until([&] { return done(job); }, [&] { return spin_limit(); })) return;
   block_until_done(job);
 }
 
-bool FillPool::wait_for(FillJob& job, Duration timeout) {
+bool FillEngine::wait_for(FillJob& job, Duration timeout) {
   const auto deadline = SteadyTime::now() + timeout;
   while (SteadyTime::now() < deadline && help_one(job)) {
   }
@@ -296,7 +333,7 @@ bool FillPool::wait_for(FillJob& job, Duration timeout) {
   return ok;
 }
 
-void FillPool::cancel(FillJob& job) {
+void FillEngine::cancel(FillJob& job) {
   if (done(job)) return;
   uint64_t dropped = 0;
   {
@@ -316,7 +353,7 @@ void FillPool::cancel(FillJob& job) {
 }
 
 // Looks for queued slices for `spin`, or `held_spin` while a submitter holds the pool.
-bool FillPool::look_for_work() noexcept {
+bool FillEngine::look_for_work() noexcept {
   return spin_until(
       [&] {
         return unclaimed_.load(std::memory_order_relaxed) > 0 ||
@@ -328,7 +365,7 @@ bool FillPool::look_for_work() noexcept {
 // Sleeps until a submit that wakes threads (or the pool stops). A submitter raises unclaimed_
 // and then reads sleepers_; this thread raises sleepers_ and then reads unclaimed_ (both seq_cst):
 // either the submitter sees a sleeper and bumps the epoch, or this thread sees the work.
-void FillPool::sleep() noexcept {
+void FillEngine::sleep() noexcept {
   const uint32_t epoch = epoch_.load(std::memory_order_seq_cst);
   sleepers_.fetch_add(1, std::memory_order_seq_cst);
   if (unclaimed_.load(std::memory_order_seq_cst) == 0 &&
@@ -344,7 +381,7 @@ void FillPool::sleep() noexcept {
   sleepers_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
-void FillPool::note_wake(uint64_t ns) noexcept {
+void FillEngine::note_wake(uint64_t ns) noexcept {
   pool_counters_.add<&S::wake_samples>(1);
   pool_counters_.add<&S::wake_ns>(ns);
   pool_counters_.raise_to<&S::wake_max_ns>(ns);
@@ -353,7 +390,7 @@ void FillPool::note_wake(uint64_t ns) noexcept {
   wake_avg_ns_.store(avg == 0 ? ns : avg - avg / 8 + ns / 8, std::memory_order_relaxed);
 }
 
-void FillPool::run(unsigned index) noexcept {
+void FillEngine::run(unsigned index) noexcept {
   const std::vector<int>& cpus = placement_[index];
   if (!cpus.empty() && pin_current_thread(cpus)) pinned_.fetch_add(1, std::memory_order_relaxed);
   Counters& counters = *counters_[index];
@@ -378,7 +415,7 @@ void FillPool::run(unsigned index) noexcept {
   }
 }
 
-FillPoolStats FillPool::stats() const {
+FillPoolStats FillEngine::stats() const {
   FillPoolStats s;
   s.threads = threads();
   s.pinned_threads = pinned_.load(std::memory_order_relaxed);
@@ -391,4 +428,5 @@ FillPoolStats FillPool::stats() const {
   return s;
 }
 
+}  // namespace detail
 }  // namespace staging

@@ -22,6 +22,7 @@
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/assert.hpp"
 #include "staging/detail/core/copy_layout.hpp"
+#include "staging/detail/core/fill_engine.hpp"
 #include "staging/detail/core/steady_clock.hpp"
 
 namespace staging {
@@ -110,7 +111,7 @@ struct StreamScheduler::Batch {
 // it was started).
 struct StreamScheduler::Filling {
   Batch* batch = nullptr;
-  std::vector<std::unique_ptr<FillJob>> jobs;
+  std::vector<std::unique_ptr<detail::FillJob>> jobs;
 };
 
 // One upload's share of a batch being cut: its cursor after the cut.
@@ -171,7 +172,7 @@ StreamScheduler::~StreamScheduler() {
   // Batches the pump was filling: no pool thread may touch their memory or sources any more.
   for (auto& f : filling_) {
     for (auto& job : f->jobs)
-      deps_.fill_pool->cancel(*job);
+      detail::engine_of(*deps_.fill_pool).cancel(*job);
   }
   std::lock_guard lock(mutex_);
   for (auto& q : queues_) {
@@ -803,7 +804,7 @@ StreamScheduler::Batch* StreamScheduler::plan_locked(uint64_t* wait_token) {
 void StreamScheduler::start_fill(Filling& f) {
   const Batch& batch = *f.batch;
   std::byte* base = deps_.backend->mapped(batch.reservation.region);
-  std::vector<FillJob*> submit;
+  std::vector<detail::FillJob*> submit;
   for (std::size_t i = 0; i < batch.pieces.size(); ++i) {
     const BatchPiece& p = batch.pieces[i];
     std::byte* dst = base + p.staging_offset;
@@ -819,12 +820,12 @@ void StreamScheduler::start_fill(Filling& f) {
       copy_to_staging(dst, src, static_cast<std::size_t>(p.piece.bytes), config_.fill_method);
       continue;
     }
-    std::unique_ptr<FillJob> job;
+    std::unique_ptr<detail::FillJob> job;
     if (!spare_jobs_.empty()) {
       job = std::move(spare_jobs_.back());
       spare_jobs_.pop_back();
     } else {
-      job = std::make_unique<FillJob>();
+      job = std::make_unique<detail::FillJob>();
     }
     job->dst = dst;
     job->src = src;
@@ -833,12 +834,13 @@ void StreamScheduler::start_fill(Filling& f) {
     submit.push_back(job.get());
     f.jobs.push_back(std::move(job));
   }
-  if (!submit.empty()) deps_.fill_pool->submit(submit);
+  if (!submit.empty()) detail::engine_of(*deps_.fill_pool).submit(submit);
 }
 
 void StreamScheduler::finish_fill(Filling& f) {
   for (auto& job : f.jobs) {
-    deps_.fill_pool->wait(*job);  // copies its unclaimed slices on this thread meanwhile
+    detail::engine_of(*deps_.fill_pool)
+        .wait(*job);  // copies its unclaimed slices on this thread meanwhile
     spare_jobs_.push_back(std::move(job));
   }
   f.jobs.clear();

@@ -193,10 +193,10 @@ Uploader& MultiUploader::uploader(std::size_t index) {
   return *impl_->entries[index].uploader;
 }
 
-Expected<TimelineValue, UploadError> MultiUploader::upload(std::size_t index, void* device_dst,
-                                                           const void* host_src, uint64_t bytes,
-                                                           cudaStream_t stream,
-                                                           const UploadOptions& options) {
+Expected<TimelineValue, UploadFailure> MultiUploader::upload(std::size_t index, void* device_dst,
+                                                             const void* host_src, uint64_t bytes,
+                                                             cudaStream_t stream,
+                                                             const UploadOptions& options) {
   return uploader(index).upload(device_dst, host_src, bytes, stream, options);
 }
 

@@ -57,7 +57,7 @@ struct PlannerConfig {
   Duration copy_overhead{2000};  ///< fixed cost of one copy on the copy engine
 };
 
-/// The fill pool as an upload finds it (FillPool::awake(), FillPool::wake_latency()).
+/// The fill pool as an upload finds it (the fill engine's awake() and wake_latency()).
 struct PoolState {
   unsigned awake = ~0u;      ///< threads not asleep now (>= fill_threads: all of them)
   Duration wake_latency{0};  ///< what waking the others costs (zero: not measured yet)

@@ -13,6 +13,7 @@
 
 #include "staging/core/fill_pool.hpp"
 #include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/fill_engine.hpp"
 #include "staging/detail/core/spin_lock.hpp"
 #include "staging/detail/cuda/event_timeline.hpp"
 #include "staging/detail/cuda/pinned_region_allocator.hpp"
@@ -34,8 +35,8 @@ bool supported(ExhaustionPolicy policy) {
          policy == ExhaustionPolicy::Split;
 }
 
-UploadError error_of(UploadErrorKind kind, cudaError_t cuda = cudaSuccess) {
-  UploadError e;
+UploadFailure error_of(UploadError kind, cudaError_t cuda = cudaSuccess) {
+  UploadFailure e;
   e.kind = kind;
   e.cuda = cuda;
   return e;
@@ -99,6 +100,7 @@ struct Uploader::Impl {
   std::optional<ByteRing> ring;  // guarded by ring_mu
   std::byte* ring_base = nullptr;
   std::shared_ptr<FillPool> pool;
+  staging::detail::FillEngine* engine = nullptr;  // pool's engine: where the pieces are filled
   unsigned lane = 0;  // this Uploader's lane in the pool (no head-of-line blocking when shared)
   std::unique_ptr<detail::UploadPlanner> planner;
 
@@ -126,37 +128,37 @@ struct Uploader::Impl {
     cudaError_t expected = cudaSuccess;
     sticky.compare_exchange_strong(expected, err, std::memory_order_acq_rel);
   }
-  UploadError cuda_error(cudaError_t err) {
+  UploadFailure cuda_error(cudaError_t err) {
     note_cuda_error(err);
-    return error_of(UploadErrorKind::Cuda, err);
+    return error_of(UploadError::Cuda, err);
   }
-  UploadError counted(UploadError e) {
+  UploadFailure counted(UploadFailure e) {
     counters.errors.fetch_add(1, std::memory_order_relaxed);
     return e;
   }
   // Refuses a stream that is capturing a graph; reports a failing query.
-  std::optional<UploadError> check_stream(cudaStream_t stream) {
+  std::optional<UploadFailure> check_stream(cudaStream_t stream) {
     bool capturing = false;
     const cudaError_t err = api->stream_is_capturing(stream, &capturing);
     if (err != cudaSuccess) return cuda_error(err);
-    if (capturing) return error_of(UploadErrorKind::InvalidArgument);
+    if (capturing) return error_of(UploadError::InvalidArgument);
     return std::nullopt;
   }
 
   // Refuses a destination range that leaves the device allocation holding its first byte (see
   // UploaderConfig::check_destinations).
-  std::optional<UploadError> check_destination(const void* dst, uint64_t bytes) {
+  std::optional<UploadFailure> check_destination(const void* dst, uint64_t bytes) {
     if (!config.check_destinations) return std::nullopt;
     void* base = nullptr;
     std::size_t size = 0;
     const cudaError_t err = api->address_range(dst, &base, &size);
     if (err == cudaErrorNotSupported) return std::nullopt;  // the driver cannot say
-    if (err == cudaErrorInvalidValue) return error_of(UploadErrorKind::DestinationOutOfRange);
+    if (err == cudaErrorInvalidValue) return error_of(UploadError::OutOfBounds);
     if (err != cudaSuccess) return cuda_error(err);
     const auto first = reinterpret_cast<std::uintptr_t>(base);
     const auto at = reinterpret_cast<std::uintptr_t>(dst);
     if (at < first || at - first > size || bytes > size - (at - first)) {
-      return error_of(UploadErrorKind::DestinationOutOfRange);
+      return error_of(UploadError::OutOfBounds);
     }
     return std::nullopt;
   }
@@ -166,37 +168,37 @@ struct Uploader::Impl {
   // The answer of reserve_ring: a reservation, an error, or (try_only) neither: "not now".
   struct RingAnswer {
     std::optional<Reservation> reservation;
-    std::optional<UploadError> error;
+    std::optional<UploadFailure> error;
   };
 
-  UploadError map_reserve_error(const ReserveError& re) {
-    UploadErrorKind kind = UploadErrorKind::InvalidArgument;
+  UploadFailure map_reserve_error(const ReserveError& re) {
+    UploadError kind = UploadError::InvalidArgument;
     cudaError_t cuda = cudaSuccess;
     switch (re.kind) {
       case ReserveErrorKind::ZeroSize:
       case ReserveErrorKind::Overflow:
-        kind = UploadErrorKind::InvalidArgument;
+        kind = UploadError::InvalidArgument;
         break;
       case ReserveErrorKind::WouldBlock:
-        kind = UploadErrorKind::WouldBlock;
+        kind = UploadError::WouldBlock;
         break;
       case ReserveErrorKind::Timeout:
-        kind = UploadErrorKind::Timeout;
+        kind = UploadError::Timeout;
         break;
       case ReserveErrorKind::CapExceeded:
-        kind = UploadErrorKind::TooLarge;
+        kind = UploadError::TooLarge;
         break;
       case ReserveErrorKind::AllocationFailed:
-        kind = UploadErrorKind::Cuda;
+        kind = UploadError::Cuda;
         cuda = allocator->last_error();
         break;
     }
     // A wait that ended early because the timeline failed is the failure, not a timeout.
     if (const cudaError_t f = failure(); f != cudaSuccess) {
-      kind = UploadErrorKind::Failed;
+      kind = UploadError::Failed;
       cuda = f;
     }
-    UploadError e = error_of(kind, cuda);
+    UploadFailure e = error_of(kind, cuda);
     e.reserve = re;
     return e;
   }
@@ -242,7 +244,7 @@ struct Uploader::Impl {
       const cudaError_t err = point.error();
       if (err != cudaErrorNotReady) {
         note_cuda_error(err);
-        return {std::nullopt, error_of(UploadErrorKind::Failed, err)};
+        return {std::nullopt, error_of(UploadError::Failed, err)};
       }
       if (try_only) return {};
       // Every pooled event is pending: the ring is as good as full.
@@ -279,7 +281,7 @@ struct Uploader::Impl {
     TimelineValue point = 0;
     bool last_of_reservation = false;
     bool inline_filled = false;
-    FillJob job;  // job.bytes: the piece's size
+    staging::detail::FillJob job;  // job.bytes: the piece's size
   };
 
   // One upload: an optional direct part (its first bytes copied straight from the source), then
@@ -300,15 +302,15 @@ struct Uploader::Impl {
     Pipeline(const Pipeline&) = delete;
     Pipeline& operator=(const Pipeline&) = delete;
 
-    Expected<TimelineValue, UploadError> run() {
+    Expected<TimelineValue, UploadFailure> run() {
       const auto start = SteadyTime::now();
       // The pool's idle threads keep looking for this upload's next pieces (no wake-up per
       // reservation while the upload waits for ring room).
-      const FillPool::Hold hold = m_.pool->hold();
+      const staging::detail::FillEngine::Hold hold = m_.engine->hold();
       detail::PoolState pool;
-      pool.awake = m_.pool->awake();
-      pool.wake_latency = m_.pool->wake_latency();
-      pool.uploads = std::max(1u, m_.pool->holds());
+      pool.awake = m_.engine->awake();
+      pool.wake_latency = m_.engine->wake_latency();
+      pool.uploads = std::max(1u, m_.engine->holds());
       if (policy_ == ExhaustionPolicy::Split) {
         plan_ = m_.planner->plan(
             bytes_, [&] { return m_.api->stream_query(stream_) == cudaSuccess; }, pool);
@@ -356,7 +358,7 @@ struct Uploader::Impl {
     }
 
    private:
-    bool filled(Piece& p) { return p.inline_filled || m_.pool->done(p.job); }
+    bool filled(Piece& p) { return p.inline_filled || m_.engine->done(p.job); }
 
     RingAnswer reserve_next(bool try_only) {
       if (policy_ != ExhaustionPolicy::Split) {
@@ -372,12 +374,12 @@ struct Uploader::Impl {
 
     // The direct part: the pool starts filling the ring part (as far as the ring has room now),
     // then this thread copies the first plan_.direct_bytes straight from the source.
-    std::optional<UploadError> start_direct() {
+    std::optional<UploadFailure> start_direct() {
       auto point = m_.timeline->open(Duration::zero());
       if (!point) {
         if (point.error() != cudaErrorNotReady) {
           m_.note_cuda_error(point.error());
-          return error_of(UploadErrorKind::Failed, point.error());
+          return error_of(UploadError::Failed, point.error());
         }
         // Every pooled event is pending: no direct part, the ring takes the whole source.
         reserved_ = 0;
@@ -404,7 +406,7 @@ struct Uploader::Impl {
       if (rec != cudaSuccess) {
         // The copy is queued but its point can never complete: the Uploader fails (safe).
         m_.sticky.store(rec, std::memory_order_release);
-        return error_of(UploadErrorKind::Cuda, rec);
+        return error_of(UploadError::Cuda, rec);
       }
       direct_state_ = DirectState::Recorded;
       last_recorded_ = direct_point_;
@@ -416,7 +418,7 @@ struct Uploader::Impl {
     // once the direct copy has completed (it was queued first on an idle stream, so this normally
     // costs nothing). If it does not complete within drain_timeout the Uploader fails, since the
     // copy may still read the caller's memory.
-    std::optional<UploadError> settle_direct() {
+    std::optional<UploadFailure> settle_direct() {
       if (direct_state_ == DirectState::Issued) return settle_direct_failed();  // never recorded
       if (direct_state_ != DirectState::Recorded) return std::nullopt;
       const auto start = SteadyTime::now();
@@ -426,7 +428,7 @@ struct Uploader::Impl {
         if (waited >= m_.config.drain_timeout) {
           cudaError_t expected = cudaSuccess;
           m_.sticky.compare_exchange_strong(expected, cudaErrorTimeout);
-          return error_of(UploadErrorKind::Failed, m_.failure());
+          return error_of(UploadError::Failed, m_.failure());
         }
         if (waited < std::chrono::microseconds(50)) {
           std::this_thread::yield();
@@ -441,7 +443,7 @@ struct Uploader::Impl {
     // copy issued: only the stream can still tell when the copy has run. Waits (up to
     // drain_timeout) until the stream is idle — or answers a sticky error: a broken context runs
     // nothing more — so that the caller's source is not read after upload() returns.
-    UploadError settle_direct_failed() {
+    UploadFailure settle_direct_failed() {
       const auto start = SteadyTime::now();
       for (;;) {
         const cudaError_t q = m_.api->stream_query(stream_);
@@ -451,7 +453,7 @@ struct Uploader::Impl {
       }
       direct_state_ = DirectState::Settled;
       const cudaError_t f = m_.failure();
-      return error_of(UploadErrorKind::Failed, f != cudaSuccess ? f : cudaErrorUnknown);
+      return error_of(UploadError::Failed, f != cudaSuccess ? f : cudaErrorUnknown);
     }
 
     // True once the direct copy has completed (or there is none to wait for); the first time it
@@ -489,7 +491,7 @@ struct Uploader::Impl {
         }
         k += n;
       }
-      m_.pool->submit(batch_, plan_.wake);
+      m_.engine->submit(batch_, plan_.wake);
       reserved_ += r.size;
     }
 
@@ -498,7 +500,7 @@ struct Uploader::Impl {
       int looked = 0;
       for (Piece& p : pending_) {
         if (p.inline_filled) continue;
-        if (m_.pool->help_one(p.job)) return true;
+        if (m_.engine->help_one(p.job)) return true;
         if (++looked == 4) break;
       }
       return false;
@@ -507,18 +509,18 @@ struct Uploader::Impl {
     // Waits for the front piece's slices held by the pool's threads; while source is left to
     // reserve, only briefly, so that ring room freed meanwhile is taken and handed to the pool.
     void wait_front() {
-      FillJob& job = pending_.front().job;
+      staging::detail::FillJob& job = pending_.front().job;
       if (reserved_ == bytes_) {
-        m_.pool->wait(job);
+        m_.engine->wait(job);
         return;
       }
       const auto until = SteadyTime::now() + std::chrono::microseconds(20);
-      while (!m_.pool->done(job) && SteadyTime::now() < until) {
+      while (!m_.engine->done(job) && SteadyTime::now() < until) {
         std::this_thread::yield();
       }
     }
 
-    std::optional<UploadError> issue_front() {
+    std::optional<UploadFailure> issue_front() {
       Piece& p = pending_.front();
       const cudaError_t err = m_.api->copy_to_device_async(
           dst_ + p.offset, p.staging, static_cast<std::size_t>(p.job.bytes), stream_);
@@ -541,7 +543,7 @@ struct Uploader::Impl {
       if (rec != cudaSuccess) {
         // The copy is queued but its point can never complete: the ring stays held (safe).
         m_.sticky.store(rec, std::memory_order_release);
-        return error_of(UploadErrorKind::Cuda, rec);
+        return error_of(UploadError::Cuda, rec);
       }
       last_recorded_ = point;
       return std::nullopt;
@@ -550,9 +552,9 @@ struct Uploader::Impl {
     // Stops the fills still running, settles every point not yet recorded (recorded if some of its
     // copies were issued, released if none were), waits for a direct copy that may still read the
     // source, and reports `e` with the progress made.
-    Expected<TimelineValue, UploadError> abort(UploadError e) {
+    Expected<TimelineValue, UploadFailure> abort(UploadFailure e) {
       for (Piece& p : pending_) {
-        if (!p.inline_filled) m_.pool->cancel(p.job);
+        if (!p.inline_filled) m_.engine->cancel(p.job);
       }
       if (direct_state_ == DirectState::Opened) {
         m_.timeline->release(direct_point_);  // no copy was issued for it
@@ -591,7 +593,7 @@ struct Uploader::Impl {
     uint64_t owner_;
     UploadPlan plan_;
     std::deque<Piece> pending_;  // reserved, not yet issued, in source order
-    std::vector<FillJob*> batch_;
+    std::vector<staging::detail::FillJob*> batch_;
     uint64_t reserved_ = 0;  // source bytes covered by reservations (and the direct part)
     uint64_t issued_ = 0;    // source bytes whose copies are enqueued
     TimelineValue last_recorded_ = 0;
@@ -620,17 +622,17 @@ struct Uploader::Impl {
     }
   }
 
-  Expected<TimelineValue, UploadError> upload(void* device_dst, const void* host_src,
-                                              uint64_t bytes, cudaStream_t stream,
-                                              const UploadOptions& options) {
+  Expected<TimelineValue, UploadFailure> upload(void* device_dst, const void* host_src,
+                                                uint64_t bytes, cudaStream_t stream,
+                                                const UploadOptions& options) {
     if (const cudaError_t f = failure(); f != cudaSuccess) {
-      return unexpected(counted(error_of(UploadErrorKind::Failed, f)));
+      return unexpected(counted(error_of(UploadError::Failed, f)));
     }
     if (bytes == 0) return TimelineValue{0};
     const ExhaustionPolicy policy = options.policy.value_or(config.policy);
     if (device_dst == nullptr || host_src == nullptr || wraps(device_dst, bytes) ||
         wraps(host_src, bytes) || !supported(policy)) {
-      return unexpected(counted(error_of(UploadErrorKind::InvalidArgument)));
+      return unexpected(counted(error_of(UploadError::InvalidArgument)));
     }
     if (auto e = check_stream(stream)) return unexpected(counted(*e));
     if (auto e = check_destination(device_dst, bytes)) return unexpected(counted(*e));
@@ -647,15 +649,15 @@ struct Uploader::Impl {
 
   // --- in-place spans --------------------------------------------------------------------------
 
-  Expected<StagingSpan, UploadError> reserve(uint64_t bytes, const UploadOptions& options) {
+  Expected<StagingSpan, UploadFailure> reserve(uint64_t bytes, const UploadOptions& options) {
     if (const cudaError_t f = failure(); f != cudaSuccess) {
-      return unexpected(counted(error_of(UploadErrorKind::Failed, f)));
+      return unexpected(counted(error_of(UploadError::Failed, f)));
     }
     // A span smaller than asked only when asked for: the config's Split means Wait here.
     const ExhaustionPolicy policy = options.policy.value_or(
         config.policy == ExhaustionPolicy::Split ? ExhaustionPolicy::Wait : config.policy);
     if (bytes == 0 || !supported(policy)) {
-      return unexpected(counted(error_of(UploadErrorKind::InvalidArgument)));
+      return unexpected(counted(error_of(UploadError::InvalidArgument)));
     }
     const uint64_t alignment = options.alignment != 0 ? options.alignment : config.alignment;
     RingAnswer a = reserve_ring(bytes, policy, options.timeout.value_or(config.wait_timeout),
@@ -683,15 +685,16 @@ struct Uploader::Impl {
     open_spans.fetch_sub(1, std::memory_order_relaxed);
   }
 
-  Expected<TimelineValue, UploadError> commit(StagingSpan& span, void* device_dst,
-                                              cudaStream_t stream, std::optional<uint64_t> bytes) {
-    if (span.owner_ != this) return unexpected(counted(error_of(UploadErrorKind::InvalidArgument)));
+  Expected<TimelineValue, UploadFailure> commit(StagingSpan& span, void* device_dst,
+                                                cudaStream_t stream,
+                                                std::optional<uint64_t> bytes) {
+    if (span.owner_ != this) return unexpected(counted(error_of(UploadError::InvalidArgument)));
     const uint64_t used = bytes.value_or(span.size_);
-    std::optional<UploadError> refused;
+    std::optional<UploadFailure> refused;
     if (const cudaError_t f = failure(); f != cudaSuccess) {
-      refused = error_of(UploadErrorKind::Failed, f);
+      refused = error_of(UploadError::Failed, f);
     } else if (used == 0 || used > span.size_ || device_dst == nullptr || wraps(device_dst, used)) {
-      refused = error_of(UploadErrorKind::InvalidArgument);
+      refused = error_of(UploadError::InvalidArgument);
     } else {
       refused = check_stream(stream);
       if (!refused) refused = check_destination(device_dst, used);
@@ -714,7 +717,7 @@ struct Uploader::Impl {
     if (rec != cudaSuccess) {
       // The copy is queued but its point can never complete: the ring stays held (safe).
       sticky.store(rec, std::memory_order_release);
-      return unexpected(counted(error_of(UploadErrorKind::Cuda, rec)));
+      return unexpected(counted(error_of(UploadError::Cuda, rec)));
     }
     counters.commits.fetch_add(1, std::memory_order_relaxed);
     counters.bytes_committed.fetch_add(used, std::memory_order_relaxed);
@@ -724,6 +727,7 @@ struct Uploader::Impl {
 
 Uploader::Impl::~Impl() {
   STAGING_ASSERT(open_spans.load() == 0, "Uploader destroyed while a StagingSpan is open");
+  engine = nullptr;
   pool.reset();  // idle: no call is in progress
   if (!timeline) return;
   const TimelineValue newest = timeline->last_opened();
@@ -839,7 +843,8 @@ Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig&
     impl->pool = std::move(*pool);
     impl->config.fill_threads = c.fill_threads;
   }
-  impl->lane = impl->pool->new_lane();
+  impl->engine = &staging::detail::engine_of(*impl->pool);
+  impl->lane = impl->engine->new_lane();
   impl->planner = std::make_unique<detail::UploadPlanner>(planner_config(c, impl->pool->threads()));
   return Uploader(std::move(impl));
 }
@@ -849,19 +854,20 @@ Uploader::Uploader(Uploader&&) noexcept = default;
 Uploader& Uploader::operator=(Uploader&&) noexcept = default;
 Uploader::~Uploader() = default;
 
-Expected<TimelineValue, UploadError> Uploader::upload(void* device_dst, const void* host_src,
-                                                      uint64_t bytes, cudaStream_t stream,
-                                                      const UploadOptions& options) {
+Expected<TimelineValue, UploadFailure> Uploader::upload(void* device_dst, const void* host_src,
+                                                        uint64_t bytes, cudaStream_t stream,
+                                                        const UploadOptions& options) {
   return impl_->upload(device_dst, host_src, bytes, stream, options);
 }
 
-Expected<StagingSpan, UploadError> Uploader::reserve(uint64_t bytes, const UploadOptions& options) {
+Expected<StagingSpan, UploadFailure> Uploader::reserve(uint64_t bytes,
+                                                       const UploadOptions& options) {
   return impl_->reserve(bytes, options);
 }
 
-Expected<TimelineValue, UploadError> Uploader::commit(StagingSpan&& span, void* device_dst,
-                                                      cudaStream_t stream,
-                                                      std::optional<uint64_t> bytes) {
+Expected<TimelineValue, UploadFailure> Uploader::commit(StagingSpan&& span, void* device_dst,
+                                                        cudaStream_t stream,
+                                                        std::optional<uint64_t> bytes) {
   return impl_->commit(span, device_dst, stream, bytes);
 }
 
@@ -882,9 +888,9 @@ bool Uploader::wait(TimelineValue point, Duration timeout) {
   return impl_->timeline->wait(point, timeout) >= point;
 }
 
-Expected<void, UploadError> Uploader::stream_wait(cudaStream_t stream, TimelineValue point) {
+Expected<void, UploadFailure> Uploader::stream_wait(cudaStream_t stream, TimelineValue point) {
   if (const cudaError_t f = impl_->failure(); f != cudaSuccess) {
-    return unexpected(impl_->counted(error_of(UploadErrorKind::Failed, f)));
+    return unexpected(impl_->counted(error_of(UploadError::Failed, f)));
   }
   if (point == 0) return {};
   const cudaError_t err = impl_->timeline->stream_wait(stream, point);

@@ -52,7 +52,7 @@ Expected<void, UploadError> check_destination(const TextureDestination& target,
   if (e.width == 0 || e.height == 0 || e.depthOrArrayLayers == 0)
     return unexpected(UploadError::ZeroSize);
   if (region.block.bytes == 0 || region.block.width == 0 || region.block.height == 0)
-    return unexpected(UploadError::BadLayout);
+    return unexpected(UploadError::UnsupportedFormat);
   if (region.mip_level >= target.mip_level_count) return unexpected(UploadError::NoSuchSubresource);
   const TexelExtent mip =
       mip_extent({s.width, s.height, is_3d ? s.depthOrArrayLayers : 1}, region.mip_level);

@@ -157,7 +157,7 @@ Expected<Route, UploadError> StagingFrame::upload(WGPUBuffer dst, uint64_t dst_o
   if (state_ != State::Recording || ring_ == nullptr) return unexpected(UploadError::Inactive);
   if (size == 0) return unexpected(UploadError::ZeroSize);
   if (size % COPY_BUFFER_ALIGNMENT != 0 || dst_offset % COPY_BUFFER_ALIGNMENT != 0)
-    return unexpected(UploadError::Unaligned);
+    return unexpected(UploadError::Misaligned);
   if (size > SIZE_MAX) return unexpected(UploadError::TooLarge);
   if (dst == nullptr) return unexpected(UploadError::NullDestination);
   RouteStats& stats = *ring_->route_stats_;
@@ -187,7 +187,7 @@ Expected<std::span<std::byte>, UploadError> StagingFrame::reserve(WGPUBuffer dst
   if (state_ != State::Recording || ring_ == nullptr) return unexpected(UploadError::Inactive);
   if (size == 0) return unexpected(UploadError::ZeroSize);
   if (size % COPY_BUFFER_ALIGNMENT != 0 || dst_offset % COPY_BUFFER_ALIGNMENT != 0)
-    return unexpected(UploadError::Unaligned);
+    return unexpected(UploadError::Misaligned);
   if (size > SIZE_MAX) return unexpected(UploadError::TooLarge);
   if (dst == nullptr) return unexpected(UploadError::NullDestination);
   if (slot_buffer_ == nullptr) return unexpected(UploadError::NoSlot);
@@ -213,13 +213,14 @@ Expected<Route, UploadError> StagingFrame::upload(const TextureUpload& dst, cons
     return unexpected(UploadError::ZeroSize);
   if (dst.texture == nullptr) return unexpected(UploadError::NullDestination);
   const Expected<TextureLayout, LayoutError> layout = texture_layout(dst);
-  if (!layout || layout->packed_bytes != size || layout->row_pitch > UINT32_MAX) {
-    return unexpected(UploadError::BadLayout);
-  }
+  if (!layout && layout.error() == LayoutError::Empty)  // the extent is not: the block is
+    return unexpected(UploadError::UnsupportedFormat);
+  if (!layout || layout->row_pitch > UINT32_MAX) return unexpected(UploadError::Overflow);
+  if (layout->packed_bytes != size) return unexpected(UploadError::SizeMismatch);
   if (size > SIZE_MAX || layout->copy_bytes > SIZE_MAX) return unexpected(UploadError::TooLarge);
   RouteStats& stats = *ring_->route_stats_;
   const std::optional<uint64_t> staged = align_up(layout->copy_bytes, MAP_SIZE_ALIGNMENT);
-  if (!staged) return unexpected(UploadError::BadLayout);
+  if (!staged) return unexpected(UploadError::Overflow);
   if (std::byte* slot = place(*staged, layout->offset_alignment)) {
     repack_rows(slot, static_cast<const std::byte*>(data), *layout);
     wgpuTextureReference(dst.texture);

@@ -38,7 +38,38 @@ TEST(EnumNames, EveryCoreEnumHasItsNames) {
   expect_names<ConfigError>({"NoSlots", "MinNotPowerOfTwo", "MaxBelowMin", "TooManySlots",
                              "SlotTooLarge", "UnsupportedPolicy"});
   expect_names<Refusal>({"TooLarge", "AllInFlight", "AllocationFailed"});
-  expect_names<FinishError>({"Inactive", "ForeignLease"});
+  expect_names<Route>({"Ring", "Fallback"});
+  expect_names<UploadError>({"Inactive",
+                             "NullDestination",
+                             "ZeroSize",
+                             "Overflow",
+                             "UnsupportedFormat",
+                             "BadAspect",
+                             "Misaligned",
+                             "SizeMismatch",
+                             "OverlapsEarlierUpload",
+                             "ConflictingLayouts",
+                             "FallbackCapReached",
+                             "AllocationFailed",
+                             "RingFull",
+                             "TooLarge",
+                             "InvalidDestination",
+                             "OutOfBounds",
+                             "NoSuchSubresource",
+                             "FormatMismatch",
+                             "DestinationMismatch",
+                             "Sealed",
+                             "DoesNotFit",
+                             "AlreadyShared",
+                             "NoSlot",
+                             "InvalidArgument",
+                             "WouldBlock",
+                             "Timeout",
+                             "Cuda",
+                             "Failed"});
+  expect_names<FinishError>({"Inactive", "NullSemaphore", "PointAlreadyReached", "DeviceLost",
+                             "WritersActive", "SharedConflict", "FlushFailed", "NotFinished",
+                             "NullEncoder", "ForeignLease"});
   expect_names<PlaceError>({"ZeroSize", "Overflow", "DoesNotFit", "Inactive"});
   expect_names<ExhaustionPolicy>({"Defer", "Wait", "Split", "Grow", "Fallback"});
   expect_names<BlockCause>({"InFlight", "Fragmentation", "Cap"});

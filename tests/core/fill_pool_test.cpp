@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "staging/detail/core/fill_engine.hpp"
+
 namespace staging {
 namespace {
 
@@ -56,8 +58,13 @@ std::shared_ptr<FillPool> make_pool(unsigned threads, Duration spin = 50us,
   return pool ? *pool : nullptr;
 }
 
-void set(FillJob& j, std::byte* dst, const std::byte* src, uint64_t bytes, uint64_t slice = 0,
-         FillMethod method = FillMethod::Auto) {
+// The pool's job engine: what an uploader or a streamer submits its fill jobs to.
+detail::FillEngine& engine(const std::shared_ptr<FillPool>& pool) {
+  return detail::engine_of(*pool);
+}
+
+void set(detail::FillJob& j, std::byte* dst, const std::byte* src, uint64_t bytes,
+         uint64_t slice = 0, FillMethod method = FillMethod::Auto) {
   j.dst = dst;
   j.src = src;
   j.bytes = bytes;
@@ -110,22 +117,22 @@ TEST(FillPool, JobsOfAnySizeAreCopiedExactly) {
   for (unsigned threads : {0u, 1u, 3u}) {
     auto pool = make_pool(threads);
     std::vector<std::byte> dst(src.size());
-    std::deque<FillJob> jobs;
+    std::deque<detail::FillJob> jobs;
     uint64_t off = 0;
     int k = 0;
     for (uint64_t size :
          {1ull, 4095ull, 4096ull, 4097ull, 65536ull + 3, 300000ull, 12345ull, (1ull << 20) + 11}) {
-      FillJob& j = jobs.emplace_back();
+      detail::FillJob& j = jobs.emplace_back();
       const uint64_t slice = (k++ % 3 == 0) ? 0 : 4096 * k;
       set(j, dst.data() + off, src.data() + off, size, slice,
           k % 2 ? FillMethod::Streaming : FillMethod::Memcpy);
-      pool->submit(j);
+      engine(pool).submit(j);
       off += size;
     }
-    for (FillJob& j : jobs)
-      pool->wait(j);
-    for (FillJob& j : jobs)
-      EXPECT_TRUE(pool->done(j));
+    for (detail::FillJob& j : jobs)
+      engine(pool).wait(j);
+    for (detail::FillJob& j : jobs)
+      EXPECT_TRUE(engine(pool).done(j));
     EXPECT_EQ(first_difference(dst.data(), src.data(), off), "") << threads << " threads";
     const FillPoolStats s = pool->stats();
     EXPECT_EQ(s.bytes, off);
@@ -142,7 +149,7 @@ TEST(FillPool, JobsCompleteInSubmissionOrder) {
   auto pool = make_pool(1);
   const auto src = random_bytes(1 << 20, 5);
   std::vector<std::byte> dst(src.size());
-  std::deque<FillJob> jobs(6);
+  std::deque<detail::FillJob> jobs(6);
   std::vector<int> order;
   std::mutex order_mu;
   struct Ctx {
@@ -153,24 +160,24 @@ TEST(FillPool, JobsCompleteInSubmissionOrder) {
   std::vector<Ctx> ctx;
   for (int i = 0; i < 6; ++i)
     ctx.push_back({&order, &order_mu, i});
-  std::vector<FillJob*> batch;
+  std::vector<detail::FillJob*> batch;
   for (int i = 0; i < 6; ++i) {
-    FillJob& j = jobs[i];
+    detail::FillJob& j = jobs[i];
     const uint64_t n = src.size() / 6;
     set(j, dst.data() + n * i, src.data() + n * i, n, 16384);
     j.context = &ctx[i];
-    j.on_done = [](FillJob&, void* c) {
+    j.on_done = [](detail::FillJob&, void* c) {
       auto* x = static_cast<Ctx*>(c);
       std::lock_guard lock(*x->mu);
       x->order->push_back(x->id);
     };
     batch.push_back(&j);
   }
-  pool->submit(batch);
-  while (!pool->done(jobs.back()))
+  engine(pool).submit(batch);
+  while (!engine(pool).done(jobs.back()))
     std::this_thread::yield();
-  for (FillJob& j : jobs)
-    pool->wait(j);
+  for (detail::FillJob& j : jobs)
+    engine(pool).wait(j);
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5}));
   EXPECT_EQ(first_difference(dst.data(), src.data(), src.size() / 6 * 6), "");
 }
@@ -181,27 +188,27 @@ TEST(FillPool, OnDoneRunsOnceBeforeDoneAndNotForCancelledJobs) {
   std::vector<std::byte> dst(src.size());
   std::atomic<int> calls{0};
   for (int rep = 0; rep < 50; ++rep) {
-    FillJob j;
+    detail::FillJob j;
     set(j, dst.data(), src.data(), src.size(), 8192);
     j.context = &calls;
-    j.on_done = [](FillJob& job, void* c) {
+    j.on_done = [](detail::FillJob& job, void* c) {
       static_cast<std::atomic<int>*>(c)->fetch_add(1);
       EXPECT_EQ(job.bytes, uint64_t{1} << 20);
     };
     const int before = calls.load();
-    pool->submit(j);
-    pool->wait(j);
+    engine(pool).submit(j);
+    engine(pool).wait(j);
     EXPECT_EQ(calls.load(), before + 1);  // on_done returned before done() turned true
   }
   // A job cancelled before any slice ran: no callback.
   auto idle = make_pool(0);
-  FillJob j;
+  detail::FillJob j;
   set(j, dst.data(), src.data(), src.size());
   j.context = &calls;
-  j.on_done = [](FillJob&, void* c) { static_cast<std::atomic<int>*>(c)->fetch_add(1000); };
-  idle->submit(j);
-  idle->cancel(j);
-  EXPECT_TRUE(idle->done(j));
+  j.on_done = [](detail::FillJob&, void* c) { static_cast<std::atomic<int>*>(c)->fetch_add(1000); };
+  engine(idle).submit(j);
+  engine(idle).cancel(j);
+  EXPECT_TRUE(engine(idle).done(j));
   EXPECT_LT(calls.load(), 1000);
   EXPECT_GT(idle->stats().cancelled_slices, 0u);
 }
@@ -211,20 +218,20 @@ TEST(FillPool, CancelLeavesNoThreadOnTheJob) {
   const std::size_t n = 8 << 20;
   const auto src = random_bytes(n, 9);
   std::vector<std::byte> dst(n);
-  FillJob j;
+  detail::FillJob j;
   set(j, dst.data(), src.data(), n, 4096);  // 2048 slices on one thread: most still queued
-  pool->submit(j);
-  pool->cancel(j);
-  EXPECT_TRUE(pool->done(j));
+  engine(pool).submit(j);
+  engine(pool).cancel(j);
+  EXPECT_TRUE(engine(pool).done(j));
   // Nothing touches dst any more: overwrite it and see it stay.
   std::fill(dst.begin(), dst.end(), std::byte{1});
   std::this_thread::sleep_for(5ms);
   EXPECT_TRUE(std::all_of(dst.begin(), dst.end(), [](std::byte b) { return b == std::byte{1}; }));
   // The pool goes on working.
-  FillJob k;
+  detail::FillJob k;
   set(k, dst.data(), src.data(), n);
-  pool->submit(k);
-  pool->wait(k);
+  engine(pool).submit(k);
+  engine(pool).wait(k);
   EXPECT_EQ(first_difference(dst.data(), src.data(), n), "");
 }
 
@@ -236,13 +243,13 @@ TEST(FillPool, SleepingThreadsAreWokenBySubmit) {
   std::vector<std::byte> dst(src.size());
   for (int rep = 0; rep < 20; ++rep) {
     std::this_thread::sleep_for(1ms);  // let both threads fall asleep
-    FillJob j;
+    detail::FillJob j;
     set(j, dst.data(), src.data(), src.size(), 65536);
-    pool->submit(j);
+    engine(pool).submit(j);
     const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (!pool->done(j) && std::chrono::steady_clock::now() < deadline)
+    while (!engine(pool).done(j) && std::chrono::steady_clock::now() < deadline)
       std::this_thread::yield();
-    ASSERT_TRUE(pool->done(j)) << "rep " << rep;
+    ASSERT_TRUE(engine(pool).done(j)) << "rep " << rep;
   }
   const FillPoolStats s = pool->stats();
   EXPECT_GT(s.sleeps, 0u);
@@ -252,13 +259,13 @@ TEST(FillPool, SleepingThreadsAreWokenBySubmit) {
   // Each wake-up was timed, from the submit's call until the thread ran.
   EXPECT_GT(s.wake_samples, 0u);
   EXPECT_GE(s.wake_ns, s.wake_max_ns);
-  EXPECT_GT(pool->wake_latency(), Duration::zero());
+  EXPECT_GT(engine(pool).wake_latency(), Duration::zero());
 }
 
 // Waits until every thread of `pool` sleeps (they look for `spin` first); false after 10 s.
-bool all_asleep(const FillPool& pool) {
+bool all_asleep(FillPool& pool) {
   const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (pool.awake() != 0) {
+  while (detail::engine_of(pool).awake() != 0) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(1ms);
   }
@@ -272,10 +279,10 @@ TEST(FillPool, AJobSubmittedWithoutWakingIsFilledByItsSubmitter) {
   std::vector<std::byte> dst(src.size());
   ASSERT_TRUE(all_asleep(*pool));
   const FillPoolStats before = pool->stats();
-  FillJob j;
+  detail::FillJob j;
   set(j, dst.data(), src.data(), src.size(), 65536);
-  pool->submit(j, /*wake=*/false);
-  pool->wait(j);
+  engine(pool).submit(j, /*wake=*/false);
+  engine(pool).wait(j);
   const FillPoolStats after = pool->stats();
   EXPECT_EQ(after.wakeups, before.wakeups);
   EXPECT_EQ(after.unwoken_jobs, before.unwoken_jobs + 1);
@@ -290,16 +297,16 @@ TEST(FillPool, AHoldKeepsIdleThreadsLooking) {
   std::vector<std::byte> dst(src.size());
   ASSERT_TRUE(all_asleep(*pool));
   {
-    FillPool::Hold hold = pool->hold();
-    FillJob j;
+    detail::FillEngine::Hold hold = engine(pool).hold();
+    detail::FillJob j;
     set(j, dst.data(), src.data(), src.size(), 65536);
-    pool->submit(j);  // wakes both
-    pool->wait(j);
+    engine(pool).submit(j);  // wakes both
+    engine(pool).wait(j);
     const uint64_t sleeps = pool->stats().sleeps;
     std::this_thread::sleep_for(30ms);
     EXPECT_EQ(pool->stats().sleeps, sleeps);  // nobody went back to sleep under the hold
     // A Hold moved from is empty; moving keeps the one hold alive.
-    FillPool::Hold moved = std::move(hold);
+    detail::FillEngine::Hold moved = std::move(hold);
     std::this_thread::sleep_for(10ms);
     EXPECT_EQ(pool->stats().sleeps, sleeps);
   }
@@ -323,42 +330,43 @@ TEST(FillPool, LanesAreServedInTurn) {
     int id;
   };
   // The blocker: its on_done (run by the pool's thread) waits until every other job is queued.
-  FillJob blocker;
+  detail::FillJob blocker;
   Ctx blocker_ctx{&order_mu, &order, &release, -1};
   set(blocker, dst.data(), src.data(), 4096, 4096);
   blocker.lane = 5;
   blocker.context = &blocker_ctx;
-  blocker.on_done = [](FillJob&, void* c) {
+  blocker.on_done = [](detail::FillJob&, void* c) {
     auto* x = static_cast<Ctx*>(c);
     while (!x->release->load())
       std::this_thread::yield();
   };
-  pool->submit(blocker);
+  engine(pool).submit(blocker);
   while (pool->stats().slices == 0)
     std::this_thread::yield();  // the thread holds the blocker's slice
-  std::deque<FillJob> jobs(6);
+  std::deque<detail::FillJob> jobs(6);
   std::vector<Ctx> ctx;
   for (int i = 0; i < 6; ++i)
     ctx.push_back({&order_mu, &order, &release, i});
-  const unsigned lane_a = pool->new_lane(), lane_b = pool->new_lane();
-  EXPECT_NE(lane_a % FillPool::kLanes, lane_b % FillPool::kLanes);
+  const unsigned lane_a = engine(pool).new_lane(), lane_b = engine(pool).new_lane();
+  EXPECT_NE(lane_a % detail::FillEngine::kLanes, lane_b % detail::FillEngine::kLanes);
   for (int i = 0; i < 6; ++i) {
-    FillJob& j = jobs[i];
+    detail::FillJob& j = jobs[i];
     const uint64_t off = 8192 + 4096 * static_cast<uint64_t>(i);
     set(j, dst.data() + off, src.data() + off, 4096, 4096);
     j.lane = i < 3 ? lane_a : lane_b;  // jobs 0 1 2 in lane a, 3 4 5 in lane b
     j.context = &ctx[i];
-    j.on_done = [](FillJob&, void* c) {
+    j.on_done = [](detail::FillJob&, void* c) {
       auto* x = static_cast<Ctx*>(c);
       std::lock_guard lock(*x->mu);
       x->order->push_back(x->id);
     };
-    pool->submit(j);
+    engine(pool).submit(j);
   }
   release.store(true);
-  while (!std::all_of(jobs.begin(), jobs.end(), [&](const FillJob& j) { return pool->done(j); }))
+  while (!std::all_of(jobs.begin(), jobs.end(),
+                      [&](const detail::FillJob& j) { return engine(pool).done(j); }))
     std::this_thread::yield();
-  pool->wait(blocker);
+  engine(pool).wait(blocker);
   const bool a_first = order.front() == 0;
   EXPECT_EQ(order,
             a_first ? (std::vector<int>{0, 3, 1, 4, 2, 5}) : (std::vector<int>{3, 0, 4, 1, 5, 2}));
@@ -368,12 +376,12 @@ TEST(FillPool, WaitForTimesOutOnlyWhenSlicesAreStillRunning) {
   auto pool = make_pool(0);
   const auto src = random_bytes(1 << 16, 17);
   std::vector<std::byte> dst(src.size());
-  FillJob j;
+  detail::FillJob j;
   set(j, dst.data(), src.data(), src.size());
-  pool->submit(j);
-  EXPECT_TRUE(pool->wait_for(j, 1s));  // the caller fills it
+  engine(pool).submit(j);
+  EXPECT_TRUE(engine(pool).wait_for(j, 1s));  // the caller fills it
   EXPECT_EQ(first_difference(dst.data(), src.data(), src.size()), "");
-  EXPECT_TRUE(pool->wait_for(j, Duration::zero()));  // done already
+  EXPECT_TRUE(engine(pool).wait_for(j, Duration::zero()));  // done already
 }
 
 // The ThreadSanitizer target: 8 submitters on a 3-thread pool, random sizes, slices, methods;
@@ -392,36 +400,36 @@ TEST(FillPool, ManySubmittersStress) {
       std::mt19937_64 rng(100 + t);
       std::byte* d = dst.data() + region * t;
       const std::byte* s = src.data() + region * t;
-      std::deque<FillJob> jobs;
+      std::deque<detail::FillJob> jobs;
       for (int rep = 0; rep < 60; ++rep) {
         const uint64_t size = 1 + rng() % region;
         std::memset(d, 0, size);
         // One to three jobs over [0, size), submitted together, handled in order.
         const int parts = 1 + static_cast<int>(rng() % 3);
-        std::vector<FillJob*> batch;
+        std::vector<detail::FillJob*> batch;
         jobs.clear();
         for (int p = 0; p < parts; ++p) {
           const uint64_t lo = size * p / parts, hi = size * (p + 1) / parts;
           if (hi == lo) continue;
-          FillJob& j = jobs.emplace_back();
+          detail::FillJob& j = jobs.emplace_back();
           set(j, d + lo, s + lo, hi - lo, (rng() % 4) * 4096,
               rng() % 2 ? FillMethod::Memcpy : FillMethod::Streaming);
           batch.push_back(&j);
         }
-        pool->submit(batch);
+        engine(pool).submit(batch);
         const int how = static_cast<int>(rng() % 4);
         bool cancelled = false;
-        for (FillJob& j : jobs) {
+        for (detail::FillJob& j : jobs) {
           if (how == 3) {
-            pool->cancel(j);
+            engine(pool).cancel(j);
             cancelled = true;
           } else if (how == 2) {
-            while (!pool->wait_for(j, 1ms)) {
+            while (!engine(pool).wait_for(j, 1ms)) {
             }
           } else {
-            pool->wait(j);
+            engine(pool).wait(j);
           }
-          if (!pool->done(j)) failures.fetch_add(1);
+          if (!engine(pool).done(j)) failures.fetch_add(1);
         }
         for (uint64_t i = 0; i < size; ++i) {
           const bool ok = d[i] == s[i] || (cancelled && d[i] == std::byte{0});
@@ -449,10 +457,10 @@ TEST(FillPool, ThreadsArePinnedWhereTheTopologySays) {
   ASSERT_TRUE(pool.has_value());
   const auto src = random_bytes(1 << 20, 23);
   std::vector<std::byte> dst(src.size());
-  FillJob j;
+  detail::FillJob j;
   set(j, dst.data(), src.data(), src.size());
-  (*pool)->submit(j);
-  (*pool)->wait(j);
+  engine(*pool).submit(j);
+  engine(*pool).wait(j);
   EXPECT_EQ(first_difference(dst.data(), src.data(), src.size()), "");
   const auto deadline = std::chrono::steady_clock::now() + 5s;
   while ((*pool)->stats().pinned_threads < 2 && std::chrono::steady_clock::now() < deadline)
@@ -463,10 +471,10 @@ TEST(FillPool, ThreadsArePinnedWhereTheTopologySays) {
   topo.nodes[0].cpus = {CPU_SETSIZE - 1};
   auto unpinned = FillPool::create(c);
   ASSERT_TRUE(unpinned.has_value());
-  FillJob k;
+  detail::FillJob k;
   set(k, dst.data(), src.data(), src.size());
-  (*unpinned)->submit(k);
-  (*unpinned)->wait(k);
+  engine(*unpinned).submit(k);
+  engine(*unpinned).wait(k);
   EXPECT_EQ((*unpinned)->stats().pinned_threads, 0u);
 }
 

@@ -67,7 +67,7 @@ struct Landed {
 // Runs the script against one Uploader over `api`; records errors that carry `injected`.
 void script(Uploader& u, SweepDevice& device, cudaStream_t s1, cudaStream_t s2,
             cudaError_t injected, Outcome& out, std::vector<Landed>& landed, uint64_t seed) {
-  const auto note = [&](const UploadError& e) {
+  const auto note = [&](const UploadFailure& e) {
     if (e.cuda == injected) out.reported = true;
   };
   // `dst`: a destination allocated beforehand (null: allocated here). On a real device alloc()
@@ -133,7 +133,7 @@ void recovery(Uploader& u, SweepDevice& device, cudaStream_t s, cudaError_t inje
       if (u.failed()) break;       // the fault failed it (and said so)
       if (attempt == 0) continue;  // a transient fault fired here: once more
     }
-    if (p.error().kind != UploadErrorKind::Failed || !u.failed()) {
+    if (p.error().kind != UploadError::Failed || !u.failed()) {
       out.broken("after the fault an upload failed with " + std::string(to_string(p.error().kind)) +
                  " on an Uploader that has not failed");
     }

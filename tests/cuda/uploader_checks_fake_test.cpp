@@ -1,6 +1,6 @@
 // Checked destinations on the fake device: an upload or commit whose destination range leaves the
 // device allocation holding its first byte (or starts in no allocation at all) is refused with
-// DestinationOutOfRange before anything is reserved or copied; the guard bytes around it stay
+// OutOfBounds before anything is reserved or copied; the guard bytes around it stay
 // zero and the Uploader goes on working. The fake answers address_range() from its device_alloc()
 // blocks, as the driver's cuMemGetAddressRange does from its allocations.
 //
@@ -58,7 +58,7 @@ TEST_F(CheckedDestinationTest, AnUploadPastTheEndOfItsAllocationIsRefused) {
   for (uint64_t bytes : {uint64_t{97}, uint64_t{4097}, 64 * KiB}) {
     auto p = uploader->upload(dst + 4000, src.data(), bytes, nullptr);
     ASSERT_FALSE(p.has_value()) << bytes;
-    EXPECT_EQ(p.error().kind, UploadErrorKind::DestinationOutOfRange) << bytes;
+    EXPECT_EQ(p.error().kind, UploadError::OutOfBounds) << bytes;
     EXPECT_EQ(p.error().bytes_issued, 0u);
   }
   device.synchronize_all();
@@ -81,8 +81,8 @@ TEST_F(CheckedDestinationTest, AnAddressInNoAllocationIsRefused) {
   std::vector<std::byte> host(100);  // host memory, not a device allocation
   auto p = uploader->upload(host.data(), src.data(), 100, nullptr);
   ASSERT_FALSE(p.has_value());
-  EXPECT_EQ(p.error().kind, UploadErrorKind::DestinationOutOfRange);
-  EXPECT_EQ(to_string(p.error().kind), "DestinationOutOfRange");
+  EXPECT_EQ(p.error().kind, UploadError::OutOfBounds);
+  EXPECT_EQ(to_string(p.error().kind), "OutOfBounds");
 }
 
 TEST_F(CheckedDestinationTest, ACommitPastTheEndIsRefusedAndItsSpanGivenBack) {
@@ -92,7 +92,7 @@ TEST_F(CheckedDestinationTest, ACommitPastTheEndIsRefusedAndItsSpanGivenBack) {
   std::memcpy(span->data(), src.data(), src.size());
   auto p = uploader->commit(std::move(*span), dst + 1, nullptr, 4 * KiB);  // one byte over
   ASSERT_FALSE(p.has_value());
-  EXPECT_EQ(p.error().kind, UploadErrorKind::DestinationOutOfRange);
+  EXPECT_EQ(p.error().kind, UploadError::OutOfBounds);
   EXPECT_EQ(uploader->stats().cancels, 1u);  // the span was closed, its bytes free again
   device.synchronize_all();
   EXPECT_EQ(device.copies_run(), 0u);

@@ -177,22 +177,20 @@ TEST_F(UploaderFakeTest, ZeroBytesIsANoOpAtPointZero) {
 TEST_F(UploaderFakeTest, BadArgumentsAreRefused) {
   std::byte b{1};
   std::byte* dst = device.device_alloc(16);
-  EXPECT_EQ(uploader.upload(nullptr, &b, 1, nullptr).error().kind,
-            UploadErrorKind::InvalidArgument);
-  EXPECT_EQ(uploader.upload(dst, nullptr, 1, nullptr).error().kind,
-            UploadErrorKind::InvalidArgument);
+  EXPECT_EQ(uploader.upload(nullptr, &b, 1, nullptr).error().kind, UploadError::InvalidArgument);
+  EXPECT_EQ(uploader.upload(dst, nullptr, 1, nullptr).error().kind, UploadError::InvalidArgument);
   EXPECT_EQ(uploader.upload(dst, &b, UINT64_MAX, nullptr).error().kind,
-            UploadErrorKind::InvalidArgument);
+            UploadError::InvalidArgument);
   // The core's policies an Uploader does not honour (they would pin memory in the upload path),
   // and a value from outside the enum.
   for (auto policy :
        {ExhaustionPolicy::Grow, ExhaustionPolicy::Fallback, static_cast<ExhaustionPolicy>(7)}) {
     EXPECT_EQ(uploader.upload(dst, &b, 1, nullptr, opts(policy)).error().kind,
-              UploadErrorKind::InvalidArgument);
+              UploadError::InvalidArgument);
   }
   const cudaStream_t capturing = device.create_stream();
   device.set_capturing(capturing, true);
-  EXPECT_EQ(uploader.upload(dst, &b, 1, capturing).error().kind, UploadErrorKind::InvalidArgument);
+  EXPECT_EQ(uploader.upload(dst, &b, 1, capturing).error().kind, UploadError::InvalidArgument);
   EXPECT_EQ(uploader.stats().errors, 7u);
 }
 
@@ -203,7 +201,7 @@ TEST_F(UploaderFakeTest, TooLargeForOneReservation) {
   for (auto policy : {ExhaustionPolicy::Wait, ExhaustionPolicy::Defer}) {
     auto r = uploader.upload(dst, src.data(), size, nullptr, opts(policy));
     ASSERT_FALSE(r.has_value());
-    EXPECT_EQ(r.error().kind, UploadErrorKind::TooLarge);
+    EXPECT_EQ(r.error().kind, UploadError::TooLarge);
     EXPECT_EQ(r.error().bytes_issued, 0u);
   }
 }
@@ -224,20 +222,20 @@ TEST_F(UploaderFakeTest, AStalledStreamHitsEachPolicysBoundAndRecovers) {
   // Defer: at once.
   auto d = uploader.upload(dst2, second.data(), 1000, s, opts(ExhaustionPolicy::Defer));
   ASSERT_FALSE(d.has_value());
-  EXPECT_EQ(d.error().kind, UploadErrorKind::WouldBlock);
+  EXPECT_EQ(d.error().kind, UploadError::WouldBlock);
   // Wait: after the timeout, naming the point it waited for.
   auto t0 = std::chrono::steady_clock::now();
   auto w = uploader.upload(dst2, second.data(), 1000, s, opts(ExhaustionPolicy::Wait, 50ms));
   EXPECT_GE(std::chrono::steady_clock::now() - t0, 50ms);
   ASSERT_FALSE(w.has_value());
-  EXPECT_EQ(w.error().kind, UploadErrorKind::Timeout);
+  EXPECT_EQ(w.error().kind, UploadError::Timeout);
   ASSERT_TRUE(w.error().reserve.has_value());
   EXPECT_TRUE(w.error().reserve->oldest_pending.has_value());
   EXPECT_LE(*w.error().reserve->oldest_pending, *p1);
   // Split: nothing issued either.
   auto sp = uploader.upload(dst2, second.data(), 3 * ring, s, opts(std::nullopt, 50ms));
   ASSERT_FALSE(sp.has_value());
-  EXPECT_EQ(sp.error().kind, UploadErrorKind::Timeout);
+  EXPECT_EQ(sp.error().kind, UploadError::Timeout);
   EXPECT_EQ(sp.error().bytes_issued, 0u);
   EXPECT_FALSE(uploader.wait(*p1, 10ms));
 
@@ -260,7 +258,7 @@ TEST_F(UploaderFakeTest, ASplitUploadStalledHalfwayReportsItsProgressAndResumes)
   std::byte* dst = device.device_alloc(size);
   auto r = uploader.upload(dst, src.data(), size, s, opts(std::nullopt, 50ms));
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().kind, UploadErrorKind::Timeout);
+  EXPECT_EQ(r.error().kind, UploadError::Timeout);
   const uint64_t done = r.error().bytes_issued;
   EXPECT_GT(done, 0u);
   EXPECT_LE(done, ring);
@@ -395,7 +393,7 @@ TEST_F(UploaderFakeTest, MixedTrafficFromSeveralThreadsStaysByteExact) {
         if (kind == 2 && size <= ring) policy = ExhaustionPolicy::Defer;
         auto p = uploader.upload(op.dst, op.src.data(), size, s, opts(policy));
         op.done = p.has_value();
-        if (!p && p.error().kind != UploadErrorKind::WouldBlock) ++unexpected_errors;
+        if (!p && p.error().kind != UploadError::WouldBlock) ++unexpected_errors;
       }
     });
   }
@@ -425,9 +423,9 @@ TEST_F(UploaderFakeTest, SplitReserveGivesWhatFitsAndTheRestLater) {
   EXPECT_LT(b->size(), ring);
   EXPECT_GE(b->size(), 256 * KiB);
   auto d = uploader.reserve(ring, opts(ExhaustionPolicy::Defer));
-  EXPECT_EQ(d.error().kind, UploadErrorKind::WouldBlock);  // the ring's size fits, just not now
+  EXPECT_EQ(d.error().kind, UploadError::WouldBlock);  // the ring's size fits, just not now
   auto e = uploader.reserve(ring + 1, opts(ExhaustionPolicy::Defer));
-  EXPECT_EQ(e.error().kind, UploadErrorKind::TooLarge);  // never fits
+  EXPECT_EQ(e.error().kind, UploadError::TooLarge);  // never fits
   uploader.cancel(std::move(*a));
   uploader.cancel(std::move(*b));
 }
@@ -437,12 +435,12 @@ TEST_F(UploaderFakeTest, CommitEdges) {
   auto s = uploader.reserve(64);
   ASSERT_TRUE(s.has_value());
   auto too_many = uploader.commit(std::move(*s), dst, nullptr, 65);
-  EXPECT_EQ(too_many.error().kind, UploadErrorKind::InvalidArgument);
+  EXPECT_EQ(too_many.error().kind, UploadError::InvalidArgument);
   EXPECT_FALSE(s->valid());  // cancelled with the error
   StagingSpan empty;
   EXPECT_EQ(uploader.commit(std::move(empty), dst, nullptr).error().kind,
-            UploadErrorKind::InvalidArgument);
-  EXPECT_EQ(uploader.reserve(0).error().kind, UploadErrorKind::InvalidArgument);
+            UploadError::InvalidArgument);
+  EXPECT_EQ(uploader.reserve(0).error().kind, UploadError::InvalidArgument);
 }
 
 TEST_F(UploaderFakeTest, StreamWaitMakesAnotherStreamWaitForAnUpload) {
@@ -461,7 +459,7 @@ TEST_F(UploaderFakeTest, StreamWaitMakesAnotherStreamWaitForAnUpload) {
   EXPECT_FALSE(uploader.wait(*marker, 20ms));
   device.open_gate(gate);
   EXPECT_TRUE(uploader.wait(*marker, 10s));
-  EXPECT_EQ(uploader.stream_wait(b, 12345).error().kind, UploadErrorKind::Cuda);
+  EXPECT_EQ(uploader.stream_wait(b, 12345).error().kind, UploadError::Cuda);
 }
 
 TEST_F(UploaderFakeTest, AFailedCopyIsReportedAndTheRingStaysUsable) {
@@ -471,7 +469,7 @@ TEST_F(UploaderFakeTest, AFailedCopyIsReportedAndTheRingStaysUsable) {
   device.fail_copies(cudaErrorInvalidValue);
   auto r = uploader.upload(dst, src.data(), size, nullptr);
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().kind, UploadErrorKind::Cuda);
+  EXPECT_EQ(r.error().kind, UploadError::Cuda);
   EXPECT_EQ(r.error().cuda, cudaErrorInvalidValue);
   EXPECT_EQ(r.error().bytes_issued, 0u);
   EXPECT_FALSE(uploader.failed());
@@ -485,12 +483,12 @@ TEST_F(UploaderFakeTest, AStickyErrorFailsTheUploader) {
   std::byte* dst = device.device_alloc(1000);
   device.fail_copies(cudaErrorIllegalAddress);
   auto r = uploader.upload(dst, src.data(), 1000, nullptr);
-  EXPECT_EQ(r.error().kind, UploadErrorKind::Cuda);
+  EXPECT_EQ(r.error().kind, UploadError::Cuda);
   EXPECT_TRUE(uploader.failed());
   EXPECT_EQ(uploader.error(), cudaErrorIllegalAddress);
   auto again = uploader.upload(dst, src.data(), 1000, nullptr);
-  EXPECT_EQ(again.error().kind, UploadErrorKind::Failed);
-  EXPECT_EQ(uploader.reserve(10).error().kind, UploadErrorKind::Failed);
+  EXPECT_EQ(again.error().kind, UploadError::Failed);
+  EXPECT_EQ(uploader.reserve(10).error().kind, UploadError::Failed);
   EXPECT_FALSE(uploader.wait(1, 0s));
 }
 
@@ -511,7 +509,7 @@ TEST_F(UploaderFakeTest, ALostDeviceDuringAnUploadFailsItInsteadOfHanging) {
   lose.join();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().kind, UploadErrorKind::Failed);
+  EXPECT_EQ(r.error().kind, UploadError::Failed);
   EXPECT_TRUE(uploader.failed());
   device.open_gate(gate);
 }

@@ -218,12 +218,12 @@ TEST_F(UploaderGpuTest, AnUploadPastTheEndOfItsAllocationIsRefused) {
   for (uint64_t past : {uint64_t{1}, uint64_t{4096}}) {
     auto p = uploader->upload(dst.ptr + 4096, src.data(), size - 4096 + past, nullptr);
     ASSERT_FALSE(p.has_value()) << past;
-    EXPECT_EQ(p.error().kind, UploadErrorKind::DestinationOutOfRange) << past;
+    EXPECT_EQ(p.error().kind, UploadError::OutOfBounds) << past;
   }
   std::vector<std::byte> host(1000);  // host memory is no device allocation
   auto h = uploader->upload(host.data(), src.data(), host.size(), nullptr);
   ASSERT_FALSE(h.has_value());
-  EXPECT_EQ(h.error().kind, UploadErrorKind::DestinationOutOfRange);
+  EXPECT_EQ(h.error().kind, UploadError::OutOfBounds);
   const auto untouched = dst.read();
   for (std::byte b : untouched)
     ASSERT_EQ(b, std::byte{0});
@@ -281,21 +281,21 @@ TEST_P(StalledStreamTest, EachPolicyHitsItsBoundAndTheRingRecovers) {
 
   auto d = uploader->upload(dst2.ptr, second.data(), 1000, s.s, opts(ExhaustionPolicy::Defer));
   ASSERT_FALSE(d.has_value());
-  EXPECT_EQ(d.error().kind, UploadErrorKind::WouldBlock);
+  EXPECT_EQ(d.error().kind, UploadError::WouldBlock);
 
   auto t0 = std::chrono::steady_clock::now();
   auto w =
       uploader->upload(dst2.ptr, second.data(), 1000, s.s, opts(ExhaustionPolicy::Wait, 100ms));
   EXPECT_GE(std::chrono::steady_clock::now() - t0, 100ms);
   ASSERT_FALSE(w.has_value());
-  EXPECT_EQ(w.error().kind, UploadErrorKind::Timeout);
+  EXPECT_EQ(w.error().kind, UploadError::Timeout);
   ASSERT_TRUE(w.error().reserve.has_value());
   ASSERT_TRUE(w.error().reserve->oldest_pending.has_value());
   EXPECT_LE(*w.error().reserve->oldest_pending, *p1);
 
   auto sp = uploader->upload(dst2.ptr, second.data(), 3 * ring, s.s, opts(std::nullopt, 100ms));
   ASSERT_FALSE(sp.has_value());
-  EXPECT_EQ(sp.error().kind, UploadErrorKind::Timeout);
+  EXPECT_EQ(sp.error().kind, UploadError::Timeout);
   EXPECT_EQ(sp.error().bytes_issued, 0u);
   EXPECT_FALSE(uploader->wait(*p1, 10ms));
   ASSERT_TRUE(gate->holding()) << "the gate opened by itself before the test released it";
@@ -322,7 +322,7 @@ TEST_P(StalledStreamTest, ASplitUploadStalledHalfwayReportsItsProgressAndResumes
   if (!gate->holding()) GTEST_SKIP() << "the gate did not hold the stream (blocking launch)";
   auto r = uploader->upload(dst.ptr, src.data(), size, s.s, opts(std::nullopt, 100ms));
   ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().kind, UploadErrorKind::Timeout);
+  EXPECT_EQ(r.error().kind, UploadError::Timeout);
   const uint64_t done = r.error().bytes_issued;
   EXPECT_GT(done, 0u);
   EXPECT_LE(done, ring);

@@ -178,7 +178,7 @@ TEST_F(PathsTest, AFailedDirectCopyIsReportedAndTheRingStaysUsable) {
   device.fail_copies(cudaErrorInvalidValue, 1);  // the first copy issued: the direct one
   auto p = uploader->upload(dst, src.data(), size, nullptr);
   ASSERT_FALSE(p.has_value());
-  EXPECT_EQ(p.error().kind, UploadErrorKind::Cuda);
+  EXPECT_EQ(p.error().kind, UploadError::Cuda);
   EXPECT_EQ(p.error().bytes_issued, 0u);
   EXPECT_FALSE(uploader->failed());
   // The pieces filled for the ring part were cancelled and their points released: all of the

@@ -73,7 +73,8 @@ inline void shared_frame(staging::vulkan::Ring& ring, VkCommandBuffer cmd, uint6
   SharedUploads shared = frame.share(4 << 20).value();
   // any thread:
   SharedWriter w = shared.join().value();
-  if (auto done = w.upload(mesh, 0, vertices); !done && done.error() == UploadError::DoesNotFit)
+  auto done = w.upload(mesh, 0, vertices);
+  if (!done && done.error() == staging::UploadError::DoesNotFit)
     hand_to_owner(mesh, vertices);  // the owner uploads it through the frame itself
   w.leave();
   // owner:

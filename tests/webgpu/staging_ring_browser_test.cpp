@@ -549,14 +549,14 @@ TEST_F(WebGpuRing, UploadErrors) {
   const std::vector<std::byte> bytes = random_bytes(64, 600);
   StagingFrame f = ring->begin(K).value();
   EXPECT_EQ(f.upload(dst, 0, bytes.data(), 0).error(), UploadError::ZeroSize);
-  EXPECT_EQ(f.upload(dst, 0, bytes.data(), 6).error(), UploadError::Unaligned);
-  EXPECT_EQ(f.upload(dst, 2, bytes.data(), 8).error(), UploadError::Unaligned);
+  EXPECT_EQ(f.upload(dst, 0, bytes.data(), 6).error(), UploadError::Misaligned);
+  EXPECT_EQ(f.upload(dst, 2, bytes.data(), 8).error(), UploadError::Misaligned);
   EXPECT_EQ(f.upload(nullptr, 0, bytes.data(), 8).error(), UploadError::NullDestination);
   EXPECT_EQ(f.reserve(dst, 0, 128 * K).error(), UploadError::DoesNotFit);
   TextureUpload region;
   region.texture = dst_texture(4, 4, 1, WGPUTextureFormat_RGBA8Unorm);
   region.extent = {4, 4, 1};
-  EXPECT_EQ(f.upload(region, bytes.data(), 60).error(), UploadError::BadLayout);
+  EXPECT_EQ(f.upload(region, bytes.data(), 60).error(), UploadError::SizeMismatch);
   EXPECT_EQ(f.submitted().error(), FinishError::NotFinished);
   ASSERT_EQ(f.upload(dst, 0, bytes.data(), bytes.size()), Route::Ring);
   EXPECT_EQ(f.finish(nullptr).error(), FinishError::NullEncoder);

@@ -37,6 +37,7 @@
 #include "exception_exit.hpp"
 #include "staging/core/fill_pool.hpp"
 #include "staging/cuda/uploader.hpp"
+#include "staging/detail/core/fill_engine.hpp"
 #include "staging/detail/core/host_topology.hpp"
 #include "staging/detail/core/spin_lock.hpp"
 #include "staging/detail/cuda/device_api.hpp"
@@ -46,7 +47,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using staging::Duration;
-using staging::FillJob;
 using staging::FillMethod;
 using staging::FillPool;
 using staging::FillPoolConfig;
@@ -89,9 +89,9 @@ std::shared_ptr<FillPool> make_pool(unsigned threads, Duration spin) {
   return *pool;
 }
 
-bool wait_all_asleep(const FillPool& pool) {
+bool wait_all_asleep(FillPool& pool) {
   const auto deadline = Clock::now() + std::chrono::seconds(2);
-  while (pool.awake() != 0) {
+  while (staging::detail::engine_of(pool).awake() != 0) {
     if (Clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
@@ -107,14 +107,14 @@ void wake(const std::vector<unsigned>& sizes, int reps) {
     std::vector<double> took;
     for (int r = 0; r < reps; ++r) {
       if (!wait_all_asleep(*pool)) continue;
-      FillJob job;
+      staging::detail::FillJob job;
       job.dst = dst.data();
       job.src = src.data();
       job.bytes = 4096;
       job.slice_bytes = 4096;  // one slice: a woken thread copies it; the submitter only looks
       const auto t0 = Clock::now();
-      pool->submit(job);
-      while (!pool->done(job))
+      staging::detail::engine_of(*pool).submit(job);
+      while (!staging::detail::engine_of(*pool).done(job))
         staging::cpu_relax();
       took.push_back(us_since(t0));
     }
@@ -192,18 +192,18 @@ void job(unsigned threads, int reps) {
     }
     auto pool = make_pool(threads, std::chrono::microseconds(100));
     const auto one = [&](bool wake) {
-      FillJob j;
+      staging::detail::FillJob j;
       j.dst = dst.data();
       j.src = src.data();
       j.bytes = bytes;
       j.method = FillMethod::Memcpy;
       const auto t0 = Clock::now();
-      pool->submit(j, wake);
-      pool->wait(j);
+      staging::detail::engine_of(*pool).submit(j, wake);
+      staging::detail::engine_of(*pool).wait(j);
       return us_since(t0);
     };
     {
-      const FillPool::Hold hold = pool->hold();
+      const staging::detail::FillEngine::Hold hold = staging::detail::engine_of(*pool).hold();
       for (int r = 0; r < reps; ++r)
         awake.push_back(one(true));
     }
@@ -292,15 +292,15 @@ void upload(unsigned threads, int reps) {
         return us;
       };
       const auto fill_only = [&] {
-        FillJob j;
+        staging::detail::FillJob j;
         j.dst = dst.data();
         j.src = src.data();
         j.bytes = bytes;
         j.method = FillMethod::Memcpy;
-        const FillPool::Hold hold = pool->hold();
+        const staging::detail::FillEngine::Hold hold = staging::detail::engine_of(*pool).hold();
         const auto t0 = Clock::now();
-        pool->submit(j);
-        pool->wait(j);
+        staging::detail::engine_of(*pool).submit(j);
+        staging::detail::engine_of(*pool).wait(j);
         return us_since(t0);
       };
       std::vector<double> awake, asleep, fill;

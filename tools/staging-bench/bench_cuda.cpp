@@ -36,6 +36,7 @@
 #include <thread>
 
 #include "staging/cuda/uploader.hpp"
+#include "staging/detail/core/fill_engine.hpp"
 
 namespace staging::bench {
 namespace cuda_bench {
@@ -181,8 +182,8 @@ class SingleDevice {
         pc.threads = t;
         auto pool = FillPool::create(pc);
         if (!pool) continue;
-        std::vector<FillJob> jobs(ring / piece);
-        std::vector<FillJob*> batch;
+        std::vector<staging::detail::FillJob> jobs(ring / piece);
+        std::vector<staging::detail::FillJob*> batch;
         Row row = measure(common_, "fill", total, [&] {
           const auto t0 = Clock::now();
           uint64_t src_off = 0;
@@ -196,9 +197,9 @@ class SingleDevice {
               src_off = src_off + 2 * piece > max_bytes_ ? 0 : src_off + piece;
               batch.push_back(&jobs[k]);
             }
-            (*pool)->submit(batch);
-            for (FillJob* j : batch)
-              (*pool)->wait(*j);
+            staging::detail::engine_of(**pool).submit(batch);
+            for (staging::detail::FillJob* j : batch)
+              staging::detail::engine_of(**pool).wait(*j);
           }
           return seconds_since(t0);
         });
@@ -429,7 +430,7 @@ class SingleDevice {
     for (uint64_t mib : common_.sizes_mib) {
       const uint64_t bytes = mib * MiB;
       if (only && bytes != *only) continue;
-      std::optional<UploadError> failure;
+      std::optional<UploadFailure> failure;
       const auto once = [&] {
         const auto t0 = Clock::now();
         auto p = uploader->upload(device_, pageable_, bytes, stream_);
@@ -642,7 +643,8 @@ class SingleDevice {
           "inplace-team", std::max(1u, team), span,
           [&] {
             return measure(common_, "inplace-team", bytes, [&] {
-              const FillPool::Hold hold = (*pool)->hold();
+              const staging::detail::FillEngine::Hold hold =
+                  staging::detail::engine_of(**pool).hold();
               const auto t0 = Clock::now();
               for (uint64_t off = 0; off < bytes; off += span) {
                 const uint64_t n = std::min(span, bytes - off);
@@ -653,13 +655,13 @@ class SingleDevice {
                   break;
                 }
                 const auto r1 = Clock::now();
-                FillJob job;
+                staging::detail::FillJob job;
                 job.dst = s->data();
                 job.src = pageable_ + off;
                 job.bytes = n;
                 job.method = fill;
-                (*pool)->submit(job);
-                (*pool)->wait(job);
+                staging::detail::engine_of(**pool).submit(job);
+                staging::detail::engine_of(**pool).wait(job);
                 const auto r2 = Clock::now();
                 if (!uploader.commit(std::move(*s), device_ + off, stream_)) ++errors;
                 times.add(r0, r1, r2, Clock::now());

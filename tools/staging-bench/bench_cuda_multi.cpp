@@ -23,6 +23,7 @@
 
 #include "bench_cuda.hpp"
 #include "staging/cuda/multi_uploader.hpp"
+#include "staging/detail/core/fill_engine.hpp"
 
 namespace staging::bench::cuda_bench {
 namespace {
@@ -40,18 +41,18 @@ struct PerDevice {
 // The first upload error of several threads.
 class FirstError {
  public:
-  void set(const UploadError& e) {
+  void set(const UploadFailure& e) {
     std::lock_guard lock(mu_);
     if (!error_) error_ = e;
   }
-  std::optional<UploadError> get() {
+  std::optional<UploadFailure> get() {
     std::lock_guard lock(mu_);
     return error_;
   }
 
  private:
   std::mutex mu_;
-  std::optional<UploadError> error_;
+  std::optional<UploadFailure> error_;
 };
 
 // "0-15,32-47" for a sorted CPU list; "any" for an empty one (not pinned).
@@ -183,14 +184,14 @@ class Multi {
     for (const FillMethod method : {FillMethod::Memcpy, FillMethod::Streaming}) {
       const bool streaming = method == FillMethod::Streaming;
       Row row = measure(common_, streaming ? "host-stream" : "host-memcpy", max_bytes_, [&] {
-        FillJob job;
+        staging::detail::FillJob job;
         job.dst = b;
         job.src = a;
         job.bytes = max_bytes_;
         job.method = method;
         const auto t0 = Clock::now();
-        (*pool)->submit(job);
-        (*pool)->wait(job);
+        staging::detail::engine_of(**pool).submit(job);
+        staging::detail::engine_of(**pool).wait(job);
         return seconds_since(t0);
       });
       row.fields["threads"] = cpus;
@@ -309,7 +310,7 @@ class Multi {
       alone_ceiling[i] = c.gbps;
       c.fields["device"] = std::to_string(d.index);
       report_.add(std::move(c));
-      std::optional<UploadError> failure;
+      std::optional<UploadFailure> failure;
       const auto once = [&] {
         const auto t0 = Clock::now();
         auto p = uploader_->upload(i, d.device, d.source, bytes, d.stream);
@@ -391,7 +392,7 @@ class Multi {
     return per;
   }
 
-  int upload_failed(const UploadError& e) {
+  int upload_failed(const UploadFailure& e) {
     std::fprintf(stderr, "staging-bench: upload failed: %s (%s)\n",
                  std::string(to_string(e.kind)).c_str(), std::string(error_name(e.cuda)).c_str());
     ++failures_;

@@ -26,7 +26,7 @@
 
 namespace {
 
-using staging::webgpu::Route;
+using staging::Route;
 using staging::webgpu::StagingFrame;
 using staging::webgpu::StagingRing;
 using staging::webgpu::TextureUpload;

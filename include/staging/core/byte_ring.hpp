@@ -34,7 +34,7 @@
 #include <tuple>
 #include <type_traits>
 
-#include "staging/core/alloc_error.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/counters.hpp"

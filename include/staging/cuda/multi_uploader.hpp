@@ -91,10 +91,10 @@ class MultiUploader {
   /// Entry `index`'s Uploader (< size()), for its whole API (reserve, wait, stream_wait, ...).
   [[nodiscard]] Uploader& uploader(std::size_t index);
   /// Uploader::upload on entry `index`'s Uploader (< size()); `stream` belongs to that device.
-  Expected<TimelineValue, UploadError> upload(std::size_t index, void* device_dst,
-                                              const void* host_src, uint64_t bytes,
-                                              cudaStream_t stream,
-                                              const UploadOptions& options = {});
+  Expected<TimelineValue, UploadFailure> upload(std::size_t index, void* device_dst,
+                                                const void* host_src, uint64_t bytes,
+                                                cudaStream_t stream,
+                                                const UploadOptions& options = {});
   /// The fill pools (one, or one per NUMA node that has devices).
   [[nodiscard]] const std::vector<std::shared_ptr<FillPool>>& pools() const noexcept;
   /// The shared pinned-memory budget.

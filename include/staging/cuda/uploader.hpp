@@ -28,7 +28,7 @@
 //
 // Lost device / sticky errors: a sticky CUDA error (is_sticky) seen in any call — or any failure
 // to record or query a copy's event, after which its bytes can never be proven free — puts the
-// Uploader into a failed state: every later call returns UploadErrorKind::Failed with that error,
+// Uploader into a failed state: every later call returns UploadError::Failed with that error,
 // and the ring's bytes are never reused (a copy might still read them). Destroy the Uploader and
 // the CUDA context to recover.
 #pragma once
@@ -112,9 +112,9 @@ struct UploaderConfig {
   /// is 12: the fill rate must exceed the copy rate (docs/cuda.md, "Fill threads").
   unsigned fill_threads = 0;
   /// A fill pool shared with other Uploaders (one per device): their common CPU budget. Each
-  /// Uploader queues in a lane of its own (FillPool::new_lane()), so none waits behind another's
+  /// Uploader queues in a lane of its own, so none waits behind another's
   /// queued pieces, and sizes its pieces for its share of the threads: the pool's threads divided
-  /// by the uploads in progress on it (FillPool::holds()). Null: create() starts the Uploader's own
+  /// by the uploads in progress on it. Null: create() starts the Uploader's own
   /// pool of fill_threads threads.
   std::shared_ptr<FillPool> fill_pool;
   /// Where the own pool's threads run (ignored with fill_pool): Node keeps them on the host NUMA
@@ -159,7 +159,7 @@ struct UploaderConfig {
   /// Checks every upload() and commit() destination against the device allocation that holds
   /// its first byte (DeviceApi::address_range, one driver call per upload): a range that runs past
   /// the allocation's end, or an address the driver knows no allocation at, is refused with
-  /// DestinationOutOfRange before anything is reserved or copied. Where the driver cannot answer
+  /// OutOfBounds before anything is reserved or copied. Where the driver cannot answer
   /// (no cuMemGetAddressRange entry point) nothing is checked. False: destinations are trusted
   /// (memory the driver does not describe as an allocation, say).
   bool check_destinations = true;
@@ -195,37 +195,12 @@ struct UploadOptions {
   uint64_t alignment = 0;
 };
 
-/// Why an Uploader call failed.
-enum class UploadErrorKind : uint8_t {
-  /// A null pointer with bytes > 0, an address range that wraps, a policy Grow or Fallback, a
-  /// stream capturing a graph, reserve(0), a commit of 0 bytes or of more than the span, or a
-  /// span that is empty or from another Uploader.
-  InvalidArgument,
-  /// Defer: no room now (also: every pooled event is pending, or another call is waiting for
-  /// room). Nothing was staged.
-  WouldBlock,
-  /// Wait/Split: no room within the timeout (a stalled stream, or spans held uncommitted), or
-  /// no free pooled event, or the ring lock not free within it; `reserve->oldest_pending` names
-  /// the oldest pending point when the ring was reached (empty when only the lock was waited
-  /// for).
-  Timeout,
-  /// Wait/Defer: the request is larger than the ring and can never fit in one reservation.
-  TooLarge,
-  /// A CUDA call failed (`cuda` says which). When is_sticky(cuda), or when it was the record of
-  /// the copies' event, the Uploader has failed too (failed()).
-  Cuda,
-  /// The Uploader failed earlier on a sticky CUDA error (`cuda`); it does nothing any more.
-  Failed,
-  /// upload()/commit() with UploaderConfig::check_destinations: the destination range does not
-  /// lie inside one device allocation (the one holding its first byte, as cuMemGetAddressRange
-  /// reports it), or the driver knows no allocation at that address. Nothing was copied.
-  DestinationOutOfRange,
-};
-
-/// A failed call, with what the caller needs to go on.
-struct UploadError {
-  /// What went wrong.
-  UploadErrorKind kind = UploadErrorKind::InvalidArgument;
+/// A failed Uploader call, with what the caller needs to go on.
+struct UploadFailure {
+  /// What went wrong, in the vocabulary every backend shares (staging/core/errors.hpp). An
+  /// Uploader answers InvalidArgument, WouldBlock, Timeout, TooLarge, Cuda, Failed and
+  /// OutOfBounds (see each value).
+  UploadError kind = UploadError::InvalidArgument;
   /// The CUDA error for Cuda and Failed; cudaSuccess otherwise.
   cudaError_t cuda = cudaSuccess;
   /// The ring's answer when the error came from reserving ring room: WouldBlock, Timeout,
@@ -240,13 +215,6 @@ struct UploadError {
   /// The point after which those copies have completed (0 when none were issued).
   TimelineValue issued_point = 0;
 };
-
-/// Names of UploadErrorKind's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<UploadErrorKind>) noexcept {
-  return std::to_array<std::string_view>({"InvalidArgument", "WouldBlock", "Timeout", "TooLarge",
-                                          "Cuda", "Failed", "DestinationOutOfRange"});
-}
-static_assert(enum_names_complete<UploadErrorKind>(), "UploadErrorKind: a value has no name");
 
 /// What an Uploader has done. Plain data; a diagnostic, never a decision input.
 struct UploaderStats {
@@ -424,7 +392,7 @@ class Uploader {
   /// once; the device bytes are there when the returned point completes (and for any later work
   /// on `stream`, by stream order). Copies are enqueued in source order. The calling thread fills
   /// ring pieces alongside the fill pool while it waits for them; the pool's idle threads keep
-  /// looking for this upload's pieces until it returns (FillPool::hold()), and sleeping ones are
+  /// looking for this upload's pieces until it returns, and sleeping ones are
   /// woken only when they would arrive before the calling thread is done alone.
   ///
   /// Policy (options.policy or the config's): Split streams any size in reservations of whole
@@ -432,12 +400,12 @@ class Uploader {
   /// on an idle stream; Wait stages the whole source in one reservation (waiting
   /// up to the timeout; TooLarge above ring_bytes); Defer is Wait without waiting (WouldBlock).
   /// bytes == 0: nothing happens, returns 0 (a point that has always completed) — unless the
-  /// Uploader has failed (Failed). Errors: see UploadErrorKind; `bytes_issued` says how much was
+  /// Uploader has failed (Failed). Errors: see UploadError; `bytes_issued` says how much was
   /// enqueued before an error. When this returns (success or not) no thread reads `host_src`
   /// any more.
-  Expected<TimelineValue, UploadError> upload(void* device_dst, const void* host_src,
-                                              uint64_t bytes, cudaStream_t stream,
-                                              const UploadOptions& options = {});
+  Expected<TimelineValue, UploadFailure> upload(void* device_dst, const void* host_src,
+                                                uint64_t bytes, cudaStream_t stream,
+                                                const UploadOptions& options = {});
 
   /// Reserves `bytes` (> 0) of pinned ring to be filled in place. Defer and Wait give exactly
   /// `bytes` (TooLarge above ring_bytes); Split, only when given in `options`, may give fewer (as
@@ -445,14 +413,14 @@ class Uploader {
   /// options.policy the config's policy applies, except that Split means Wait here.
   /// options.alignment sets the offset alignment. Errors: InvalidArgument (bytes 0, a policy
   /// Grow or Fallback, an alignment that overflows), WouldBlock, Timeout, TooLarge, Failed.
-  Expected<StagingSpan, UploadError> reserve(uint64_t bytes, const UploadOptions& options = {});
+  Expected<StagingSpan, UploadFailure> reserve(uint64_t bytes, const UploadOptions& options = {});
   /// Copies the first `bytes` of `span` (all of it when omitted; 0 < bytes <= span.size()) to
   /// `device_dst` on `stream` and closes the span. Returns the point the copy completes at. On
   /// any error the span is cancelled (closed) too — except a span that is empty or from another
   /// Uploader, which is refused with InvalidArgument and left as it is.
-  Expected<TimelineValue, UploadError> commit(StagingSpan&& span, void* device_dst,
-                                              cudaStream_t stream,
-                                              std::optional<uint64_t> bytes = std::nullopt);
+  Expected<TimelineValue, UploadFailure> commit(StagingSpan&& span, void* device_dst,
+                                                cudaStream_t stream,
+                                                std::optional<uint64_t> bytes = std::nullopt);
   /// Gives an open span back unused; its bytes are reused in FIFO order. No-op on an empty span
   /// or one from another Uploader (which stays open).
   void cancel(StagingSpan&& span) noexcept;
@@ -466,7 +434,7 @@ class Uploader {
   /// stream work; cudaStreamWaitEvent), without blocking the host. Point 0 or a completed point:
   /// nothing to wait for. Errors: Cuda (cudaErrorInvalidValue for a point never returned,
   /// cudaErrorNotReady for an open span's point) or Failed.
-  Expected<void, UploadError> stream_wait(cudaStream_t stream, TimelineValue point);
+  Expected<void, UploadFailure> stream_wait(cudaStream_t stream, TimelineValue point);
 
   /// True once the Uploader has failed (see the file comment); error() says why.
   [[nodiscard]] bool failed() const noexcept;

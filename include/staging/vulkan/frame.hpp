@@ -32,6 +32,7 @@
 #include <span>
 #include <string_view>
 
+#include "staging/core/errors.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/slot_ring.hpp"
 #include "staging/detail/core/enum_names.hpp"
@@ -125,139 +126,6 @@ struct ImageSpan {
   /// Rows of blocks per depth slice.
   uint32_t rows = 0;
 };
-
-/// Which memory a frame's uploads go through.
-enum class Route : uint8_t {
-  /// The ring's staging memory (a slot, or byte-ring reservations under Strategy::Bytes).
-  Ring,
-  /// The fallback route: vkCmdUpdateBuffer where legal, else one-off staging buffers.
-  Fallback,
-};
-
-/// Why an upload was refused. Nothing is placed or recorded for a refused upload (only the
-/// counters note it).
-enum class UploadError : uint8_t {
-  /// The frame was finished, moved from, or default-constructed.
-  Inactive,
-  /// The destination is VK_NULL_HANDLE.
-  NullDestination,
-  /// size 0, an image extent or layer count of 0.
-  ZeroSize,
-  /// An offset or size computation overflows 64 bits.
-  Overflow,
-  /// The image format is not known to texel_block() (multi-planar, undefined, ...).
-  UnsupportedFormat,
-  /// The aspect is not one aspect of the format.
-  BadAspect,
-  /// The image offset is not a multiple of the format's block extent.
-  Misaligned,
-  /// The data's size differs from the region's tightly packed size.
-  SizeMismatch,
-  /// The destination range overlaps one written earlier in this frame (copies batched into one
-  /// command must not overlap; upload the union once instead).
-  OverlapsEarlierUpload,
-  /// Another upload of this frame to the same mip level named different layouts.
-  ConflictingLayouts,
-  /// The ring could not place the upload and the fallback route is at its cap
-  /// (FallbackConfig::max_oneoff_bytes) for now: one-off buffers of frames in flight hold it.
-  /// Retry in a later frame.
-  FallbackCapReached,
-  /// A one-off staging buffer could not be allocated (Ring::last_alloc_error()).
-  AllocationFailed,
-  /// Strategy::Bytes with a policy other than Fallback: the byte ring refused the reservation
-  /// (Ring::last_reserve_error() says why: WouldBlock, Timeout naming the oldest pending frame,
-  /// CapExceeded, AllocationFailed). Retry later, or use the Fallback policy.
-  RingFull,
-  /// No route can ever take it: larger than the fallback route's one-off cap
-  /// (FallbackConfig::max_oneoff_bytes) and than the ring can hold (the largest slot, or the byte
-  /// ring's cap). Retrying cannot help: split the upload.
-  TooLarge,
-  /// The described destination itself is invalid (BufferDestination size 0; ImageDestination with
-  /// an
-  /// UNDEFINED format, a zero extent, mip level or layer count, or more mip levels than its extent
-  /// has).
-  InvalidDestination,
-  /// The upload writes outside the described destination: bytes past a buffer's size, texels past
-  /// the mip level's extent (or at a negative offset).
-  OutOfBounds,
-  /// The region names a mip level or array layers the described image does not have.
-  NoSuchSubresource,
-  /// The region's format differs from the described image's: copying would reinterpret texels
-  /// (same size) or read or write past the data (different size).
-  FormatMismatch,
-  /// The region names another image than the described one.
-  DestinationMismatch,
-  /// A shared-space writer arrived after the space was sealed (SharedUploads::seal(), or the
-  /// frame's finish()).
-  Sealed,
-  /// The frame's shared space has no room left for this upload (nothing placed): upload it
-  /// through the frame itself, on the owner thread, or in a later frame.
-  DoesNotFit,
-  /// share() was already called on this frame (one shared space per frame).
-  AlreadyShared,
-};
-
-/// Why finish() did not record the frame. The frame stays open: fix the cause and finish again,
-/// or drop it.
-enum class FinishError : uint8_t {
-  /// The frame was finished, moved from, or default-constructed.
-  Inactive,
-  /// The external point's semaphore is VK_NULL_HANDLE.
-  NullSemaphore,
-  /// The external semaphore has already reached the point's value: the ring would reclaim the
-  /// memory before the GPU reads it. Pass a value your submission will signal.
-  PointAlreadyReached,
-  /// Reading the external semaphore failed (VK_ERROR_DEVICE_LOST).
-  DeviceLost,
-  /// Writers are still inside the frame's shared space (it is now sealed): call finish() again
-  /// once they have left (SharedUploads::wait_drained()).
-  WritersActive,
-  /// A shared upload overlaps another upload of the frame, or names other layouts for a mip level
-  /// than another upload: the copies cannot be recorded. Drop the frame.
-  SharedConflict,
-  /// Flushing the frame's writes to non-coherent memory failed (MemoryHook::flush; out of
-  /// memory or a lost device): nothing was recorded, so no copy reads bytes the device may not
-  /// see. Finish again (the flush is retried) or drop the frame.
-  FlushFailed,
-};
-
-/// Names of Route's, UploadError's and FinishError's values, in order (staging::to_string,
-/// enum_from_string).
-constexpr auto enum_names(std::type_identity<Route>) noexcept {
-  return std::to_array<std::string_view>({"Ring", "Fallback"});
-}
-constexpr auto enum_names(std::type_identity<UploadError>) noexcept {
-  return std::to_array<std::string_view>({"Inactive",
-                                          "NullDestination",
-                                          "ZeroSize",
-                                          "Overflow",
-                                          "UnsupportedFormat",
-                                          "BadAspect",
-                                          "Misaligned",
-                                          "SizeMismatch",
-                                          "OverlapsEarlierUpload",
-                                          "ConflictingLayouts",
-                                          "FallbackCapReached",
-                                          "AllocationFailed",
-                                          "RingFull",
-                                          "TooLarge",
-                                          "InvalidDestination",
-                                          "OutOfBounds",
-                                          "NoSuchSubresource",
-                                          "FormatMismatch",
-                                          "DestinationMismatch",
-                                          "Sealed",
-                                          "DoesNotFit",
-                                          "AlreadyShared"});
-}
-constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
-  return std::to_array<std::string_view>({"Inactive", "NullSemaphore", "PointAlreadyReached",
-                                          "DeviceLost", "WritersActive", "SharedConflict",
-                                          "FlushFailed"});
-}
-static_assert(enum_names_complete<Route>() && enum_names_complete<UploadError>() &&
-                  enum_names_complete<FinishError>(),
-              "a vulkan frame enum value has no name");
 
 /// A destination buffer, described once (the values it was created with): uploads through it
 /// are checked to lie inside it. Plain data; describe each buffer once and keep the value.

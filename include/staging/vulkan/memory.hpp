@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "staging/core/alloc_error.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/vulkan/dispatch.hpp"
 

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "staging/core/byte_ring.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/slot_ring.hpp"
 #include "staging/detail/core/enum_names.hpp"
@@ -64,82 +65,6 @@ namespace staging::webgpu {
 // from the event loop, so a slot becomes Ready only after control has returned to the browser.
 
 class StagingRing;
-
-/// Which way a frame's (or one upload's) bytes travel.
-enum class Route : uint8_t {
-  /// The ring route: written into a slot, copied by commands recorded into the frame's encoder.
-  Ring,
-  /// The fallback route: wgpuQueueWriteBuffer / wgpuQueueWriteTexture, the queue's own staging,
-  /// at call time.
-  Fallback,
-};
-
-/// Why an upload was not made. Nothing was written or recorded.
-enum class UploadError : uint8_t {
-  /// size == 0, or a texture region with a zero extent.
-  ZeroSize,
-  /// A buffer upload's size or destination offset is not a multiple of 4 (COPY_BUFFER_ALIGNMENT;
-  /// neither route can copy it).
-  Unaligned,
-  /// The destination buffer or texture is null.
-  NullDestination,
-  /// A texture upload's data size is not the region's tightly packed size, or its layout
-  /// overflows.
-  BadLayout,
-  /// reserve() on a frame without a slot (Route::Fallback).
-  NoSlot,
-  /// reserve(): the slot has no room left for it (upload() would take the fallback route
-  /// instead).
-  DoesNotFit,
-  /// The frame is finished, submitted, or moved from.
-  Inactive,
-  /// The upload is larger than the C API can pass (size_t: 4 GiB on wasm32): no route can ever
-  /// take it.
-  TooLarge,
-  /// The described destination itself is invalid (BufferDestination size 0; TextureDestination with
-  /// an
-  /// Undefined format, a zero size or mip level count, or more mip levels than its size has).
-  InvalidDestination,
-  /// The upload writes outside the described destination: bytes past a buffer's size, texels
-  /// past the mip level's size (rounded up to whole texel blocks).
-  OutOfBounds,
-  /// The region names a mip level or array layers the described texture does not have.
-  NoSuchSubresource,
-  /// The region's format differs from the described texture's.
-  FormatMismatch,
-  /// The region names another texture than the described one.
-  DestinationMismatch,
-  /// A described texture region's origin or extent is not whole texel blocks.
-  Misaligned,
-};
-
-/// Why finish() or submitted() was refused. The frame is unchanged.
-enum class FinishError : uint8_t {
-  /// finish(): already finished, or moved from. submitted(): already submitted, or moved from.
-  Inactive,
-  /// submitted() before finish().
-  NotFinished,
-  /// finish() of a slot frame with copies to record was given a null encoder.
-  NullEncoder,
-};
-
-/// Names of Route's, UploadError's and FinishError's values, in order (staging::to_string,
-/// enum_from_string).
-constexpr auto enum_names(std::type_identity<Route>) noexcept {
-  return std::to_array<std::string_view>({"Ring", "Fallback"});
-}
-constexpr auto enum_names(std::type_identity<UploadError>) noexcept {
-  return std::to_array<std::string_view>({"ZeroSize", "Unaligned", "NullDestination", "BadLayout",
-                                          "NoSlot", "DoesNotFit", "Inactive", "TooLarge",
-                                          "InvalidDestination", "OutOfBounds", "NoSuchSubresource",
-                                          "FormatMismatch", "DestinationMismatch", "Misaligned"});
-}
-constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
-  return std::to_array<std::string_view>({"Inactive", "NotFinished", "NullEncoder"});
-}
-static_assert(enum_names_complete<Route>() && enum_names_complete<UploadError>() &&
-                  enum_names_complete<FinishError>(),
-              "a webgpu frame enum value has no name");
 
 /// Where a texture upload goes: the destination texture, mip level and origin, the region's
 /// extent, and the format's texel block.
@@ -238,7 +163,7 @@ class StagingFrame {
   /// before the next submission; so a queue write and a slot copy to the *same* bytes in one
   /// frame land in the order queue write, then copy). Returns the route taken. Precondition:
   /// `data` points to `size` readable bytes (they are copied before this returns).
-  /// Errors: Inactive, ZeroSize, Unaligned (size or dst_offset % 4), TooLarge, NullDestination.
+  /// Errors: Inactive, ZeroSize, Misaligned (size or dst_offset % 4), TooLarge, NullDestination.
   Expected<Route, UploadError> upload(WGPUBuffer dst, uint64_t dst_offset, const void* data,
                                       uint64_t size);
 
@@ -261,12 +186,13 @@ class StagingFrame {
   /// size: ceil(w/bw)*bytes per row, ceil(h/bh) rows, extent.depthOrArrayLayers images). Slot
   /// route: rows repacked into the slot with bytesPerRow padded to 256, copy recorded at finish().
   /// Otherwise (or when it does not fit): wgpuQueueWriteTexture with the packed rows.
-  /// Errors: ZeroSize, NullDestination, BadLayout, TooLarge, Inactive.
+  /// Errors: ZeroSize, NullDestination, UnsupportedFormat (no block), Overflow, SizeMismatch,
+  /// TooLarge, Inactive.
   Expected<Route, UploadError> upload(const TextureUpload& dst, const void* data, uint64_t size);
 
   /// Zero-copy form of upload() to a buffer: places `size` bytes for `dst` at `dst_offset` and
   /// returns the slot's mapped bytes to fill before finish() (they are flushed there). The span's
-  /// contents are undefined until written. Errors: ZeroSize, Unaligned, NullDestination, NoSlot
+  /// contents are undefined until written. Errors: ZeroSize, Misaligned, NullDestination, NoSlot
   /// (fallback route), DoesNotFit, TooLarge, Inactive.
   Expected<std::span<std::byte>, UploadError> reserve(WGPUBuffer dst, uint64_t dst_offset,
                                                       uint64_t size);

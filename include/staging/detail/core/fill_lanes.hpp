@@ -7,11 +7,9 @@
 
 #include <cstdint>
 
-namespace staging {
+namespace staging::detail {
 
 class FillJob;
-
-namespace detail {
 
 /// One slice of a job, claimed by one worker.
 struct FillSlice {
@@ -29,5 +27,4 @@ struct FillLane {
 template <class T>
 struct alignas(64) CacheLinePadded : T {};
 
-}  // namespace detail
-}  // namespace staging
+}  // namespace staging::detail

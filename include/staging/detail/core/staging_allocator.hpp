@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "staging/core/alloc_error.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/core/expected.hpp"
 
 namespace staging {

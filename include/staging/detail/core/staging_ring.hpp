@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "staging/core/errors.hpp"
 #include "staging/core/expected.hpp"
 #include "staging/core/slot_ring.hpp"
 #include "staging/core/timeline.hpp"
@@ -49,20 +50,6 @@
 #include "staging/detail/core/staging_allocator.hpp"
 
 namespace staging {
-
-/// Why finish() could not hand a lease back.
-enum class FinishError : uint8_t {
-  /// The lease is inactive (moved from, default-constructed or already finished).
-  Inactive,
-  /// The lease was issued by another ring.
-  ForeignLease,
-};
-
-/// Names of FinishError's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
-  return std::to_array<std::string_view>({"Inactive", "ForeignLease"});
-}
-static_assert(enum_names_complete<FinishError>(), "FinishError: a value has no name");
 
 /// The slots, their capacities and fences: one frame's staging memory at a time, reused once the
 /// GPU is done with it.

@@ -56,6 +56,7 @@
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/enum_names.hpp"
+#include "staging/detail/core/fill_engine.hpp"
 #include "staging/detail/core/stream_backend.hpp"
 #include "staging/detail/core/upload_pieces.hpp"
 
@@ -269,7 +270,7 @@ class StreamScheduler {
   // The pump's own (one pump thread at a time; no lock): batches being filled, oldest first,
   // and fill jobs kept for reuse.
   std::deque<std::unique_ptr<Filling>> filling_;
-  std::vector<std::unique_ptr<FillJob>> spare_jobs_;
+  std::vector<std::unique_ptr<detail::FillJob>> spare_jobs_;
 };
 
 /// Names of StreamScheduler::CreateError's values, in order (to_string, enum_from_string).

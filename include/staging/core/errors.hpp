@@ -1,0 +1,216 @@
+// The error vocabulary every frame shares, whatever the backend: why staging memory could not be
+// created (AllocError), which route a frame's bytes take (Route), why an upload was refused
+// (UploadError) and why a frame could not be finished (FinishError). One idea has one name: a
+// Vulkan frame, a Vulkan shared-frame writer and a WebGPU frame answer with the same values, and
+// each call's documentation lists the values it can return. Every enum has names for
+// staging::to_string and enum_from_string.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "staging/detail/core/enum_names.hpp"
+
+namespace staging {
+
+/// Why a buffer could not be created.
+enum class AllocError : uint8_t {
+  /// The device or host is out of memory, or a configured budget refuses the request.
+  OutOfMemory,
+  /// The buffer was created but could not be mapped.
+  MapFailed,
+  /// The device was lost.
+  DeviceLost,
+  /// Anything else the backend reports (its own log/stats say more).
+  Other,
+};
+
+/// Names of AllocError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<AllocError>) noexcept {
+  return std::to_array<std::string_view>({"OutOfMemory", "MapFailed", "DeviceLost", "Other"});
+}
+static_assert(enum_names_complete<AllocError>(), "AllocError: a value has no name");
+
+/// Which memory a frame's uploads go through.
+enum class Route : uint8_t {
+  /// The ring's staging memory: written by the CPU into a slot or a byte-ring reservation, copied
+  /// by commands the frame records.
+  Ring,
+  /// The fallback route: the bytes the ring could not take still arrive — Vulkan: through
+  /// vkCmdUpdateBuffer where legal, else one-off staging buffers; WebGPU: through
+  /// wgpuQueueWriteBuffer / wgpuQueueWriteTexture (the queue's own staging) at call time.
+  Fallback,
+};
+
+/// Names of Route's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<Route>) noexcept {
+  return std::to_array<std::string_view>({"Ring", "Fallback"});
+}
+static_assert(enum_names_complete<Route>(), "Route: a value has no name");
+
+/// Why an upload was refused. Nothing is placed or recorded for a refused upload (only the
+/// counters note it); the frame stays usable. A value that names a backend is returned by that
+/// backend only.
+enum class UploadError : uint8_t {
+  /// The frame was finished, submitted, moved from, or default-constructed.
+  Inactive,
+  /// The destination buffer, image or texture is null.
+  NullDestination,
+  /// Size 0, or a region with a zero extent or layer count.
+  ZeroSize,
+  /// An offset, size or layout computation overflows 64 bits (or the 32-bit row pitch of a
+  /// WebGPU texture copy).
+  Overflow,
+  /// The format's texel block is not known (Vulkan: multi-planar or undefined formats, see
+  /// texel_block(); WebGPU: a region whose block is not set).
+  UnsupportedFormat,
+  /// Vulkan: the aspect is not one aspect of the format.
+  BadAspect,
+  /// An offset, size or origin is not a multiple of what the copy needs: the format's block
+  /// extent for an image or texture region; 4 bytes for a WebGPU buffer upload's size and
+  /// destination offset (COPY_BUFFER_ALIGNMENT).
+  Misaligned,
+  /// The data's size differs from the region's tightly packed size.
+  SizeMismatch,
+  /// The destination range overlaps one written earlier in this frame (copies batched into one
+  /// command must not overlap; upload the union once instead).
+  OverlapsEarlierUpload,
+  /// Another upload of this frame to the same mip level named different layouts.
+  ConflictingLayouts,
+  /// Vulkan: the ring could not place the upload and the fallback route is at its cap
+  /// (FallbackConfig::max_oneoff_bytes) for now: one-off buffers of frames in flight hold it.
+  /// Retry in a later frame.
+  FallbackCapReached,
+  /// Vulkan: a one-off staging buffer could not be allocated (Ring::last_alloc_error()).
+  AllocationFailed,
+  /// Vulkan, Strategy::Bytes with a policy other than Fallback: the byte ring refused the
+  /// reservation (Ring::last_reserve_error() says why: WouldBlock, Timeout naming the oldest
+  /// pending frame, CapExceeded, AllocationFailed). Retry later, or use the Fallback policy.
+  RingFull,
+  /// No route can ever take it: CUDA (Wait, Defer): larger than the ring; Vulkan: larger than the
+  /// fallback route's one-off cap
+  /// (FallbackConfig::max_oneoff_bytes) and than the ring can hold (the largest slot, or the byte
+  /// ring's cap); WebGPU: larger than the C API can pass (size_t: 4 GiB on wasm32). Retrying
+  /// cannot help: split the upload.
+  TooLarge,
+  /// The described destination itself is invalid: a buffer of size 0; an image or texture with
+  /// an undefined format, a zero extent, mip level or layer count, or more mip levels than its
+  /// extent has.
+  InvalidDestination,
+  /// The upload writes outside the described destination: bytes past a buffer's size, texels
+  /// past the mip level's extent (rounded up to whole texel blocks), or at a negative offset.
+  /// CUDA (UploaderConfig::check_destinations): the destination range does not lie inside one
+  /// device allocation, or the driver knows no allocation at that address; nothing was copied.
+  OutOfBounds,
+  /// The region names a mip level or array layers the described image or texture does not have.
+  NoSuchSubresource,
+  /// The region's format differs from the described destination's: copying would reinterpret
+  /// texels (same size) or read or write past the data (different size).
+  FormatMismatch,
+  /// The region names another image or texture than the described one.
+  DestinationMismatch,
+  /// Vulkan: a shared-space writer arrived after the space was sealed (SharedUploads::seal(), or
+  /// the frame's finish()).
+  Sealed,
+  /// No room here for it, nothing placed: Vulkan: the frame's shared space is full (upload it
+  /// through the frame itself, on the owner thread, or in a later frame); WebGPU: reserve() and
+  /// the slot has no room left (upload() would take the fallback route instead).
+  DoesNotFit,
+  /// Vulkan: share() was already called on this frame (one shared space per frame).
+  AlreadyShared,
+  /// WebGPU: reserve() on a frame without a slot (Route::Fallback).
+  NoSlot,
+  /// CUDA: a null pointer with bytes > 0, an address range that wraps, a policy Grow or
+  /// Fallback, a stream capturing a graph, reserve(0), a commit of 0 bytes or of more than the
+  /// span, or a span that is empty or from another Uploader.
+  InvalidArgument,
+  /// CUDA, ExhaustionPolicy::Defer: no room now (also: every pooled event is pending, or another
+  /// call is waiting for room). Nothing was staged.
+  WouldBlock,
+  /// CUDA, Wait or Split: no room within the timeout (a stalled stream, or spans held
+  /// uncommitted), or no free pooled event, or the ring lock not free within it; the failure's
+  /// `reserve->oldest_pending` names the oldest pending point when the ring was reached.
+  Timeout,
+  /// CUDA: a CUDA call failed (the failure's `cuda` says which). When it is sticky, or was the
+  /// record of the copies' event, the Uploader has failed too (failed()).
+  Cuda,
+  /// CUDA: the Uploader failed earlier on a sticky CUDA error; it does nothing any more.
+  Failed,
+};
+
+/// Names of UploadError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<UploadError>) noexcept {
+  return std::to_array<std::string_view>({"Inactive",
+                                          "NullDestination",
+                                          "ZeroSize",
+                                          "Overflow",
+                                          "UnsupportedFormat",
+                                          "BadAspect",
+                                          "Misaligned",
+                                          "SizeMismatch",
+                                          "OverlapsEarlierUpload",
+                                          "ConflictingLayouts",
+                                          "FallbackCapReached",
+                                          "AllocationFailed",
+                                          "RingFull",
+                                          "TooLarge",
+                                          "InvalidDestination",
+                                          "OutOfBounds",
+                                          "NoSuchSubresource",
+                                          "FormatMismatch",
+                                          "DestinationMismatch",
+                                          "Sealed",
+                                          "DoesNotFit",
+                                          "AlreadyShared",
+                                          "NoSlot",
+                                          "InvalidArgument",
+                                          "WouldBlock",
+                                          "Timeout",
+                                          "Cuda",
+                                          "Failed"});
+}
+static_assert(enum_names_complete<UploadError>(), "UploadError: a value has no name");
+
+/// Why a frame could not be finished (or, WebGPU, marked submitted). The frame is unchanged: fix
+/// the cause and finish again, or drop it. A value that names a backend is returned by that
+/// backend only.
+enum class FinishError : uint8_t {
+  /// The frame was already finished (WebGPU submitted(): already submitted), moved from, or
+  /// default-constructed.
+  Inactive,
+  /// Vulkan: the external point's semaphore is VK_NULL_HANDLE.
+  NullSemaphore,
+  /// Vulkan: the external semaphore has already reached the point's value: the ring would
+  /// reclaim the memory before the GPU reads it. Pass a value your submission will signal.
+  PointAlreadyReached,
+  /// Vulkan: reading the external semaphore failed (VK_ERROR_DEVICE_LOST).
+  DeviceLost,
+  /// Vulkan: writers are still inside the frame's shared space (it is now sealed): call finish()
+  /// again once they have left (SharedUploads::wait_drained()).
+  WritersActive,
+  /// Vulkan: a shared upload overlaps another upload of the frame, or names other layouts for a
+  /// mip level than another upload: the copies cannot be recorded. Drop the frame.
+  SharedConflict,
+  /// Vulkan: flushing the frame's writes to non-coherent memory failed (MemoryHook::flush; out
+  /// of memory or a lost device): nothing was recorded, so no copy reads bytes the device may not
+  /// see. Finish again (the flush is retried) or drop the frame.
+  FlushFailed,
+  /// WebGPU: submitted() before finish().
+  NotFinished,
+  /// WebGPU: finish() of a slot frame with copies to record was given a null encoder.
+  NullEncoder,
+  /// A slot handed back to a ring that did not issue it (the core slot ring's finish()).
+  ForeignLease,
+};
+
+/// Names of FinishError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
+  return std::to_array<std::string_view>(
+      {"Inactive", "NullSemaphore", "PointAlreadyReached", "DeviceLost", "WritersActive",
+       "SharedConflict", "FlushFailed", "NotFinished", "NullEncoder", "ForeignLease"});
+}
+static_assert(enum_names_complete<FinishError>(), "FinishError: a value has no name");
+
+}  // namespace staging
