@@ -14,17 +14,9 @@ ByteStrategy::~ByteStrategy() {
 Expected<std::unique_ptr<ByteStrategy>, ByteRing::CreateError> ByteStrategy::create(
     MemorySource& memory, const RingConfig& config, CompletionSource& frames) {
   std::unique_ptr<ByteStrategy> s(new ByteStrategy(memory, frames));
-  const ByteRingConfig& b = config.byte_ring;
-  staging::ByteRingConfig core;
-  core.capacity = b.capacity;
-  core.cap = b.cap;
-  core.policy = b.policy;
-  core.wait_timeout = b.wait_timeout;
-  core.grow_step = b.grow_step;
-  core.trim_after = b.trim_after;
-  core.fallback_cap = b.fallback_cap;
   Expected<ByteRing, ByteRing::CreateError> ring = ByteRing::create(
-      core, ByteRing::Deps{.allocator = s.get(), .observer = b.observer, .checker = b.checker});
+      config.byte_ring,
+      ByteRing::Deps{.allocator = s.get(), .observer = config.observer, .checker = config.checker});
   if (!ring) return unexpected(ring.error());
   s->ring_.emplace(std::move(*ring));
   return s;

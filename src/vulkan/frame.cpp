@@ -107,7 +107,12 @@ Expected<Placement, UploadError> RingImpl::place(FrameState& f, uint64_t size, u
     if (r.completion_advanced) poll();
     if (r.staged) {
       const Staged& m = *r.staged;
-      if (config.observer) config.observer->on_write(f.id, m.buffer, m.capacity, m.offset, size);
+      report({.kind = EventKind::FrameWrite,
+              .id = f.id,
+              .offset = m.offset,
+              .bytes = size,
+              .object = handle_bits(m.buffer),
+              .object_bytes = m.capacity});
       f.staged_bytes += size;
       ++stats.staged_uploads;
       stats.staged_bytes += size;
@@ -149,7 +154,11 @@ Expected<Placement, UploadError> RingImpl::place_fallback(FrameState& f, uint64_
   stats.oneoff_peak_bytes = std::max(stats.oneoff_peak_bytes, stats.oneoff_live_bytes);
   ++stats.oneoff_uploads;
   stats.oneoff_bytes += size;
-  if (config.observer) config.observer->on_write(f.id, made->buffer, made->size, 0, size);
+  report({.kind = EventKind::FrameWrite,
+          .id = f.id,
+          .bytes = size,
+          .object = handle_bits(made->buffer),
+          .object_bytes = made->size});
   return Placement{Placement::Kind::OneOff, made->buffer, 0, made->mapped};
 }
 
@@ -189,7 +198,10 @@ Expected<RetirementPoint, FinishError> RingImpl::finish(FrameState& f, const Vis
   f.oneoffs.clear();
   f.oneoff_bytes = 0;
   pending.push_back(std::move(p));
-  if (config.observer) config.observer->on_finish(f.id, point);
+  report({.kind = EventKind::FrameFinish,
+          .id = f.id,
+          .value = point.value,
+          .object = handle_bits(point.semaphore)});
   ++stats.frames_finished;
   return point;
 }

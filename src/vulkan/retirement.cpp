@@ -76,7 +76,10 @@ void RingImpl::release_oneoffs(std::vector<StagingMemory>& oneoffs, uint64_t byt
 void RingImpl::release(uint64_t frame, Release how) noexcept {
   unreleased.erase(frame);
   strategy->release(frame, how, released_through());
-  if (config.observer) config.observer->on_release(frame, how);
+  report({.kind = EventKind::FrameRelease,
+          .id = frame,
+          .cancelled = how == Release::Abandoned || how == Release::Dropped,
+          .failed = how == Release::Failed});
 }
 
 uint64_t RingImpl::poll() {

@@ -17,16 +17,29 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "frame_state.hpp"
 #include "recorder.hpp"
+#include "staging/detail/core/steady_clock.hpp"
 #include "staging/vulkan/frame.hpp"
 #include "staging/vulkan/ring.hpp"
 #include "staging_memory.hpp"
 #include "strategy.hpp"
 
 namespace staging::vulkan::detail {
+
+/// A non-dispatchable Vulkan handle as the 64 bits an Event carries (Event::object): a pointer
+/// on 64-bit hosts, a uint64_t elsewhere.
+template <class Handle>
+uint64_t handle_bits(Handle handle) noexcept {
+  if constexpr (std::is_pointer_v<Handle>) {
+    return static_cast<uint64_t>(reinterpret_cast<std::uintptr_t>(handle));
+  } else {
+    return static_cast<uint64_t>(handle);
+  }
+}
 
 struct RingImpl;
 
@@ -88,6 +101,12 @@ struct RingImpl {
   /// Frame `frame` no longer holds its staging memory (`how`): it leaves the frame sequence's
   /// unreleased set, the strategy gives its bytes back, the observer hears of it.
   void release(uint64_t frame, Release how) noexcept;
+  /// Reports `event` to config.observer (when there is one), stamped with the steady clock.
+  void report(Event event) const {
+    if (config.observer == nullptr) return;
+    event.time = SteadyClock::instance().now();
+    config.observer->on_event(event);
+  }
   void release_oneoffs(std::vector<StagingMemory>& oneoffs, uint64_t bytes) noexcept;
   /// The highest frame number below which every frame is released: the frame sequence's
   /// completed value.

@@ -24,6 +24,18 @@
 
 namespace staging::vulkan::detail {
 
+/// Why the ring released a frame's staging memory (reported as EventKind::FrameRelease).
+enum class Release : uint8_t {
+  /// Its point was reached (or superseded by a later value on the same semaphore).
+  Retired,
+  /// Reported with Ring::abandon().
+  Abandoned,
+  /// The device was lost.
+  Failed,
+  /// The frame was destroyed unfinished (nothing was recorded).
+  Dropped,
+};
+
 /// Where one placement's bytes are.
 struct Staged {
   VkBuffer buffer = VK_NULL_HANDLE;  ///< the staging buffer

@@ -185,8 +185,8 @@ TEST_F(GpuTest, TheStagingCheckersReportAnOverlapAndAnOverrun) {
       << overlap;
   EXPECT_NE(overlap.find("core InvariantChecker: I1"), std::string::npos) << overlap;
   EXPECT_EQ(checker.violations, 2u);
-  checker.on_release(1, Release::Dropped);
-  checker.on_release(2, Release::Dropped);
+  checker.on_release(1, /*retired=*/false);
+  checker.on_release(2, /*retired=*/false);
   checker.on_write(3, buffer, 4096, 0, 256);  // frames 1 and 2 released: their bytes are free
   EXPECT_EQ(checker.violations, 2u);
   const std::string overrun = reported([&] { checker.on_write(4, buffer, 4096, 4000, 200); });
@@ -217,7 +217,7 @@ TEST_P(BufferStress, HundredsOfFramesOfRandomBufferUploadsArriveByteForByte) {
   config.policy = ExhaustionPolicy::Fallback;
   config.fallback.max_oneoff_bytes = 160 * MiB;
   config.observer = &checker;
-  config.byte_ring.checker = &invariants;
+  config.checker = &invariants;
   config = with_setup(config, GetParam(), 6 * MiB);
   Ring ring = Ring::create(gpu->ring_device(), config).value();
   std::mt19937_64 rng(test_seed(20261129));

@@ -46,7 +46,7 @@ class ByteStrategy : public GpuTest {
     config.policy = ExhaustionPolicy::Defer;
     config.flush_always = true;  // reservations at any offset: flush ranges rounded to the atom
     config.observer = staging_checker.get();
-    config.byte_ring.checker = &invariants;
+    config.checker = &invariants;
     return Ring::create(gpu->ring_device(), config).value();
   }
   // One frame uploading `size` random bytes at `offset`, submitted behind gate >= `gate_value`.
@@ -201,7 +201,7 @@ TEST_F(ByteStrategy, AbandonedDroppedAndFailedFramesGiveTheirBytesBack) {
   config.strategy = Strategy::Bytes;
   config.byte_ring.capacity = 1000 * KiB;
   config.observer = staging_checker.get();
-  config.byte_ring.checker = &invariants;
+  config.checker = &invariants;
   Ring ring = Ring::create(device, config).value();
   Harness h(*gpu, 1024 * KiB, test_seed(43));
 

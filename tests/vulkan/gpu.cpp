@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <type_traits>
 
 #include "vulkan_commands.hpp"
 
@@ -313,6 +315,36 @@ bool StagingChecker::reached(const RetirementPoint& point) {
   return value >= point.value;
 }
 
+namespace {
+
+// Event::object back to the Vulkan handle it carries (a pointer on 64-bit hosts).
+template <class Handle>
+Handle handle_from_bits(uint64_t bits) {
+  if constexpr (std::is_pointer_v<Handle>) {
+    return reinterpret_cast<Handle>(static_cast<std::uintptr_t>(bits));
+  } else {
+    return static_cast<Handle>(bits);
+  }
+}
+
+}  // namespace
+
+void StagingChecker::on_event(const Event& e) {
+  switch (e.kind) {
+    case EventKind::FrameWrite:
+      on_write(e.id, handle_from_bits<VkBuffer>(e.object), e.object_bytes, e.offset, e.bytes);
+      break;
+    case EventKind::FrameFinish:
+      on_finish(e.id, RetirementPoint{handle_from_bits<VkSemaphore>(e.object), e.value});
+      break;
+    case EventKind::FrameRelease:
+      on_release(e.id, !e.cancelled && !e.failed);
+      break;
+    default:
+      break;
+  }
+}
+
 void StagingChecker::on_write(uint64_t frame, VkBuffer buffer, uint64_t capacity, uint64_t offset,
                               uint64_t size) {
   ++writes;
@@ -392,7 +424,7 @@ void StagingChecker::on_finish(uint64_t frame, const RetirementPoint& point) {
   frames_.push_back(Frame{frame, {}, true, point});
 }
 
-void StagingChecker::on_release(uint64_t frame, Release why) {
+void StagingChecker::on_release(uint64_t frame, bool retired) {
   ++releases;
   std::erase_if(reservations_, [&](const std::pair<uint64_t, uint64_t>& r) {
     if (r.first != frame) return false;
@@ -402,7 +434,7 @@ void StagingChecker::on_release(uint64_t frame, Release why) {
   check_core();
   for (auto it = frames_.begin(); it != frames_.end(); ++it) {
     if (it->id != frame) continue;
-    if (why == Release::Retired && !(it->finished && reached(it->point))) {
+    if (retired && !(it->finished && reached(it->point))) {
       ++violations;
       ADD_FAILURE() << "I3: frame " << frame << " retired before its point " << it->point.value
                     << " was reached";

@@ -143,13 +143,16 @@ std::size_t validation_message_count();
 /// core's InvariantChecker (each staging buffer a region, each range a reservation whose token is
 /// its frame, cancelled when the ring releases the frame), so that the core's checker runs on the
 /// slot strategy too; its violations count here.
-class StagingChecker final : public StagingObserver {
+class StagingChecker final : public Observer {
  public:
   explicit StagingChecker(Gpu& gpu) : gpu_(&gpu) {}
-  void on_write(uint64_t frame, VkBuffer buffer, uint64_t capacity, uint64_t offset,
-                uint64_t size) override;
-  void on_finish(uint64_t frame, const RetirementPoint& point) override;
-  void on_release(uint64_t frame, Release why) override;
+  /// The ring's FrameWrite, FrameFinish and FrameRelease events, to the calls below; the byte
+  /// ring's events (Strategy::Bytes) are left to the core's own checker (RingConfig::checker).
+  void on_event(const Event& event) override;
+  void on_write(uint64_t frame, VkBuffer buffer, uint64_t capacity, uint64_t offset, uint64_t size);
+  void on_finish(uint64_t frame, const RetirementPoint& point);
+  /// `retired`: released because its point was reached (not abandoned, dropped or lost).
+  void on_release(uint64_t frame, bool retired);
 
   /// Writes checked, and the violations found (each also fails the test).
   uint64_t writes = 0;

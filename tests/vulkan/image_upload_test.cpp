@@ -65,7 +65,7 @@ TEST_P(ImageUploadTest, MipChainsAndRandomRegionsArriveByteForByte) {
   InvariantChecker invariants(InvariantChecker::Mode::Record);
   config.pad_image_rows = pad_rows;
   config.observer = &checker;
-  config.byte_ring.checker = &invariants;
+  config.checker = &invariants;
   config = with_setup(config, std::get<1>(GetParam()), 256 * 1024);
   Ring ring = Ring::create(gpu->ring_device(), config).value();
 

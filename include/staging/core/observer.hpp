@@ -8,7 +8,9 @@
 // A byte ring reports placements, reclamations, wraps, waits, splits, grows, trims, fallbacks and
 // refusals. A streamer reports, to the same observer, what it decided (uploads accepted, refused
 // and ended, batches cut and submitted, waits for ring room) beside what its staging memory did,
-// so one trace shows both.
+// so one trace shows both. A Vulkan Ring reports its frames (each staging range written, each
+// frame's point, each release) beside its byte ring's events: what an invariant checker needs to
+// prove that no host write lands in bytes a queued copy still reads.
 //
 // Every event that says "the bytes were not there" (would-block, wait, split, fallback, timeout,
 // cap refusal) carries its BlockCause: InFlight (the GPU still holds the bytes), Fragmentation
@@ -95,14 +97,29 @@ enum class EventKind : uint8_t {
   /// The pump, or a producer writing in place, waited for ring room: time (when the wait began),
   /// waited, token (the batch whose retirement it waited for), in_place.
   RoomWait,
+  // ---- a frame's (a Vulkan Ring's; its byte ring's events go to the same observer) ----
+  /// Frame `id` is about to let the CPU write bytes [offset, offset + bytes) of the staging
+  /// buffer `object` (a VkBuffer's handle) of `object_bytes` bytes: a slot, a byte-ring region
+  /// or a one-off buffer. Not reported for vkCmdUpdateBuffer data (host memory, not staging).
+  FrameWrite,
+  /// Frame `id` was recorded; the GPU reads its staging bytes until the timeline semaphore
+  /// `object` (a VkSemaphore's handle) reaches `value`.
+  FrameFinish,
+  /// The ring no longer holds frame `id`'s staging bytes and may hand them out again. Plain: its
+  /// point was reached (or superseded by a later value on the same semaphore); `failed`: the
+  /// device was lost; `cancelled`: reported never submitted (Ring::abandon()), or dropped
+  /// unfinished.
+  FrameRelease,
 };
 
 /// Names of EventKind's values, in order (to_string, enum_from_string).
 constexpr auto enum_names(std::type_identity<EventKind>) noexcept {
   return std::to_array<std::string_view>(
-      {"Reserve", "Retire", "Cancel", "Wrap", "WaitBegin", "WaitEnd", "Split", "Grow", "Trim",
-       "Fallback", "WouldBlock", "Timeout", "CapRefusal", "UploadAccepted", "UploadRefused",
-       "UploadEnded", "BatchCut", "BatchSubmitted", "RoomWait"});
+      {"Reserve",     "Retire",      "Cancel",         "Wrap",           "WaitBegin",
+       "WaitEnd",     "Split",       "Grow",           "Trim",           "Fallback",
+       "WouldBlock",  "Timeout",     "CapRefusal",     "UploadAccepted", "UploadRefused",
+       "UploadEnded", "BatchCut",    "BatchSubmitted", "RoomWait",       "FrameWrite",
+       "FrameFinish", "FrameRelease"});
 }
 static_assert(enum_names_complete<EventKind>(), "EventKind: a value has no name");
 
@@ -121,29 +138,32 @@ struct Event {
   uint64_t charged = 0;     ///< Reserve: bytes charged to the reservation
   uint64_t owner = 0;       ///< the caller's tag (ReserveRequest::owner, an upload's owner)
   TimelineValue token = 0;  ///< a ring token (a reservation's, or one waited for)
-  TimelineValue completed = 0;              ///< the ring's highest completed value seen
-  TimelineValue oldest_pending = 0;         ///< Timeout: the oldest token not yet retired
-  TimelineValue value = 0;                  ///< a streamer's timeline value
-  Duration waited{0};                       ///< time spent waiting
-  uint64_t free_total = 0;                  ///< WouldBlock: as ReserveError::free_total
-  uint64_t free_contiguous = 0;             ///< WouldBlock: as ReserveError::free_contiguous
-  uint64_t held = 0;                        ///< CapRefusal: bytes of all regions
-  uint64_t cap = 0;                         ///< CapRefusal: the ring's effective cap
-  uint32_t pieces = 0;                      ///< BatchCut: pieces in the batch
-  BlockCause cause = BlockCause::InFlight;  ///< why bytes were not there
+  TimelineValue completed = 0;       ///< the ring's highest completed value seen
+  TimelineValue oldest_pending = 0;  ///< Timeout: the oldest token not yet retired
+  TimelineValue value = 0;  ///< a streamer's timeline value, or a frame's point's (FrameFinish)
+  Duration waited{0};       ///< time spent waiting
+  uint64_t free_total = 0;  ///< WouldBlock: as ReserveError::free_total
+  uint64_t free_contiguous = 0;  ///< WouldBlock: as ReserveError::free_contiguous
+  uint64_t held = 0;             ///< CapRefusal: bytes of all regions
+  uint64_t cap = 0;              ///< CapRefusal: the ring's effective cap
+  uint32_t pieces = 0;           ///< BatchCut: pieces in the batch
+  uint64_t object = 0;           ///< FrameWrite, FrameFinish: a backend object's 64-bit handle
+  uint64_t object_bytes = 0;     ///< FrameWrite: that object's size in bytes
+  BlockCause cause = BlockCause::InFlight;            ///< why bytes were not there
   ExhaustionPolicy policy = ExhaustionPolicy::Defer;  ///< the policy in force for the call
   StreamPriority priority = StreamPriority::Now;      ///< an upload's priority
   StreamStatus status = StreamStatus::Queued;         ///< UploadEnded: how it ended
   bool fallback = false;   ///< Reserve: placed in a dedicated Fallback region
-  bool cancelled = false;  ///< Retire: cancelled rather than retired by the queue
+  bool cancelled = false;  ///< Retire, FrameRelease: cancelled rather than retired by the queue
   bool timed_out = false;  ///< WaitEnd, UploadRefused: the whole timeout passed
   bool permanent = false;  ///< CapRefusal: the request can never fit
   bool in_place = false;   ///< streamer kinds: written in place, not copied from a pointer
-  bool failed = false;     ///< BatchSubmitted: the submission failed
+  bool failed = false;     ///< BatchSubmitted: the submission failed; FrameRelease: device lost
 };
 
-/// Receives a timeline: a ByteRing's (ByteRing::Deps::observer, a backend's ring config) or a
-/// streamer's, which reports its ring's events to the same observer.
+/// Receives a timeline: a ByteRing's (ByteRing::Deps::observer), a Vulkan Ring's (its frames'
+/// events and its byte ring's, RingConfig::observer) or a streamer's, which reports its ring's
+/// events to the same observer.
 ///
 /// Threading: called synchronously from inside the reporting call, on the calling thread; a
 /// streamer calls it with its lock held, so calls never overlap for one streamer. An observer

@@ -39,47 +39,6 @@
 
 namespace staging::vulkan {
 
-// StagingObserver: sees every range of staging memory a Ring hands to the CPU, the point after
-// which the GPU no longer reads it, and when the ring considers it free again. The validation
-// layer cannot see host writes into memory a queued copy still reads; an observer can check
-// exactly that (invariants I1, I4) against the semaphore's real value.
-
-struct RetirementPoint;
-
-/// Why the ring released a frame's staging memory.
-enum class Release : uint8_t {
-  /// Its point was reached (or superseded by a later value on the same semaphore).
-  Retired,
-  /// Reported with Ring::abandon().
-  Abandoned,
-  /// The device was lost.
-  Failed,
-  /// The frame was destroyed unfinished (nothing was recorded).
-  Dropped,
-};
-
-/// Names of Release's values, in order (staging::to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<Release>) noexcept {
-  return std::to_array<std::string_view>({"Retired", "Abandoned", "Failed", "Dropped"});
-}
-static_assert(enum_names_complete<Release>(), "Release: a value has no name");
-
-/// Receives a Ring's staging events. A passive observer: implementations must not call the ring.
-/// Threading: called on the ring's thread, inside the ring's calls.
-class StagingObserver {
- public:
-  virtual ~StagingObserver() = default;
-  /// Frame `frame` is about to let the CPU write bytes [offset, offset + size) of staging buffer
-  /// `buffer` (of `capacity` bytes: a slot, a byte-ring region, or a one-off buffer). Not
-  /// called for vkCmdUpdateBuffer data (it lives in host memory, not staging memory).
-  virtual void on_write(uint64_t frame, VkBuffer buffer, uint64_t capacity, uint64_t offset,
-                        uint64_t size) = 0;
-  /// Frame `frame` was recorded; the GPU reads its staging bytes until `point` is reached.
-  virtual void on_finish(uint64_t frame, const RetirementPoint& point) = 0;
-  /// The ring no longer holds frame `frame`'s staging bytes for it and may hand them out again.
-  virtual void on_release(uint64_t frame, Release why) = 0;
-};
-
 /// The device a Ring works on. The handles must outlive the ring.
 struct Device {
   /// The physical device `device` was created from (limits, memory types, API version).
@@ -96,39 +55,6 @@ enum class Strategy : uint8_t {
   Slots,
   /// The byte ring: one reservation per upload (RingConfig::byte_ring).
   Bytes,
-};
-
-/// The byte ring of Strategy::Bytes: staging::ByteRingConfig's fields that serve frames (see
-/// there), with its policy.
-struct ByteRingConfig {
-  /// Bytes of the ring (> 0).
-  uint64_t capacity = 0;
-  /// Hard cap on all its regions together; 0 means capacity.
-  uint64_t cap = 0;
-  /// What an upload that does not fit does (the core's ExhaustionPolicy, byte_ring.hpp):
-  ///  - Defer: refuse at once (then RingConfig::policy decides);
-  ///  - Wait: wait for the frames in flight whose bytes free enough, up to wait_timeout (then
-  ///    Timeout, naming the oldest pending frame); gives up at once when that needs a frame still
-  ///    being recorded;
-  ///  - Grow: add ring regions up to `cap`, trimmed when idle;
-  ///  - Fallback: a dedicated region per upload, up to fallback_cap.
-  /// Split is refused at Ring::create (PolicyNotForStrategy): a frame submits once, so chunks of
-  /// one upload could never retire to make room for the next.
-  ExhaustionPolicy policy = ExhaustionPolicy::Defer;
-  /// The longest one upload waits under ExhaustionPolicy::Wait.
-  Duration wait_timeout = std::chrono::milliseconds(100);
-  /// Grow: bytes of each added region (0: capacity).
-  uint64_t grow_step = 0;
-  /// Grow: an added region idle this long is released.
-  Duration trim_after = std::chrono::seconds(1);
-  /// Fallback: most bytes in dedicated regions at once (0: cap - capacity).
-  uint64_t fallback_cap = 0;
-  /// The byte ring's timeline (ByteRing::Deps::observer); may be null. Its tokens are the
-  /// frames' ids on the ring's frame sequence (see Ring). Must outlive the ring.
-  Observer* observer = nullptr;
-  /// An invariant checker fed every reservation and completion (ByteRing::Deps::checker;
-  /// tokens as `observer`'s); may be null. Must outlive the ring.
-  InvariantChecker* checker = nullptr;
 };
 
 /// The fallback route: how the bytes of a frame (or an upload) the ring refused still arrive.
@@ -154,7 +80,17 @@ struct RingConfig {
   /// is released just after the new one is made (staging::StagingRing), so for that moment one
   /// more buffer is held.
   StagingRingConfig slot_ring;
-  /// Strategy::Bytes: the byte ring (its capacity is required).
+  /// Strategy::Bytes: the byte ring (the core's ByteRingConfig; its capacity is required). Its
+  /// tokens are the frames' ids on the ring's frame sequence (see Ring). Its policy is what an
+  /// upload that does not fit does:
+  ///  - Defer: refuse at once (then RingConfig::policy decides);
+  ///  - Wait: wait for the frames in flight whose bytes free enough, up to wait_timeout (then
+  ///    Timeout, naming the oldest pending frame); gives up at once when that needs a frame still
+  ///    being recorded;
+  ///  - Grow: add ring regions up to `cap`, trimmed when idle;
+  ///  - Fallback: a dedicated region per upload, up to fallback_cap.
+  /// Split is refused at Ring::create (PolicyNotForStrategy): a frame submits once, so chunks of
+  /// one upload could never retire to make room for the next; split_min_chunk is not used.
   ByteRingConfig byte_ring;
   /// What the ring does when it has no room for a frame (Strategy::Slots: begin() got no slot)
   /// or for an upload (Strategy::Bytes: the byte ring refused it under byte_ring.policy). The
@@ -178,9 +114,14 @@ struct RingConfig {
   bool flush_always = false;
   /// Where staging buffers come from; null: a built-in DefaultMemory. Must outlive the ring.
   MemoryHook* memory = nullptr;
-  /// Sees every staging range written, every retirement point and every release; may be null.
-  /// Must outlive the ring. For invariant checkers (tests, debug builds).
-  StagingObserver* observer = nullptr;
+  /// The ring's timeline; may be null. Sees every staging range written, every frame's point and
+  /// every release (EventKind::FrameWrite, FrameFinish, FrameRelease) and, under
+  /// Strategy::Bytes, the byte ring's events (tokens: frame ids). Called on the ring's thread,
+  /// inside its calls. Must outlive the ring. For invariant checkers and profilers.
+  Observer* observer = nullptr;
+  /// Strategy::Bytes: an invariant checker fed every reservation and completion of the byte ring
+  /// (ByteRing::Deps::checker; tokens: frame ids); may be null. Must outlive the ring.
+  InvariantChecker* checker = nullptr;
   /// The longest the destructor waits for frames still in flight before it gives up and leaks
   /// the ring's memory instead of freeing what the GPU may still read (see ~Ring).
   Duration destroy_timeout = std::chrono::seconds(5);
