@@ -3,7 +3,6 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/errors.hpp"
-#include "staging/core/expected.hpp"
 #include "staging/core/fill_pool.hpp"
 #include "staging/core/invariant_checker.hpp"
 #include "staging/core/observer.hpp"

@@ -1,11 +1,10 @@
 // SharedUploads and SharedWriter: uploads placed into a frame's shared space from any thread (the
 // core's SharedFrame); StagingFrame::finish() records them (frame.cpp).
-#include "staging/vulkan/shared_uploads.hpp"
-
 #include <cstring>
 
 #include "frame_state.hpp"
 #include "staging/detail/core/align.hpp"
+#include "staging/vulkan/frame.hpp"
 
 namespace staging::vulkan {
 

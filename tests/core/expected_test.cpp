@@ -1,5 +1,5 @@
 // Expected<T, E>: the error-as-value type every fallible call returns.
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 
 #include <gtest/gtest.h>
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "upload.hpp"
 
 namespace staging::bench {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "sim_config.hpp"
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "upload.hpp"
 
 namespace staging::sim {

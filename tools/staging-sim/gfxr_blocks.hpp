@@ -27,7 +27,7 @@
 #include <optional>
 #include <string>
 
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 
 namespace staging::sim {
 

@@ -47,7 +47,7 @@
 #include <string>
 
 #include "gfxr_blocks.hpp"
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "upload.hpp"
 
 namespace staging::sim {

@@ -19,7 +19,7 @@
 
 #include "gfxr_blocks.hpp"
 #include "gfxr_import.hpp"
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 
 namespace staging::sim::gfxr {
 

@@ -27,7 +27,7 @@
 
 #include "run_result.hpp"
 #include "sim_config.hpp"
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "upload.hpp"
 
 namespace staging::sim {

@@ -22,7 +22,7 @@
 
 #include "run_result.hpp"
 #include "sim_config.hpp"
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/core/timeline.hpp"
 #include "upload.hpp"
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "upload.hpp"
 
 namespace staging::sim {

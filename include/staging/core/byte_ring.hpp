@@ -35,7 +35,6 @@
 #include <type_traits>
 
 #include "staging/core/errors.hpp"
-#include "staging/core/expected.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/enum_names.hpp"

@@ -38,7 +38,7 @@
 #include <string_view>
 #include <vector>
 
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/enum_names.hpp"

@@ -28,7 +28,7 @@
 #include <tuple>
 #include <type_traits>
 
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/enum_names.hpp"
 #include "staging/detail/core/limits.hpp"

@@ -44,7 +44,7 @@
 #include <string_view>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/core/fill_pool.hpp"
 #include "staging/core/observer.hpp"
 #include "staging/core/timeline.hpp"

@@ -23,7 +23,6 @@
 #include <optional>
 
 #include "staging/core/errors.hpp"
-#include "staging/core/expected.hpp"
 #include "staging/vulkan/dispatch.hpp"
 
 namespace staging::vulkan {

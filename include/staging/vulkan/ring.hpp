@@ -27,7 +27,7 @@
 #include <string_view>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/core/observer.hpp"
 #include "staging/core/slot_ring.hpp"
 #include "staging/core/timeline.hpp"

@@ -29,7 +29,6 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/errors.hpp"
-#include "staging/core/expected.hpp"
 #include "staging/core/slot_ring.hpp"
 #include "staging/detail/core/enum_names.hpp"
 #include "staging/detail/core/limits.hpp"

@@ -26,7 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/detail/core/enum_names.hpp"
 #include "staging/detail/core/limits.hpp"
 

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/core/fill_pool.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/atomic_counters.hpp"

@@ -52,7 +52,7 @@
 #include <utility>
 #include <vector>
 
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/assert.hpp"

@@ -10,7 +10,7 @@
 #include <memory>
 #include <string_view>
 
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/detail/core/enum_names.hpp"
 #include "staging/detail/core/slot_fence.hpp"
 

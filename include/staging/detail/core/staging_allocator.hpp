@@ -6,7 +6,6 @@
 #include <cstdint>
 
 #include "staging/core/errors.hpp"
-#include "staging/core/expected.hpp"
 
 namespace staging {
 

@@ -37,7 +37,6 @@
 #include <vector>
 
 #include "staging/core/errors.hpp"
-#include "staging/core/expected.hpp"
 #include "staging/core/slot_ring.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/align.hpp"

@@ -15,7 +15,7 @@
 #include <span>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/core/stream.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/enum_names.hpp"

@@ -50,7 +50,7 @@
 #include <vector>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/core/fill_pool.hpp"
 #include "staging/core/stream.hpp"
 #include "staging/core/timeline.hpp"

@@ -28,7 +28,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/detail/core/copy_layout.hpp"
 #include "staging/detail/core/limits.hpp"
 

@@ -29,7 +29,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/cuda/device_api.hpp"

@@ -17,7 +17,7 @@
 #include <optional>
 #include <string_view>
 
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/detail/core/copy_layout.hpp"
 #include "staging/detail/core/enum_names.hpp"
 

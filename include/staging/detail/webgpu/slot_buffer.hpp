@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "staging/core/expected.hpp"
+#include "staging/core/errors.hpp"
 #include "staging/detail/core/staging_allocator.hpp"
 
 namespace staging::webgpu {
