@@ -347,22 +347,22 @@ namespace {
 // its default thread count": 8 threads beat 12 and 16 on both queues of a 16-core host).
 constexpr unsigned kMostDefaultFillThreads = 8;
 
-StreamUploadError from(EnqueueError e) noexcept {
+UploadError from(EnqueueError e) noexcept {
   switch (e) {
     case EnqueueError::Empty:
-      return StreamUploadError::Empty;
+      return UploadError::ZeroSize;
     case EnqueueError::QueueFull:
-      return StreamUploadError::QueueFull;
+      return UploadError::WouldBlock;
     case EnqueueError::Timeout:
-      return StreamUploadError::Timeout;
+      return UploadError::Timeout;
     case EnqueueError::TooLarge:
-      return StreamUploadError::TooLarge;
+      return UploadError::TooLarge;
     case EnqueueError::Stopped:
-      return StreamUploadError::Stopped;
+      return UploadError::Inactive;
     case EnqueueError::DeviceLost:
-      return StreamUploadError::DeviceLost;
+      return UploadError::DeviceLost;
   }
-  return StreamUploadError::Empty;
+  return UploadError::ZeroSize;
 }
 
 // Staging-offset alignment of image pieces: the texel block's rule and the device's optimal copy
@@ -436,15 +436,14 @@ Streamer::~Streamer() {
   pool_.reset();
 }
 
-Expected<StreamTicket, StreamUploadError> Streamer::upload(const BufferTarget& target,
-                                                           std::span<const std::byte> data,
-                                                           StreamPriority priority,
-                                                           Duration timeout) {
-  if (target.buffer == VK_NULL_HANDLE) return unexpected(StreamUploadError::NullTarget);
-  if (data.empty()) return unexpected(StreamUploadError::Empty);
+Expected<StreamTicket, UploadError> Streamer::upload(const BufferTarget& target,
+                                                     std::span<const std::byte> data,
+                                                     StreamPriority priority, Duration timeout) {
+  if (target.buffer == VK_NULL_HANDLE) return unexpected(UploadError::NullDestination);
+  if (data.empty()) return unexpected(UploadError::ZeroSize);
   auto cursor =
       PieceCursor::buffer(data.size(), target.offset, scheduler_->config().buffer_granule);
-  if (!cursor) return unexpected(StreamUploadError::Empty);
+  if (!cursor) return unexpected(UploadError::ZeroSize);
   auto* t = new detail::UploadTarget{false, target, data.size(), {}, 0};
   StreamRequest r;
   r.pieces = *cursor;
@@ -460,10 +459,10 @@ Expected<StreamTicket, StreamUploadError> Streamer::upload(const BufferTarget& t
   return *ticket;
 }
 
-Expected<ImageShape, StreamUploadError> Streamer::shape_of(const ImageTarget& target) const {
-  if (target.image == VK_NULL_HANDLE) return unexpected(StreamUploadError::NullTarget);
+Expected<ImageShape, UploadError> Streamer::shape_of(const ImageTarget& target) const {
+  if (target.image == VK_NULL_HANDLE) return unexpected(UploadError::NullDestination);
   const auto block = texel_block(target.format, target.aspect);
-  if (!block) return unexpected(StreamUploadError::UnsupportedFormat);
+  if (!block) return unexpected(UploadError::UnsupportedFormat);
   return ImageShape{*block,
                     {target.extent.width, target.extent.height, target.extent.depth},
                     target.base_level,
@@ -472,30 +471,29 @@ Expected<ImageShape, StreamUploadError> Streamer::shape_of(const ImageTarget& ta
                     target.layers};
 }
 
-Expected<uint64_t, StreamUploadError> Streamer::image_bytes(const ImageTarget& target) const {
+Expected<uint64_t, UploadError> Streamer::image_bytes(const ImageTarget& target) const {
   const auto shape = shape_of(target);
   if (!shape) return unexpected(shape.error());
   const auto bytes = staging::image_bytes(*shape);
-  if (!bytes) return unexpected(StreamUploadError::Empty);
+  if (!bytes) return unexpected(UploadError::ZeroSize);
   return *bytes;
 }
 
-Expected<StreamTicket, StreamUploadError> Streamer::queue_image(const ImageTarget& target,
-                                                                const std::byte* texels,
-                                                                uint64_t size,
-                                                                StreamPriority priority,
-                                                                Duration timeout, bool in_place) {
+Expected<StreamTicket, UploadError> Streamer::queue_image(const ImageTarget& target,
+                                                          const std::byte* texels, uint64_t size,
+                                                          StreamPriority priority, Duration timeout,
+                                                          bool in_place) {
   const auto shape = shape_of(target);
   if (!shape) return unexpected(shape.error());
   const auto bytes = staging::image_bytes(*shape);
-  if (!bytes) return unexpected(StreamUploadError::Empty);
-  if (!in_place && size != *bytes) return unexpected(StreamUploadError::SizeMismatch);
+  if (!bytes) return unexpected(UploadError::ZeroSize);
+  if (!in_place && size != *bytes) return unexpected(UploadError::SizeMismatch);
   // Rows tightly packed (one memcpy a piece); offsets at the device's optimal copy alignment and
   // the format's block rule (the copy layout engine's offset_alignment).
   CopyLimits limits;
   limits.texture_copy_alignment = optimal_alignment(backend_->properties());
   auto cursor = PieceCursor::image(*shape, limits);
-  if (!cursor) return unexpected(StreamUploadError::Empty);
+  if (!cursor) return unexpected(UploadError::ZeroSize);
   auto* t = new detail::UploadTarget{
       true, {}, 0, target, target.aspect != 0 ? target.aspect : default_aspect(target.format)};
   StreamRequest r;
@@ -512,20 +510,19 @@ Expected<StreamTicket, StreamUploadError> Streamer::queue_image(const ImageTarge
   return *ticket;
 }
 
-Expected<StreamTicket, StreamUploadError> Streamer::upload(const ImageTarget& target,
-                                                           std::span<const std::byte> texels,
-                                                           StreamPriority priority,
-                                                           Duration timeout) {
-  if (texels.empty()) return unexpected(StreamUploadError::Empty);
+Expected<StreamTicket, UploadError> Streamer::upload(const ImageTarget& target,
+                                                     std::span<const std::byte> texels,
+                                                     StreamPriority priority, Duration timeout) {
+  if (texels.empty()) return unexpected(UploadError::ZeroSize);
   return queue_image(target, texels.data(), texels.size(), priority, timeout, false);
 }
 
-Expected<StreamTicket, StreamUploadError> Streamer::write_in_place(const BufferTarget& target,
-                                                                   uint64_t size,
-                                                                   StreamPriority priority) {
-  if (target.buffer == VK_NULL_HANDLE) return unexpected(StreamUploadError::NullTarget);
+Expected<StreamTicket, UploadError> Streamer::write_in_place(const BufferTarget& target,
+                                                             uint64_t size,
+                                                             StreamPriority priority) {
+  if (target.buffer == VK_NULL_HANDLE) return unexpected(UploadError::NullDestination);
   auto cursor = PieceCursor::buffer(size, target.offset, scheduler_->config().buffer_granule);
-  if (!cursor) return unexpected(StreamUploadError::Empty);
+  if (!cursor) return unexpected(UploadError::ZeroSize);
   auto* t = new detail::UploadTarget{false, target, size, {}, 0};
   StreamRequest r;
   r.pieces = *cursor;
@@ -540,8 +537,8 @@ Expected<StreamTicket, StreamUploadError> Streamer::write_in_place(const BufferT
   return *ticket;
 }
 
-Expected<StreamTicket, StreamUploadError> Streamer::write_in_place(const ImageTarget& target,
-                                                                   StreamPriority priority) {
+Expected<StreamTicket, UploadError> Streamer::write_in_place(const ImageTarget& target,
+                                                             StreamPriority priority) {
   return queue_image(target, nullptr, 0, priority, Duration{0}, true);
 }
 

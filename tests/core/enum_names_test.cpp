@@ -66,7 +66,8 @@ TEST(EnumNames, EveryCoreEnumHasItsNames) {
                              "WouldBlock",
                              "Timeout",
                              "Cuda",
-                             "Failed"});
+                             "Failed",
+                             "DeviceLost"});
   expect_names<FinishError>({"Inactive", "NullSemaphore", "PointAlreadyReached", "DeviceLost",
                              "WritersActive", "SharedConflict", "FlushFailed", "NotFinished",
                              "NullEncoder", "ForeignLease"});

@@ -1,10 +1,10 @@
 // Expected<T, E>: the error-as-value type every fallible call returns.
-#include "staging/core/errors.hpp"
-
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
+
+#include "staging/core/errors.hpp"
 
 namespace staging {
 namespace {

@@ -61,12 +61,12 @@ void stream_two(Gpu& gpu, Streamer& streamer, std::mutex& queue_mutex, VkBuffer 
   const std::pair<uint64_t, const std::vector<std::byte>*> uploads[] = {{0, &a}, {128 * KiB, &b}};
   std::vector<std::pair<StreamTicket, std::size_t>> tickets;
   for (std::size_t i = 0; i < 2; ++i) {
-    Expected<StreamTicket, StreamUploadError> t =
+    Expected<StreamTicket, UploadError> t =
         streamer.upload(BufferTarget{.buffer = dst, .offset = uploads[i].first}, *uploads[i].second,
                         StreamPriority::Now, 5s);
     if (!t) {
       ++seen.uploads_refused;
-      if (t.error() != StreamUploadError::DeviceLost || streamer.stats().device_lost == 0) {
+      if (t.error() != UploadError::DeviceLost || streamer.stats().device_lost == 0) {
         ADD_FAILURE() << "upload refused: " << to_string(t.error());
       }
       continue;
@@ -90,12 +90,12 @@ void stream_two(Gpu& gpu, Streamer& streamer, std::mutex& queue_mutex, VkBuffer 
   }
   if (streamer.stats().device_lost > 0) {
     // Lost: a new upload is refused by name.
-    const Expected<StreamTicket, StreamUploadError> late =
+    const Expected<StreamTicket, UploadError> late =
         streamer.upload(BufferTarget{.buffer = dst}, a, StreamPriority::Now, 1s);
     if (late) {
       ADD_FAILURE() << "an upload was taken on a lost device";
     } else {
-      EXPECT_EQ(late.error(), StreamUploadError::DeviceLost);
+      EXPECT_EQ(late.error(), UploadError::DeviceLost);
     }
   }
   std::lock_guard lock(queue_mutex);  // the real queue is done before anything is freed

@@ -336,12 +336,12 @@ TEST_F(StreamerTest, AHeldQueueBoundsWaitsRefusesAndRecovers) {
   TestBuffer& dst2 = device_buffer(more.size());
   EXPECT_EQ(
       streamer->upload(BufferTarget{.buffer = dst2.buffer}, more, StreamPriority::Prefetch).error(),
-      StreamUploadError::QueueFull);
+      UploadError::WouldBlock);
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(
       streamer->upload(BufferTarget{.buffer = dst2.buffer}, more, StreamPriority::Prefetch, 30ms)
           .error(),
-      StreamUploadError::Timeout);
+      UploadError::Timeout);
   EXPECT_GE(std::chrono::steady_clock::now() - t0, 30ms);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
   EXPECT_EQ(streamer->wait(first, 20ms), StreamStatus::Streaming);
@@ -405,21 +405,21 @@ TEST_F(StreamerTest, ErrorsAreValues) {
   make(64 * KiB);
   const auto data = random_bytes(16, 10);
   EXPECT_EQ(streamer->upload(BufferTarget{}, data, StreamPriority::Now).error(),
-            StreamUploadError::NullTarget);
+            UploadError::NullDestination);
   TestBuffer& dst = device_buffer(64);
   EXPECT_EQ(streamer->upload(BufferTarget{.buffer = dst.buffer}, {}, StreamPriority::Now).error(),
-            StreamUploadError::Empty);
+            UploadError::ZeroSize);
   Img img = image(VK_FORMAT_R8G8B8A8_UNORM, 16, 16, 1, 1);
   EXPECT_EQ(streamer->upload(img.target, data, StreamPriority::Now).error(),
-            StreamUploadError::SizeMismatch);
+            UploadError::SizeMismatch);
   ImageTarget bad = img.target;
   bad.format = VK_FORMAT_G8_B8R8_2PLANE_420_UNORM;
   EXPECT_EQ(streamer->upload(bad, data, StreamPriority::Now).error(),
-            StreamUploadError::UnsupportedFormat);
+            UploadError::UnsupportedFormat);
   ImageTarget wide = img.target;
   wide.extent = {32768, 1, 1};  // one row of 128 KiB: more than the 64 KiB ring
   const auto row = random_bytes(128 * KiB, 11);
-  EXPECT_EQ(streamer->upload(wide, row, StreamPriority::Now).error(), StreamUploadError::TooLarge);
+  EXPECT_EQ(streamer->upload(wide, row, StreamPriority::Now).error(), UploadError::TooLarge);
 
   // One ring, one size: the scheduler's ring_bytes may repeat StreamerConfig's, never differ.
   StreamerConfig config;

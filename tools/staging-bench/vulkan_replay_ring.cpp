@@ -85,7 +85,7 @@ class RingReplay {
   bool stream(const PlannedUpload& u, double& cpu_s) {
     const std::span<const std::byte> data(targets_.source(u), u.size);
     const auto t0 = Clock::now();
-    Expected<StreamTicket, StreamUploadError> ticket = unexpected(StreamUploadError::Empty);
+    Expected<StreamTicket, UploadError> ticket = unexpected(UploadError::ZeroSize);
     if (u.kind == ReplayKind::ImageCopy) {
       const PlannedImage& p = targets_.image_size(u);
       ticket = streamer_->upload(ImageTarget{.image = targets_.image(u),

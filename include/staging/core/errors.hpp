@@ -183,17 +183,19 @@ static_assert(enum_names_complete<Route>(), "Route: a value has no name");
 /// counters note it); the frame stays usable. A value that names a backend is returned by that
 /// backend only.
 enum class UploadError : uint8_t {
-  /// The frame was finished, submitted, moved from, or default-constructed.
+  /// The frame was finished, submitted, moved from, or default-constructed; a Vulkan Streamer is
+  /// being destroyed.
   Inactive,
   /// The destination buffer, image or texture is null.
   NullDestination,
-  /// Size 0, or a region with a zero extent or layer count.
+  /// Size 0, or a region with a zero extent, level count or layer count.
   ZeroSize,
   /// An offset, size or layout computation overflows 64 bits (or the 32-bit row pitch of a
   /// WebGPU texture copy).
   Overflow,
   /// The format's texel block is not known (Vulkan: multi-planar or undefined formats, see
-  /// texel_block(); WebGPU: a region whose block is not set).
+  /// texel_block(), and for a Streamer's image target an aspect the format lacks; WebGPU: a
+  /// region whose block is not set).
   UnsupportedFormat,
   /// Vulkan: the aspect is not one aspect of the format.
   BadAspect,
@@ -218,11 +220,11 @@ enum class UploadError : uint8_t {
   /// reservation (Ring::last_reserve_error() says why: WouldBlock, Timeout naming the oldest
   /// pending frame, CapExceeded, AllocationFailed). Retry later, or use the Fallback policy.
   RingFull,
-  /// No route can ever take it: CUDA (Wait, Defer): larger than the ring; Vulkan: larger than the
-  /// fallback route's one-off cap
-  /// (FallbackConfig::max_oneoff_bytes) and than the ring can hold (the largest slot, or the byte
-  /// ring's cap); WebGPU: larger than the C API can pass (size_t: 4 GiB on wasm32). Retrying
-  /// cannot help: split the upload.
+  /// No route can ever take it. CUDA (Wait, Defer): larger than the ring. Vulkan frame: larger
+  /// than the fallback route's one-off cap (FallbackConfig::max_oneoff_bytes) and than the ring
+  /// can hold (the largest slot, or the byte ring's cap). Vulkan Streamer: one row of texel
+  /// blocks does not fit its staging memory. WebGPU: larger than the C API can pass (size_t:
+  /// 4 GiB on wasm32). Retrying cannot help: split the upload.
   TooLarge,
   /// The described destination itself is invalid: a buffer of size 0; an image or texture with
   /// an undefined format, a zero extent, mip level or layer count, or more mip levels than its
@@ -255,18 +257,23 @@ enum class UploadError : uint8_t {
   /// Fallback, a stream capturing a graph, reserve(0), a commit of 0 bytes or of more than the
   /// span, or a span that is empty or from another Uploader.
   InvalidArgument,
-  /// CUDA, ExhaustionPolicy::Defer: no room now (also: every pooled event is pending, or another
-  /// call is waiting for room). Nothing was staged.
+  /// No room now, and the caller asked not to wait. CUDA, ExhaustionPolicy::Defer: no ring room
+  /// (also: every pooled event is pending, or another call is waiting for room); Vulkan
+  /// Streamer: the upload queue is at its cap. Nothing was staged or queued.
   WouldBlock,
-  /// CUDA, Wait or Split: no room within the timeout (a stalled stream, or spans held
-  /// uncommitted), or no free pooled event, or the ring lock not free within it; the failure's
-  /// `reserve->oldest_pending` names the oldest pending point when the ring was reached.
+  /// No room within the timeout. CUDA, Wait or Split: no ring room (a stalled stream, or spans
+  /// held uncommitted), or no free pooled event, or the ring lock not free within it; the
+  /// failure's `reserve->oldest_pending` names the oldest pending point when the ring was
+  /// reached. Vulkan Streamer: the upload queue stayed at its cap for the whole timeout.
   Timeout,
   /// CUDA: a CUDA call failed (the failure's `cuda` says which). When it is sticky, or was the
   /// record of the copies' event, the Uploader has failed too (failed()).
   Cuda,
   /// CUDA: the Uploader failed earlier on a sticky CUDA error; it does nothing any more.
   Failed,
+  /// Vulkan Streamer: the device was lost; nothing streams any more (make a new device and
+  /// streamer).
+  DeviceLost,
 };
 
 /// Names of UploadError's values, in order (to_string, enum_from_string).
@@ -298,7 +305,8 @@ constexpr auto enum_names(std::type_identity<UploadError>) noexcept {
                                           "WouldBlock",
                                           "Timeout",
                                           "Cuda",
-                                          "Failed"});
+                                          "Failed",
+                                          "DeviceLost"});
 }
 static_assert(enum_names_complete<UploadError>(), "UploadError: a value has no name");
 

@@ -217,28 +217,6 @@ enum class StreamerCreateError : uint8_t {
   ThreadFailed,
 };
 
-/// Why an upload was not taken. Nothing was queued for it.
-enum class StreamUploadError : uint8_t {
-  /// The target's buffer or image is VK_NULL_HANDLE.
-  NullTarget,
-  /// The data is empty, or an image target's extent, levels or layers are 0.
-  Empty,
-  /// The image format is not one texel_block() knows, or the aspect is not one of it.
-  UnsupportedFormat,
-  /// The data's size differs from the image's tightly packed size (every level and layer).
-  SizeMismatch,
-  /// The smallest piece (one row of texel blocks) does not fit the staging memory.
-  TooLarge,
-  /// The queue is at its cap (the caller asked not to wait).
-  QueueFull,
-  /// The queue stayed at its cap for the whole timeout.
-  Timeout,
-  /// The streamer is being destroyed.
-  Stopped,
-  /// The device was lost: nothing streams any more (make a new device and streamer).
-  DeviceLost,
-};
-
 /// Names of StreamerCreateError's values, in order (to_string, enum_from_string).
 constexpr auto enum_names(std::type_identity<StreamerCreateError>) noexcept {
   return std::to_array<std::string_view>(
@@ -246,14 +224,6 @@ constexpr auto enum_names(std::type_identity<StreamerCreateError>) noexcept {
 }
 static_assert(enum_names_complete<StreamerCreateError>(),
               "StreamerCreateError: a value has no name");
-
-/// Names of StreamUploadError's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<StreamUploadError>) noexcept {
-  return std::to_array<std::string_view>({"NullTarget", "Empty", "UnsupportedFormat",
-                                          "SizeMismatch", "TooLarge", "QueueFull", "Timeout",
-                                          "Stopped", "DeviceLost"});
-}
-static_assert(enum_names_complete<StreamUploadError>(), "StreamUploadError: a value has no name");
 
 /// What a Streamer has done: the scheduler's counters and the Vulkan side's.
 struct StreamerStats {
@@ -310,32 +280,34 @@ class Streamer {
 
   /// Queues `data` for bytes [target.offset, target.offset + data.size()) of the target buffer.
   /// `data` must stay valid and unchanged until the ticket's status is past Streaming. When the
-  /// queue is at its cap, waits up to `timeout` (0: refuses at once). Errors: NullTarget, Empty,
-  /// QueueFull, Timeout, Stopped, DeviceLost.
-  Expected<StreamTicket, StreamUploadError> upload(const BufferTarget& target,
-                                                   std::span<const std::byte> data,
-                                                   StreamPriority priority,
-                                                   Duration timeout = Duration{0});
+  /// queue is at its cap, waits up to `timeout` (0: refuses at once). Errors (the shared
+  /// UploadError): NullDestination, ZeroSize, WouldBlock (at the cap, timeout 0), Timeout,
+  /// Inactive (the streamer is being destroyed), DeviceLost.
+  Expected<StreamTicket, UploadError> upload(const BufferTarget& target,
+                                             std::span<const std::byte> data,
+                                             StreamPriority priority,
+                                             Duration timeout = Duration{0});
   /// Queues `texels` — every level and layer of the target, tightly packed (levels in order,
   /// then layers, slices, rows of texel blocks; see upload_pieces.hpp) — for the target image.
-  /// Errors: NullTarget, Empty, UnsupportedFormat, SizeMismatch, TooLarge, QueueFull, Timeout,
-  /// Stopped, DeviceLost.
-  Expected<StreamTicket, StreamUploadError> upload(const ImageTarget& target,
-                                                   std::span<const std::byte> texels,
-                                                   StreamPriority priority,
-                                                   Duration timeout = Duration{0});
-  /// The packed size upload() expects for an image target. Errors: NullTarget, Empty,
-  /// UnsupportedFormat.
-  [[nodiscard]] Expected<uint64_t, StreamUploadError> image_bytes(const ImageTarget& target) const;
+  /// Errors: NullDestination, ZeroSize, UnsupportedFormat (or an aspect the format lacks),
+  /// SizeMismatch, TooLarge (one row of texel blocks does not fit the staging memory),
+  /// WouldBlock, Timeout, Inactive, DeviceLost.
+  Expected<StreamTicket, UploadError> upload(const ImageTarget& target,
+                                             std::span<const std::byte> texels,
+                                             StreamPriority priority,
+                                             Duration timeout = Duration{0});
+  /// The packed size upload() expects for an image target. Errors: NullDestination,
+  /// ZeroSize, UnsupportedFormat.
+  [[nodiscard]] Expected<uint64_t, UploadError> image_bytes(const ImageTarget& target) const;
 
   /// Starts an upload of `size` bytes written in place (a decoder writes straight into staging):
-  /// take its pieces with next_piece(), write them, commit(). Errors: NullTarget, Empty,
-  /// Stopped, DeviceLost.
-  Expected<StreamTicket, StreamUploadError> write_in_place(const BufferTarget& target,
-                                                           uint64_t size, StreamPriority priority);
+  /// take its pieces with next_piece(), write them, commit(). Errors: NullDestination,
+  /// ZeroSize, Inactive, DeviceLost.
+  Expected<StreamTicket, UploadError> write_in_place(const BufferTarget& target, uint64_t size,
+                                                     StreamPriority priority);
   /// The same for every level and layer of an image target.
-  Expected<StreamTicket, StreamUploadError> write_in_place(const ImageTarget& target,
-                                                           StreamPriority priority);
+  Expected<StreamTicket, UploadError> write_in_place(const ImageTarget& target,
+                                                     StreamPriority priority);
   /// Reserves the next piece of an in-place upload, as large as the staging memory's room and
   /// the batch size allow; waits up to `timeout` for room (0: refuses at once). The piece's bytes
   /// hold back the reuse of every later piece of the ring until committed: write them promptly.
@@ -399,11 +371,11 @@ class Streamer {
 
  private:
   Streamer() = default;
-  Expected<ImageShape, StreamUploadError> shape_of(const ImageTarget& target) const;
-  Expected<StreamTicket, StreamUploadError> queue_image(const ImageTarget& target,
-                                                        const std::byte* texels, uint64_t size,
-                                                        StreamPriority priority, Duration timeout,
-                                                        bool in_place);
+  Expected<ImageShape, UploadError> shape_of(const ImageTarget& target) const;
+  Expected<StreamTicket, UploadError> queue_image(const ImageTarget& target,
+                                                  const std::byte* texels, uint64_t size,
+                                                  StreamPriority priority, Duration timeout,
+                                                  bool in_place);
   QueueFamilies families_;
   std::shared_ptr<FillPool> pool_;
   std::unique_ptr<detail::StreamerBackend> backend_;
