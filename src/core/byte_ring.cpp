@@ -194,10 +194,6 @@ Duration saturating_add(Duration a, Duration b) noexcept {
 // ---------------------------------------------------------------------------------------------
 // Names
 
-std::string_view ByteRing::to_string(CreateError error) noexcept {
-  return staging::to_string(error);
-}
-
 std::string describe(const ReserveError& e) {
   char buf[384];
   const auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
@@ -945,13 +941,12 @@ struct ByteRing::Impl {
 // ---------------------------------------------------------------------------------------------
 // ByteRing
 
-Expected<ByteRing, ByteRing::CreateError> ByteRing::create(const ByteRingConfig& config,
-                                                           Deps deps) {
+Expected<ByteRing, CreateError> ByteRing::create(const ByteRingConfig& config, Deps deps) {
   if (config.capacity == 0) return unexpected(CreateError::ZeroCapacity);
   const uint64_t cap = config.cap == 0 ? config.capacity : config.cap;
   if (cap < config.capacity) return unexpected(CreateError::CapBelowCapacity);
   if (config.fallback_cap > cap) return unexpected(CreateError::FallbackCapAboveCap);
-  if (deps.allocator == nullptr) return unexpected(CreateError::MissingAllocator);
+  if (deps.allocator == nullptr) return unexpected(CreateError::MissingDependency);
   auto impl = std::make_unique<Impl>(config, deps);
   auto region = impl->add_region(config.capacity, RegionKind::Ring);
   if (!region) return unexpected(CreateError::AllocationFailed);

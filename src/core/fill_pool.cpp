@@ -60,8 +60,8 @@ FillPool::FillPool(std::unique_ptr<detail::FillEngine> engine) noexcept
 
 FillPool::~FillPool() = default;
 
-Expected<std::shared_ptr<FillPool>, FillPoolError> FillPool::create(const FillPoolConfig& config) {
-  Expected<std::unique_ptr<detail::FillEngine>, FillPoolError> engine =
+Expected<std::shared_ptr<FillPool>, CreateError> FillPool::create(const FillPoolConfig& config) {
+  Expected<std::unique_ptr<detail::FillEngine>, CreateError> engine =
       detail::FillEngine::create(config);
   if (!engine) return unexpected(engine.error());
   return std::shared_ptr<FillPool>(new FillPool(std::move(*engine)));
@@ -94,10 +94,10 @@ FillEngine::FillEngine(const FillPoolConfig& config) : config_(config) {
   config_.held_spin = std::max(config_.held_spin, config_.spin);
 }
 
-Expected<std::unique_ptr<FillEngine>, FillPoolError> FillEngine::create(
+Expected<std::unique_ptr<FillEngine>, CreateError> FillEngine::create(
     const FillPoolConfig& config) {
   if (config.spin < Duration::zero() || config.held_spin < Duration::zero()) {
-    return unexpected(FillPoolError::InvalidConfig);
+    return unexpected(CreateError::InvalidConfig);
   }
   std::unique_ptr<FillEngine> pool(new FillEngine(config));
 
@@ -128,10 +128,10 @@ Expected<std::unique_ptr<FillEngine>, FillPoolError> FillEngine::create(
     }
   } catch (const std::system_error&) {
     pool->stop_threads();
-    return unexpected(FillPoolError::ThreadStartFailed);
+    return unexpected(CreateError::ThreadStartFailed);
   } catch (const std::bad_alloc&) {
     pool->stop_threads();
-    return unexpected(FillPoolError::ThreadStartFailed);
+    return unexpected(CreateError::ThreadStartFailed);
   }
   return pool;
 }

@@ -5,12 +5,12 @@
 
 namespace staging {
 
-Expected<StagingRingConfig, ConfigError> validate(const StagingRingConfig& config) noexcept {
-  if (config.slots == 0) return unexpected(ConfigError::NoSlots);
-  if (config.slots > STAGING_SLOTS_LIMIT) return unexpected(ConfigError::TooManySlots);
-  if (!is_power_of_two(config.min_slot_bytes)) return unexpected(ConfigError::MinNotPowerOfTwo);
-  if (config.max_slot_bytes < config.min_slot_bytes) return unexpected(ConfigError::MaxBelowMin);
-  if (config.max_slot_bytes > SLOT_BYTES_LIMIT) return unexpected(ConfigError::SlotTooLarge);
+Expected<StagingRingConfig, CreateError> validate(const StagingRingConfig& config) noexcept {
+  if (config.slots == 0) return unexpected(CreateError::NoSlots);
+  if (config.slots > STAGING_SLOTS_LIMIT) return unexpected(CreateError::TooManySlots);
+  if (!is_power_of_two(config.min_slot_bytes)) return unexpected(CreateError::MinNotPowerOfTwo);
+  if (config.max_slot_bytes < config.min_slot_bytes) return unexpected(CreateError::MaxBelowMin);
+  if (config.max_slot_bytes > SLOT_BYTES_LIMIT) return unexpected(CreateError::SlotTooLarge);
   return config;
 }
 

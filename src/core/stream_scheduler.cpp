@@ -122,7 +122,7 @@ struct StreamScheduler::Cut {
 
 // --- creation -----------------------------------------------------------------------------------
 
-Expected<std::unique_ptr<StreamScheduler>, StreamScheduler::CreateError> StreamScheduler::create(
+Expected<std::unique_ptr<StreamScheduler>, CreateError> StreamScheduler::create(
     const StreamSchedulerConfig& config, Deps deps) {
   StreamSchedulerConfig c = config;
   if (c.ring_bytes == 0 || c.max_batch_pieces == 0 || c.buffer_granule == 0 ||
@@ -153,11 +153,7 @@ Expected<std::unique_ptr<StreamScheduler>, StreamScheduler::CreateError> StreamS
   rd.observer = deps.observer;
   rd.checker = deps.checker;
   auto ring = ByteRing::create(rc, rd);
-  if (!ring) {
-    return unexpected(ring.error() == ByteRing::CreateError::AllocationFailed
-                          ? CreateError::AllocationFailed
-                          : CreateError::InvalidConfig);
-  }
+  if (!ring) return unexpected(ring.error());
   s->ring_.emplace(std::move(*ring));
   return s;
 }
@@ -429,7 +425,7 @@ Expected<InPlacePiece, InPlaceError> StreamScheduler::next_piece(const StreamTic
   }
 }
 
-Expected<TimelineValue, SubmitError> StreamScheduler::commit(const StreamTicket& ticket,
+Expected<TimelineValue, UploadError> StreamScheduler::commit(const StreamTicket& ticket,
                                                              const InPlacePiece& piece) {
   detail::StreamUpload* u = ticket.upload_.get();
   STAGING_ASSERT(u != nullptr && u->scheduler == this && u->in_place,
@@ -443,7 +439,7 @@ Expected<TimelineValue, SubmitError> StreamScheduler::commit(const StreamTicket&
     STAGING_ASSERT(batch != nullptr && batch->state == Batch::State::Cut && u->piece_out,
                    "StreamScheduler::commit() of a piece not handed out (or committed twice)");
   }
-  Expected<TimelineValue, SubmitError> result = unexpected(SubmitError::Failed);
+  Expected<TimelineValue, UploadError> result = unexpected(UploadError::Failed);
   {
     std::lock_guard submit_lock(submit_mutex_);
     StreamBatch view{batch->token, batch->reservation.region, batch->reservation.offset,
@@ -634,7 +630,7 @@ std::shared_ptr<detail::StreamUpload> StreamScheduler::front_locked() {
 }
 
 void StreamScheduler::finish_submit_locked(Batch& batch,
-                                           Expected<TimelineValue, SubmitError> result) {
+                                           Expected<TimelineValue, UploadError> result) {
   if (result) {
     batch.state = Batch::State::Submitted;
     batch.value = *result;
@@ -847,7 +843,7 @@ void StreamScheduler::finish_fill(Filling& f) {
 }
 
 PumpResult StreamScheduler::submit(Batch& batch) {
-  Expected<TimelineValue, SubmitError> result = unexpected(SubmitError::Failed);
+  Expected<TimelineValue, UploadError> result = unexpected(UploadError::Failed);
   {
     std::lock_guard submit_lock(submit_mutex_);
     StreamBatch view{batch.token, batch.reservation.region, batch.reservation.offset,

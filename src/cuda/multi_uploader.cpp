@@ -13,8 +13,6 @@ namespace staging::cuda {
 
 namespace {
 
-using CreateError = Uploader::CreateError;
-
 // One device of a MultiUploader.
 struct DeviceEntry {
   int device = 0;
@@ -31,7 +29,7 @@ Expected<std::vector<DeviceEntry>, CreateError> open_devices(const MultiUploader
   std::vector<DeviceEntry> entries;
   if (!apis.empty()) {
     for (std::size_t i = 0; i < apis.size(); ++i) {
-      if (apis[i] == nullptr) return unexpected(CreateError::InvalidConfig);
+      if (apis[i] == nullptr) return unexpected(CreateError::MissingDependency);
       DeviceEntry& e = entries.emplace_back();
       e.device = static_cast<int>(i);
       e.api = apis[i];
@@ -104,11 +102,7 @@ Expected<void, CreateError> make_pools(const MultiUploaderConfig& config,
     pc.numa_node = node;
     pc.topology = &topology;
     auto pool = FillPool::create(pc);
-    if (!pool) {
-      return unexpected(pool.error() == FillPoolError::InvalidConfig
-                            ? CreateError::InvalidConfig
-                            : CreateError::ThreadStartFailed);
-    }
+    if (!pool) return unexpected(pool.error());
     pools.push_back(*pool);
     for (std::size_t i : members)
       pool_of[i] = *pool;
@@ -129,8 +123,8 @@ struct MultiUploader::Impl {
   }
 };
 
-Expected<MultiUploader, Uploader::CreateError> MultiUploader::create(
-    const MultiUploaderConfig& config, std::span<DeviceApi* const> apis) {
+Expected<MultiUploader, CreateError> MultiUploader::create(const MultiUploaderConfig& config,
+                                                           std::span<DeviceApi* const> apis) {
   auto impl = std::make_unique<Impl>();
   auto entries = open_devices(config, apis);
   if (!entries) return unexpected(entries.error());

@@ -747,9 +747,8 @@ namespace {
 // Every field of `c` within its documented range.
 bool valid(const UploaderConfig& c) {
   return c.ring_bytes != 0 && c.events != 0 && c.alignment != 0 && c.alignment <= c.ring_bytes &&
-         supported(c.policy) && c.wait_timeout >= Duration::zero() &&
-         c.drain_timeout >= Duration::zero() && c.copy_overhead >= Duration::zero() &&
-         c.link_gbps > 0;
+         c.wait_timeout >= Duration::zero() && c.drain_timeout >= Duration::zero() &&
+         c.copy_overhead >= Duration::zero() && c.link_gbps > 0;
 }
 
 // The Uploader's own fill pool (no UploaderConfig::fill_pool given): fill_threads threads (0: the
@@ -786,10 +785,10 @@ detail::PlannerConfig planner_config(const UploaderConfig& c, unsigned fill_thre
 
 }  // namespace
 
-Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig& config,
-                                                           DeviceApi* api) {
+Expected<Uploader, CreateError> Uploader::create(const UploaderConfig& config, DeviceApi* api) {
   UploaderConfig c = config;
   if (!valid(c)) return unexpected(CreateError::InvalidConfig);
+  if (!supported(c.policy)) return unexpected(CreateError::UnsupportedPolicy);
   c.chunk_bytes = std::clamp(c.chunk_bytes, c.alignment, c.ring_bytes);
   c.min_piece_bytes = std::clamp<uint64_t>(c.min_piece_bytes, 1, c.chunk_bytes);
 
@@ -812,7 +811,7 @@ Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig&
       *api, c.ring_bytes, c.write_combined ? cudaHostAllocWriteCombined : 0u, c.pinned_budget);
 
   auto timeline = EventTimeline::create(*api, c.events);
-  if (!timeline) return unexpected(CreateError::EventCreationFailed);
+  if (!timeline) return unexpected(CreateError::ObjectCreationFailed);
   impl->timeline = std::move(*timeline);
 
   ByteRingConfig rc;
@@ -827,9 +826,9 @@ Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig&
   deps.observer = c.observer;
   auto ring = ByteRing::create(rc, deps);
   if (!ring) {
-    return unexpected(ring.error() == ByteRing::CreateError::AllocationFailed
-                          ? CreateError::PinnedAllocationFailed
-                          : CreateError::InvalidConfig);
+    // The config's sizes were checked above; what is left is pinning region 0.
+    return unexpected(ring.error() == CreateError::AllocationFailed ? CreateError::AllocationFailed
+                                                                    : CreateError::InvalidConfig);
   }
   impl->ring.emplace(std::move(*ring));
   impl->ring_base = impl->allocator->base(0);
@@ -839,7 +838,7 @@ Expected<Uploader, Uploader::CreateError> Uploader::create(const UploaderConfig&
     impl->pool = c.fill_pool;
   } else {
     auto pool = own_fill_pool(c, *api);
-    if (!pool) return unexpected(CreateError::ThreadStartFailed);
+    if (!pool) return unexpected(pool.error());
     impl->pool = std::move(*pool);
     impl->config.fill_threads = c.fill_threads;
   }

@@ -11,10 +11,10 @@ ByteStrategy::~ByteStrategy() {
   ring_.reset();  // releases every region through destroy_region() while regions_ lives
 }
 
-Expected<std::unique_ptr<ByteStrategy>, ByteRing::CreateError> ByteStrategy::create(
+Expected<std::unique_ptr<ByteStrategy>, CreateError> ByteStrategy::create(
     MemorySource& memory, const RingConfig& config, CompletionSource& frames) {
   std::unique_ptr<ByteStrategy> s(new ByteStrategy(memory, frames));
-  Expected<ByteRing, ByteRing::CreateError> ring = ByteRing::create(
+  Expected<ByteRing, CreateError> ring = ByteRing::create(
       config.byte_ring,
       ByteRing::Deps{.allocator = s.get(), .observer = config.observer, .checker = config.checker});
   if (!ring) return unexpected(ring.error());

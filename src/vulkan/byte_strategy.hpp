@@ -19,8 +19,9 @@ class ByteStrategy final : public RingStrategy, private RegionAllocator {
  public:
   /// The byte ring of `config` over `memory`; `frames` is the view of the frame sequence that
   /// Wait waits on. Errors: the byte ring's (region 0 included).
-  static Expected<std::unique_ptr<ByteStrategy>, ByteRing::CreateError> create(
-      MemorySource& memory, const RingConfig& config, CompletionSource& frames);
+  static Expected<std::unique_ptr<ByteStrategy>, CreateError> create(MemorySource& memory,
+                                                                     const RingConfig& config,
+                                                                     CompletionSource& frames);
   ~ByteStrategy() override;
   ByteStrategy(const ByteStrategy&) = delete;
   ByteStrategy& operator=(const ByteStrategy&) = delete;

@@ -31,15 +31,22 @@ std::optional<uint32_t> choose_staging_memory_type(
   return best;
 }
 
-FlushRange flush_range(uint64_t offset, uint64_t size, uint64_t atom,
-                       uint64_t allocation_size) noexcept {
-  if (size == 0) return {offset, 0};
+VkMappedMemoryRange flush_range(const StagingMemory& memory, uint64_t offset, uint64_t size,
+                                uint64_t atom) noexcept {
+  VkMappedMemoryRange range{.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
+                            .memory = memory.memory,
+                            .offset = offset,
+                            .size = 0};
+  if (size == 0) return range;
   if (atom == 0) atom = 1;
   const uint64_t begin = offset - offset % atom;
   const uint64_t end = offset + size;
+  const uint64_t allocation_size = memory.memory_size;
   const std::optional<uint64_t> rounded = align_up(end, atom);
   const uint64_t clamped = rounded ? std::min(*rounded, allocation_size) : allocation_size;
-  return {begin, clamped - begin};
+  range.offset = begin;
+  range.size = clamped - begin;
+  return range;
 }
 
 AllocError to_alloc_error(VkResult result) noexcept {
@@ -123,14 +130,8 @@ Expected<StagingMemory, AllocError> DefaultMemory::allocate(uint64_t size) {
 
 Expected<void, AllocError> DefaultMemory::flush(const StagingMemory& memory, uint64_t offset,
                                                 uint64_t size) {
-  const FlushRange range = flush_range(offset, size, atom_, memory.memory_size);
-  if (range.size == 0) return {};
-  const VkMappedMemoryRange mapped_range{
-      .sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
-      .memory = memory.memory,
-      .offset = range.offset,
-      .size = range.size,
-  };
+  const VkMappedMemoryRange mapped_range = flush_range(memory, offset, size, atom_);
+  if (mapped_range.size == 0) return {};
   if (VkResult r = dispatch_.vkFlushMappedMemoryRanges(device_, 1, &mapped_range);
       r != VK_SUCCESS) {
     last_error_ = r;

@@ -11,6 +11,7 @@
 #include "ring_impl.hpp"
 #include "slot_strategy.hpp"
 #include "staging/detail/core/align.hpp"
+#include "staging/detail/vulkan/ring_inspect.hpp"
 
 namespace staging::vulkan {
 namespace detail {
@@ -145,21 +146,20 @@ bool policies_honoured(const RingConfig& config) {
 
 }  // namespace
 
-Expected<Ring, Ring::CreateError> Ring::create(const Device& device, const RingConfig& config) {
-  using Kind = CreateErrorKind;
+Expected<Ring, Ring::CreateFailure> Ring::create(const Device& device, const RingConfig& config) {
   if (std::string_view missing = device.dispatch.missing(); !missing.empty()) {
-    return unexpected(CreateError{.kind = Kind::MissingFunction, .function = missing});
+    return unexpected(CreateFailure{.kind = CreateError::MissingFunction, .function = missing});
   }
   if (auto valid = validate(config.slot_ring); !valid) {
-    return unexpected(CreateError{.kind = Kind::InvalidSlotConfig, .slot_config = valid.error()});
+    return unexpected(CreateFailure{.kind = valid.error()});
   }
   if (!policies_honoured(config)) {
-    return unexpected(CreateError{.kind = Kind::PolicyNotForStrategy});
+    return unexpected(CreateFailure{.kind = CreateError::UnsupportedPolicy});
   }
   VkPhysicalDeviceProperties props{};
   device.dispatch.vkGetPhysicalDeviceProperties(device.physical_device, &props);
   if (props.apiVersion < VK_API_VERSION_1_2) {
-    return unexpected(CreateError{.kind = Kind::ApiVersionTooOld});
+    return unexpected(CreateFailure{.kind = CreateError::ApiVersionTooOld});
   }
   auto impl = std::make_unique<detail::RingImpl>(device, config);
   const VkSemaphoreTypeCreateInfo type_info{
@@ -173,15 +173,13 @@ Expected<Ring, Ring::CreateError> Ring::create(const Device& device, const RingC
           device.dispatch.vkCreateSemaphore(device.device, &info, nullptr, &impl->semaphore);
       r != VK_SUCCESS) {
     impl->semaphore = VK_NULL_HANDLE;
-    return unexpected(CreateError{.kind = Kind::SemaphoreFailed, .result = r});
+    return unexpected(CreateFailure{.kind = CreateError::ObjectCreationFailed, .result = r});
   }
   if (config.strategy == Strategy::Slots) {
     impl->strategy = std::make_unique<detail::SlotStrategy>(impl->memory, config.slot_ring);
   } else {
     auto bytes = detail::ByteStrategy::create(impl->memory, config, impl->timeline);
-    if (!bytes) {
-      return unexpected(CreateError{.kind = Kind::InvalidByteRing, .byte_ring = bytes.error()});
-    }
+    if (!bytes) return unexpected(CreateFailure{.kind = bytes.error()});
     impl->strategy = std::move(*bytes);
   }
   return Ring(std::move(impl));
@@ -255,15 +253,6 @@ const std::optional<ReserveError>& Ring::last_reserve_error() const noexcept {
 Strategy Ring::strategy() const noexcept {
   return impl_->config.strategy;
 }
-const ByteRing* Ring::byte_ring() const noexcept {
-  return impl_->strategy->byte_ring();
-}
-std::size_t Ring::slot_count() const noexcept {
-  return impl_->strategy->slot_count();
-}
-std::optional<SlotInfo> Ring::slot(std::size_t index) const {
-  return impl_->strategy->slot(index);
-}
 const RingConfig& Ring::config() const noexcept {
   return impl_->config;
 }
@@ -275,5 +264,22 @@ Stats Ring::stats() const noexcept {
   impl_->strategy->add_stats(s);
   return s;
 }
+
+namespace detail {
+
+const RingImpl& impl_of(const Ring& ring) noexcept {
+  return *ring.impl_;
+}
+std::size_t slot_count(const Ring& ring) noexcept {
+  return impl_of(ring).strategy->slot_count();
+}
+std::optional<SlotInfo> slot(const Ring& ring, std::size_t index) {
+  return impl_of(ring).strategy->slot(index);
+}
+const ByteRing* byte_ring(const Ring& ring) noexcept {
+  return impl_of(ring).strategy->byte_ring();
+}
+
+}  // namespace detail
 
 }  // namespace staging::vulkan

@@ -20,6 +20,7 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/slot_ring.hpp"
+#include "staging/detail/vulkan/ring_inspect.hpp"
 #include "staging/vulkan/ring.hpp"
 
 namespace staging::vulkan::detail {

@@ -12,8 +12,8 @@ VkImageSubresourceRange range_of(const ImageTarget& t) noexcept {
 
 }  // namespace
 
-bool transfers_ownership(Sharing sharing, const QueueFamilies& families) noexcept {
-  return sharing == Sharing::Exclusive && families.stream != families.consumer;
+bool transfers_ownership(VkSharingMode sharing, const QueueFamilies& families) noexcept {
+  return sharing == VK_SHARING_MODE_EXCLUSIVE && families.stream != families.consumer;
 }
 
 VkImageAspectFlags barrier_aspects(const ImageTarget& target) noexcept {

@@ -96,31 +96,31 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
 
   std::byte* mapped(uint32_t /*region*/) override { return staging_.mapped; }
 
-  Expected<TimelineValue, SubmitError> submit(const StreamBatch& batch) override {
-    if (lost_.load(std::memory_order_relaxed)) return unexpected(SubmitError::DeviceLost);
+  Expected<TimelineValue, UploadError> submit(const StreamBatch& batch) override {
+    if (lost_.load(std::memory_order_relaxed)) return unexpected(UploadError::DeviceLost);
     // The batch's bytes visible to the device first: a failed flush records and submits
     // nothing (the scheduler fails the batch's uploads and reclaims its bytes).
     if (!staging_.coherent) {
       counters_.add<&S::flushes>(1);
       if (auto flushed = hook_->flush(staging_, batch.offset, batch.bytes); !flushed) {
-        if (flushed.error() != AllocError::DeviceLost) return unexpected(SubmitError::Failed);
+        if (flushed.error() != AllocError::DeviceLost) return unexpected(UploadError::Failed);
         mark_lost();
-        return unexpected(SubmitError::DeviceLost);
+        return unexpected(UploadError::DeviceLost);
       }
     }
     Slot* slot = free_command_buffer();
-    if (slot == nullptr) return unexpected(SubmitError::Failed);
+    if (slot == nullptr) return unexpected(UploadError::Failed);
     const VkCommandBufferBeginInfo begin{
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
     };
     if (d_.vkBeginCommandBuffer(slot->cmd, &begin) != VK_SUCCESS) {
-      return unexpected(SubmitError::Failed);
+      return unexpected(UploadError::Failed);
     }
     record(slot->cmd, batch);
     if (d_.vkEndCommandBuffer(slot->cmd) != VK_SUCCESS) {
       (void)d_.vkResetCommandBuffer(slot->cmd, 0);  // not left recording for its next use
-      return unexpected(SubmitError::Failed);
+      return unexpected(UploadError::Failed);
     }
     const TimelineValue value = next_value_ + 1;
     const VkCommandBufferSubmitInfo cmd_info{
@@ -150,9 +150,9 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
     if (result != VK_SUCCESS) {
       if (result == VK_ERROR_DEVICE_LOST) {
         mark_lost();
-        return unexpected(SubmitError::DeviceLost);
+        return unexpected(UploadError::DeviceLost);
       }
-      return unexpected(SubmitError::Failed);
+      return unexpected(UploadError::Failed);
     }
     next_value_ = value;
     slot->value = value;
@@ -373,21 +373,21 @@ uint64_t optimal_alignment(const VkPhysicalDeviceProperties& p) noexcept {
 
 }  // namespace
 
-Expected<std::unique_ptr<Streamer>, StreamerCreateError> Streamer::create(
-    const Device& device, const StreamerConfig& config) {
+Expected<std::unique_ptr<Streamer>, CreateError> Streamer::create(const Device& device,
+                                                                  const StreamerConfig& config) {
   if (!device.dispatch.missing_for_streamer().empty()) {
-    return unexpected(StreamerCreateError::MissingFunction);
+    return unexpected(CreateError::MissingFunction);
   }
   if (config.queue == VK_NULL_HANDLE || config.ring_bytes == 0 || device.device == VK_NULL_HANDLE) {
-    return unexpected(StreamerCreateError::InvalidConfig);
+    return unexpected(CreateError::InvalidConfig);
   }
   if (config.schedule.ring_bytes != 0 && config.schedule.ring_bytes != config.ring_bytes) {
-    return unexpected(StreamerCreateError::InvalidConfig);  // two sizes for one ring
+    return unexpected(CreateError::InvalidConfig);  // two sizes for one ring
   }
   std::unique_ptr<Streamer> s(new Streamer());
   s->families_ = config.families;
   s->backend_ = std::make_unique<detail::StreamerBackend>(device, config);
-  if (!s->backend_->init()) return unexpected(StreamerCreateError::CreateFailed);
+  if (!s->backend_->init()) return unexpected(CreateError::ObjectCreationFailed);
   if (config.fill_pool) {
     s->pool_ = config.fill_pool;
   } else {
@@ -399,7 +399,7 @@ Expected<std::unique_ptr<Streamer>, StreamerCreateError> Streamer::create(
     }
     pc.pinning = config.fill_pinning;
     auto pool = FillPool::create(pc);
-    if (!pool) return unexpected(StreamerCreateError::ThreadFailed);
+    if (!pool) return unexpected(pool.error());
     s->pool_ = std::move(*pool);
   }
   StreamSchedulerConfig sc = config.schedule;
@@ -410,18 +410,14 @@ Expected<std::unique_ptr<Streamer>, StreamerCreateError> Streamer::create(
   deps.allocator = s->backend_.get();
   deps.observer = config.observer;
   auto scheduler = StreamScheduler::create(sc, deps);
-  if (!scheduler) {
-    return unexpected(scheduler.error() == StreamScheduler::CreateError::AllocationFailed
-                          ? StreamerCreateError::AllocationFailed
-                          : StreamerCreateError::InvalidConfig);
-  }
+  if (!scheduler) return unexpected(scheduler.error());
   s->scheduler_ = std::move(*scheduler);
   if (config.pump_thread) {
     try {
       StreamScheduler* sched = s->scheduler_.get();
       s->pump_ = std::thread([sched] { sched->run(); });
     } catch (...) {
-      return unexpected(StreamerCreateError::ThreadFailed);
+      return unexpected(CreateError::ThreadStartFailed);
     }
   }
   return s;
@@ -547,7 +543,7 @@ Expected<InPlacePiece, InPlaceError> Streamer::next_piece(const StreamTicket& ti
   return scheduler_->next_piece(ticket, timeout);
 }
 
-Expected<TimelineValue, SubmitError> Streamer::commit(const StreamTicket& ticket,
+Expected<TimelineValue, UploadError> Streamer::commit(const StreamTicket& ticket,
                                                       const InPlacePiece& piece) {
   return scheduler_->commit(ticket, piece);
 }

@@ -8,16 +8,16 @@
 
 namespace staging::webgpu {
 
-Expected<std::unique_ptr<StagingRing>, ConfigError> StagingRing::create(WGPUDevice device,
+Expected<std::unique_ptr<StagingRing>, CreateError> StagingRing::create(WGPUDevice device,
                                                                         RingConfig config) {
   STAGING_ASSERT(device != nullptr, "StagingRing::create needs a device");
   if (config.policy != ExhaustionPolicy::Defer && config.policy != ExhaustionPolicy::Fallback)
-    return unexpected(ConfigError::UnsupportedPolicy);
+    return unexpected(CreateError::UnsupportedPolicy);
   StagingRingConfig& slots = config.slot_ring;
   slots.max_slot_bytes = std::min(slots.max_slot_bytes, MAX_MAPPABLE_SLOT_BYTES);
   auto allocator = std::make_unique<SlotBufferAllocator>(device);
   // No poll: map callbacks run from the browser's event loop, never inside begin().
-  Expected<CoreRing, ConfigError> core = CoreRing::create(*allocator, slots);
+  Expected<CoreRing, CreateError> core = CoreRing::create(*allocator, slots);
   if (!core) return unexpected(core.error());
   return std::unique_ptr<StagingRing>(
       new StagingRing(device, std::move(*core), std::move(allocator), config.policy));

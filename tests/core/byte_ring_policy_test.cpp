@@ -713,7 +713,7 @@ TEST_F(PolicyTest, AFallbackCapEqualToTheCapIsAccepted) {
   EXPECT_EQ(ByteRing::create({.capacity = 64, .cap = 128, .fallback_cap = 129},
                              {&allocator, &clock, nullptr})
                 .error(),
-            ByteRing::CreateError::FallbackCapAboveCap);
+            CreateError::FallbackCapAboveCap);
 }
 
 // capacity 64: A=30 (retired), B=20, D=14, E=10 (wrapped):  [E*10 - *20 B*20 D*14]  t=30 h=10

@@ -13,7 +13,7 @@ namespace {
 using ByteRingTest = ByteRingFixture;
 
 TEST_F(ByteRingTest, CreateRejectsInvalidConfigurations) {
-  using E = ByteRing::CreateError;
+  using E = CreateError;
   const auto create = [&](ByteRingConfig c, ByteRing::Deps d) {
     auto r = ByteRing::create(c, d);
     return r ? std::optional<E>() : std::optional<E>(r.error());
@@ -23,14 +23,14 @@ TEST_F(ByteRingTest, CreateRejectsInvalidConfigurations) {
   EXPECT_EQ(create({.capacity = 64, .cap = 32}, deps), E::CapBelowCapacity);
   EXPECT_EQ(create({.capacity = 64, .cap = 128, .fallback_cap = 129}, deps),
             E::FallbackCapAboveCap);
-  EXPECT_EQ(create({.capacity = 64}, {nullptr, &clock, nullptr}), E::MissingAllocator);
+  EXPECT_EQ(create({.capacity = 64}, {nullptr, &clock, nullptr}), E::MissingDependency);
   allocator.fail_next(1);
   EXPECT_EQ(create({.capacity = 64}, deps), E::AllocationFailed);
   // Every policy, Wait and Split included: a ring needs no completion source (it is handed
   // completed values; reserve_waiting() is given the source).
   EXPECT_EQ(create({.capacity = 64, .policy = ExhaustionPolicy::Wait}, deps), std::nullopt);
   EXPECT_EQ(create({.capacity = 64, .policy = ExhaustionPolicy::Split}, deps), std::nullopt);
-  EXPECT_EQ(ByteRing::to_string(E::CapBelowCapacity), "CapBelowCapacity");
+  EXPECT_EQ(to_string(E::CapBelowCapacity), "CapBelowCapacity");
 }
 
 TEST_F(ByteRingTest, CreatesRegionZeroAndReleasesEveryRegionWhenDestroyed) {

@@ -483,8 +483,8 @@ TEST(FillPool, InvalidConfigIsRefused) {
   c.spin = -1us;
   auto pool = FillPool::create(c);
   ASSERT_FALSE(pool.has_value());
-  EXPECT_EQ(pool.error(), FillPoolError::InvalidConfig);
-  EXPECT_EQ(to_string(FillPoolError::ThreadStartFailed), "ThreadStartFailed");
+  EXPECT_EQ(pool.error(), CreateError::InvalidConfig);
+  EXPECT_EQ(to_string(CreateError::ThreadStartFailed), "ThreadStartFailed");
   EXPECT_EQ(to_string(ThreadPinning::Node), "Node");
 }
 

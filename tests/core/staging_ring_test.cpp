@@ -48,15 +48,15 @@ using S = SlotState;
 
 TEST(StagingRingConfig, InvalidConfigurationsAreRejected) {
   FakeSlotAllocator allocator;
-  EXPECT_EQ(StagingRing<FakeBuffer>::create(allocator, {.slots = 0}).error(), ConfigError::NoSlots);
+  EXPECT_EQ(StagingRing<FakeBuffer>::create(allocator, {.slots = 0}).error(), CreateError::NoSlots);
   EXPECT_EQ(StagingRing<FakeBuffer>::create(allocator, {.min_slot_bytes = 3000}).error(),
-            ConfigError::MinNotPowerOfTwo);
+            CreateError::MinNotPowerOfTwo);
   EXPECT_EQ(StagingRing<FakeBuffer>::create(allocator, {.min_slot_bytes = 0}).error(),
-            ConfigError::MinNotPowerOfTwo);
+            CreateError::MinNotPowerOfTwo);
   EXPECT_EQ(
       StagingRing<FakeBuffer>::create(allocator, {.min_slot_bytes = 4096, .max_slot_bytes = 2048})
           .error(),
-      ConfigError::MaxBelowMin);
+      CreateError::MaxBelowMin);
   EXPECT_TRUE(StagingRing<FakeBuffer>::create(allocator, {.slots = 8, .max_slot_bytes = 5000000}));
 }
 
@@ -67,19 +67,19 @@ TEST(StagingRingConfig, SlotCountsAndSlotSizesAreBounded) {
   const auto create = [&](StagingRingConfig c) {
     return StagingRing<FakeBuffer>::create(allocator, c);
   };
-  EXPECT_EQ(create({.slots = SIZE_MAX}).error(), ConfigError::TooManySlots);
-  EXPECT_EQ(create({.slots = std::size_t{1} << 30}).error(), ConfigError::TooManySlots);
-  EXPECT_EQ(create({.slots = STAGING_SLOTS_LIMIT + 1}).error(), ConfigError::TooManySlots);
+  EXPECT_EQ(create({.slots = SIZE_MAX}).error(), CreateError::TooManySlots);
+  EXPECT_EQ(create({.slots = std::size_t{1} << 30}).error(), CreateError::TooManySlots);
+  EXPECT_EQ(create({.slots = STAGING_SLOTS_LIMIT + 1}).error(), CreateError::TooManySlots);
   EXPECT_TRUE(create({.slots = STAGING_SLOTS_LIMIT}));
   constexpr uint64_t two63 = uint64_t{1} << 63;
   EXPECT_EQ(create({.min_slot_bytes = two63, .max_slot_bytes = two63}).error(),
-            ConfigError::SlotTooLarge);
-  EXPECT_EQ(create({.min_slot_bytes = two63}).error(), ConfigError::MaxBelowMin);
-  EXPECT_EQ(create({.max_slot_bytes = SLOT_BYTES_LIMIT + 1}).error(), ConfigError::SlotTooLarge);
-  EXPECT_EQ(create({.max_slot_bytes = UINT64_MAX}).error(), ConfigError::SlotTooLarge);
+            CreateError::SlotTooLarge);
+  EXPECT_EQ(create({.min_slot_bytes = two63}).error(), CreateError::MaxBelowMin);
+  EXPECT_EQ(create({.max_slot_bytes = SLOT_BYTES_LIMIT + 1}).error(), CreateError::SlotTooLarge);
+  EXPECT_EQ(create({.max_slot_bytes = UINT64_MAX}).error(), CreateError::SlotTooLarge);
   EXPECT_TRUE(create({.min_slot_bytes = SLOT_BYTES_LIMIT, .max_slot_bytes = SLOT_BYTES_LIMIT}));
-  EXPECT_EQ(validate({.slots = 0, .min_slot_bytes = 3}).error(), ConfigError::NoSlots);
-  EXPECT_EQ(validate({.slots = 300, .min_slot_bytes = 3}).error(), ConfigError::TooManySlots);
+  EXPECT_EQ(validate({.slots = 0, .min_slot_bytes = 3}).error(), CreateError::NoSlots);
+  EXPECT_EQ(validate({.slots = 300, .min_slot_bytes = 3}).error(), CreateError::TooManySlots);
 }
 
 //   before: [Empty] [Empty] [Empty]

@@ -367,7 +367,7 @@ TEST_F(StreamTest, InPlacePiecesWaitForRoomThenTimeOut) {
 TEST_F(StreamTest, AFailedSubmissionFailsItsUploadsAndFreesItsBytes) {
   auto a = scheduler->enqueue(buffer(8 * K)).value();
   auto b = scheduler->enqueue(buffer(8 * K)).value();
-  backend.fail_next_submit(SubmitError::Failed);
+  backend.fail_next_submit(UploadError::Failed);
   EXPECT_EQ(scheduler->pump_once(), PumpResult::SubmitFailed);
   EXPECT_EQ(a.status(), StreamStatus::Failed);
   EXPECT_EQ(b.status(), StreamStatus::Failed);

@@ -516,18 +516,20 @@ TEST_F(UploaderFakeTest, ALostDeviceDuringAnUploadFailsItInsteadOfHanging) {
 
 TEST(UploaderFakeCreate, InvalidConfigsAreRefused) {
   FakeDevice device;
-  auto bad = [&](auto change) {
+  auto refused = [&](auto change, CreateError why) {
     UploaderConfig c = small_config();
     change(c);
     auto u = Uploader::create(c, &device);
-    return !u.has_value() && u.error() == Uploader::CreateError::InvalidConfig;
+    return !u.has_value() && u.error() == why;
   };
+  auto bad = [&](auto change) { return refused(change, CreateError::InvalidConfig); };
+  auto policy = [&](auto change) { return refused(change, CreateError::UnsupportedPolicy); };
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.ring_bytes = 0; }));
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.events = 0; }));
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.alignment = 0; }));
-  EXPECT_TRUE(bad([](UploaderConfig& c) { c.policy = ExhaustionPolicy::Grow; }));
-  EXPECT_TRUE(bad([](UploaderConfig& c) { c.policy = ExhaustionPolicy::Fallback; }));
-  EXPECT_TRUE(bad([](UploaderConfig& c) { c.policy = static_cast<ExhaustionPolicy>(9); }));
+  EXPECT_TRUE(policy([](UploaderConfig& c) { c.policy = ExhaustionPolicy::Grow; }));
+  EXPECT_TRUE(policy([](UploaderConfig& c) { c.policy = ExhaustionPolicy::Fallback; }));
+  EXPECT_TRUE(policy([](UploaderConfig& c) { c.policy = static_cast<ExhaustionPolicy>(9); }));
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.link_gbps = 0; }));
   EXPECT_TRUE(bad([](UploaderConfig& c) { c.copy_overhead = -Duration(1); }));
   EXPECT_EQ(device.host_allocs(), 0);

@@ -349,7 +349,7 @@ TEST(MultiUploaderFake, ThreeDevicesOneCapOnePool) {
   ASSERT_TRUE(first.has_value());
   auto second = Uploader::create(extra, &d3);
   ASSERT_FALSE(second.has_value());
-  EXPECT_EQ(second.error(), Uploader::CreateError::PinnedAllocationFailed);
+  EXPECT_EQ(second.error(), CreateError::AllocationFailed);
   EXPECT_EQ(d3.host_allocs(), 1);
   for (FakeDevice* f : fakes)
     EXPECT_TRUE(f->violations().empty());
@@ -394,7 +394,7 @@ TEST(MultiUploaderFake, BadConfigsAreRefused) {
   mc.pinned_bytes = 100;  // less than one alignment per device
   auto m = MultiUploader::create(mc, apis);
   ASSERT_FALSE(m.has_value());
-  EXPECT_EQ(m.error(), Uploader::CreateError::InvalidConfig);
+  EXPECT_EQ(m.error(), CreateError::InvalidConfig);
   std::vector<DeviceApi*> null_api{nullptr};
   mc.pinned_bytes = 0;
   EXPECT_FALSE(MultiUploader::create(mc, null_api).has_value());

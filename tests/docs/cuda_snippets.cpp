@@ -19,7 +19,7 @@ inline void readme(void* device_ptr, const void* host_ptr, uint64_t bytes, cudaS
   config.ring_bytes = 64 << 20;  // pinned memory, allocated once: the cap
   config.fill_threads = 8;       // threads that copy pageable memory into the ring
   auto uploader = staging::cuda::Uploader::create(config);
-  if (!uploader) return;  // uploader.error().kind: NoDevice, PinnedAllocationFailed, ...
+  if (!uploader) return;  // uploader.error(): NoDevice, AllocationFailed, ...
 
   // Any size; the source may be reused on return.
   auto point = uploader->upload(device_ptr, host_ptr, bytes, stream);
@@ -37,7 +37,7 @@ inline void uploader(void* device_ptr, const void* host_ptr, uint64_t bytes, cud
   // [snippet:uploader]
   staging::cuda::UploaderConfig config;  // 64 MiB pinned ring, fill threads: one per CPU less two
   auto uploader = staging::cuda::Uploader::create(config);  // pins once, starts threads
-  if (!uploader) return;  // uploader.error().kind: NoDevice, PinnedAllocationFailed, ...
+  if (!uploader) return;  // uploader.error(): NoDevice, AllocationFailed, ...
 
   // Any size, any alignment, from any host memory:
   auto point = uploader->upload(device_ptr, host_ptr, bytes, stream);

@@ -69,7 +69,7 @@ TEST_F(GpuTest, OneFrameUploadsABufferAndItReadsBackByteForByte) {
   EXPECT_EQ(ring.in_flight(), 1u);
   EXPECT_EQ(ring.poll(), 1u);
   EXPECT_EQ(ring.in_flight(), 0u);
-  EXPECT_EQ(ring.slot(0)->state, SlotState::Ready);
+  EXPECT_EQ(detail::slot(ring, 0)->state, SlotState::Ready);
   const Stats stats = ring.stats();
   EXPECT_EQ(stats.staged_uploads, 1u);
   EXPECT_EQ(stats.copy_commands, 1u);
@@ -346,7 +346,7 @@ TEST_P(BufferStress, HundredsOfFramesOfRandomBufferUploadsArriveByteForByte) {
       break;
   }
   if (ring.strategy() == Strategy::Bytes) {
-    EXPECT_LE(stats.byte_ring.peak_held_bytes, ring.byte_ring()->cap());
+    EXPECT_LE(stats.byte_ring.peak_held_bytes, detail::byte_ring(ring)->cap());
     EXPECT_GE(invariants.checks(), stats.byte_ring.reservations);
     EXPECT_TRUE(invariants.violations().empty())
         << invariants.violations().size()

@@ -105,7 +105,7 @@ TEST_F(ByteStrategy, TheByteRingWrapsAroundOnTheDevice) {
     ASSERT_TRUE(point);
     if (k == 1) first = *point;
   }
-  EXPECT_EQ(ring.byte_ring()->free_bytes(), 100 * KiB);
+  EXPECT_EQ(detail::byte_ring(ring)->free_bytes(), 100 * KiB);
   const auto refused = frame(ring, h, 0, 300 * KiB, 4);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error(), UploadError::RingFull);
@@ -125,7 +125,7 @@ TEST_F(ByteStrategy, TheByteRingWrapsAroundOnTheDevice) {
 
   release_all();
   ASSERT_TRUE(ring.wait_idle(std::chrono::seconds(30)));
-  EXPECT_EQ(ring.byte_ring()->live(), 0u);
+  EXPECT_EQ(detail::byte_ring(ring)->live(), 0u);
   h.verify();
   expect_clean();
 }
@@ -177,7 +177,7 @@ TEST_P(ByteStrategyCap, GrowAndFallbackStayUnderTheCap) {
   release_all();
   ASSERT_TRUE(ring.wait_idle(std::chrono::seconds(30)));
   h.verify();
-  EXPECT_EQ(ring.byte_ring()->live(), 0u);
+  EXPECT_EQ(detail::byte_ring(ring)->live(), 0u);
   expect_clean();
 }
 
@@ -209,17 +209,17 @@ TEST_F(ByteStrategy, AbandonedDroppedAndFailedFramesGiveTheirBytesBack) {
   {
     StagingFrame dropped = ring.begin(cmd, 0).value();
     ASSERT_TRUE(dropped.upload(h.dst.buffer, 0, std::vector<std::byte>(600 * KiB)));
-    EXPECT_EQ(ring.byte_ring()->live(), 1u);
+    EXPECT_EQ(detail::byte_ring(ring)->live(), 1u);
   }
-  EXPECT_EQ(ring.byte_ring()->live(), 0u);
-  EXPECT_EQ(ring.byte_ring()->free_bytes(), 1000 * KiB);
+  EXPECT_EQ(detail::byte_ring(ring)->live(), 0u);
+  EXPECT_EQ(detail::byte_ring(ring)->free_bytes(), 1000 * KiB);
 
   VkCommandBuffer thrown_away = h.commands();  // recorded, never submitted
   StagingFrame abandoned = ring.begin(thrown_away, 0).value();
   ASSERT_TRUE(abandoned.upload(h.dst.buffer, 0, std::vector<std::byte>(600 * KiB)));
   const RetirementPoint never = abandoned.finish(kAfterCopies).value();
   EXPECT_TRUE(ring.abandon(never));
-  EXPECT_EQ(ring.byte_ring()->free_bytes(), 1000 * KiB);
+  EXPECT_EQ(detail::byte_ring(ring)->free_bytes(), 1000 * KiB);
 
   StagingFrame kept = ring.begin(cmd, 0).value();
   ASSERT_TRUE(h.upload(kept, 100, 600 * KiB));
@@ -232,7 +232,7 @@ TEST_F(ByteStrategy, AbandonedDroppedAndFailedFramesGiveTheirBytesBack) {
   EXPECT_EQ(ring.poll(), 0u);
   lost = false;
   EXPECT_EQ(ring.stats().points_failed, 1u);
-  EXPECT_EQ(ring.byte_ring()->live(), 0u);
+  EXPECT_EQ(detail::byte_ring(ring)->live(), 0u);
   VkCommandBuffer again = h.commands();
   StagingFrame next = ring.begin(again, 0).value();  // the ring works on
   ASSERT_TRUE(h.upload(next, 5, 999 * KiB));
@@ -255,7 +255,7 @@ TEST_F(ByteStrategy, FramesRetireAtTheCallersOwnTimelineValue) {
   }
   gpu->wait(mine, 103);
   ring.poll();
-  EXPECT_EQ(ring.byte_ring()->live(), 0u);
+  EXPECT_EQ(detail::byte_ring(ring)->live(), 0u);
   EXPECT_EQ(ring.last_value(), 0u);
   h.verify();
   expect_clean();

@@ -142,7 +142,7 @@ TEST_F(GpuTest, UploadsThatOverflowTheirSlotTakeTheFallbackRoute) {
   Harness h(*gpu, 256 * KiB, 7);
   VkCommandBuffer cmd = h.commands();
   StagingFrame frame = ring.begin(cmd, 100).value();  // a slot of MIN_SLOT_BYTES (64 KiB)
-  EXPECT_EQ(ring.slot(0)->capacity, MIN_SLOT_BYTES);
+  EXPECT_EQ(detail::slot(ring, 0)->capacity, MIN_SLOT_BYTES);
   ASSERT_TRUE(h.upload(frame, 0, 60 * KiB));
   ASSERT_TRUE(h.upload(frame, 64 * KiB, 60 * KiB + 1));  // does not fit: one-off
   ASSERT_TRUE(h.upload(frame, 128 * KiB, 3000));         // fits behind the first

@@ -7,7 +7,7 @@
 // reads bytes the device may not see), and the device lost from the N-th allocation, semaphore read
 // or semaphore wait on (in the middle of a frame, with frames in flight). Every run asserts:
 //   - the error reaches the caller as a value (an UploadError, a BeginError, a FinishError, a
-//     WaitError or Ring::CreateError; nothing else: no crash, no abort);
+//     WaitError or Ring::CreateFailure; nothing else: no crash, no abort);
 //   - nothing is corrupted: once the fault is gone, the next frame succeeds, and the destination
 //     buffer read back holds exactly the bytes of every upload that was accepted and submitted;
 //   - the validation layer (with synchronization validation) stays silent;
@@ -76,11 +76,11 @@ Seen run_script(Gpu& gpu, FaultDispatch& faults, Setup setup, uint64_t seed) {
   uint64_t external_value = 0;
   {
     const Device device{gpu.physical_device, gpu.device, faults.dispatch()};
-    Expected<Ring, Ring::CreateError> made = Ring::create(device, script_config(setup));
+    Expected<Ring, Ring::CreateFailure> made = Ring::create(device, script_config(setup));
     if (!made) {
-      const Ring::CreateErrorKind kind = made.error().kind;
-      EXPECT_TRUE(kind == Ring::CreateErrorKind::SemaphoreFailed ||
-                  kind == Ring::CreateErrorKind::InvalidByteRing)
+      const CreateError kind = made.error().kind;
+      EXPECT_TRUE(kind == CreateError::ObjectCreationFailed ||
+                  kind == CreateError::AllocationFailed)
           << to_string(kind);
       ++seen.create_failed;
     } else {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "staging/core/invariant_checker.hpp"
+#include "staging/detail/vulkan/ring_inspect.hpp"
 #include "staging/vulkan.hpp"
 #include "vulkan_test_device.hpp"
 

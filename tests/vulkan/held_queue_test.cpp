@@ -131,8 +131,8 @@ TEST_F(HeldQueue, DeferRefusesAtOnceWhileEverySlotIsInFlight) {
     EXPECT_EQ(frame.error().refusal, Refusal::AllInFlight);
     refused.push_back({h.rng() % (kDst - 4096), 1 + h.rng() % 4096});  // this frame's upload
   }
-  for (std::size_t i = 0; i < ring.slot_count(); ++i)
-    EXPECT_EQ(ring.slot(i)->state, SlotState::InFlight);
+  for (std::size_t i = 0; i < detail::slot_count(ring); ++i)
+    EXPECT_EQ(detail::slot(ring, i)->state, SlotState::InFlight);
   EXPECT_EQ(ring.in_flight(), 3u);
   const Stats s = ring.stats();
   EXPECT_EQ(s.begin_refused, 5u);

@@ -62,27 +62,34 @@ TEST(StagingMemoryType, TiesKeepTheLowestIndex) {
 }
 
 TEST(FlushRange, RoundsOutToTheAtomAndClampsToTheAllocation) {
-  auto r = flush_range(100, 10, 64, 1000);
+  StagingMemory memory;
+  memory.memory = reinterpret_cast<VkDeviceMemory>(uintptr_t{0x5eed});
+  memory.memory_size = 1000;
+  auto r = flush_range(memory, 100, 10, 64);
+  EXPECT_EQ(r.sType, VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE);
+  EXPECT_EQ(r.pNext, nullptr);
+  EXPECT_EQ(r.memory, memory.memory);
   EXPECT_EQ(r.offset, 64u);
   EXPECT_EQ(r.size, 64u);
-  r = flush_range(0, 1, 64, 1000);
+  r = flush_range(memory, 0, 1, 64);
   EXPECT_EQ(r.offset, 0u);
   EXPECT_EQ(r.size, 64u);
-  r = flush_range(64, 64, 64, 1000);  // already aligned: unchanged
+  r = flush_range(memory, 64, 64, 64);  // already aligned: unchanged
   EXPECT_EQ(r.offset, 64u);
   EXPECT_EQ(r.size, 64u);
-  r = flush_range(990, 10, 64, 1000);  // the end of the allocation need not be a whole atom
+  r = flush_range(memory, 990, 10, 64);  // the end of the allocation need not be a whole atom
   EXPECT_EQ(r.offset, 960u);
   EXPECT_EQ(r.size, 40u);
-  r = flush_range(63, 2, 64, 1000);  // straddles an atom boundary
+  r = flush_range(memory, 63, 2, 64);  // straddles an atom boundary
   EXPECT_EQ(r.offset, 0u);
   EXPECT_EQ(r.size, 128u);
-  r = flush_range(5, 0, 64, 1000);
+  r = flush_range(memory, 5, 0, 64);
   EXPECT_EQ(r.size, 0u);
-  r = flush_range(5, 3, 0, 1000);  // atom 0 is treated as 1
+  r = flush_range(memory, 5, 3, 0);  // atom 0 is treated as 1
   EXPECT_EQ(r.offset, 5u);
   EXPECT_EQ(r.size, 3u);
-  r = flush_range(UINT64_MAX - 10, 10, 64, UINT64_MAX);  // no overflow at the top
+  memory.memory_size = UINT64_MAX;
+  r = flush_range(memory, UINT64_MAX - 10, 10, 64);  // no overflow at the top
   EXPECT_EQ(r.offset + r.size, UINT64_MAX);
 }
 

@@ -31,11 +31,11 @@ TEST_F(GpuTest, AnAbandonedFrameIsReportedAndItsSlotReplaced) {
   ASSERT_TRUE(frame.upload(h.dst.buffer, 0, unused));
   ASSERT_TRUE(frame.upload(h.dst.buffer, 4096, std::vector<std::byte>(80 * KiB)));  // one-off
   const RetirementPoint lost = frame.finish(kAfterCopies).value();
-  EXPECT_EQ(ring.slot(0)->state, SlotState::InFlight);
+  EXPECT_EQ(detail::slot(ring, 0)->state, SlotState::InFlight);
   EXPECT_GT(ring.stats().oneoff_live_bytes, 0u);
   EXPECT_TRUE(ring.abandon(lost));
   EXPECT_FALSE(ring.abandon(lost));  // reported once
-  EXPECT_EQ(ring.slot(0)->state, SlotState::Abandoned);
+  EXPECT_EQ(detail::slot(ring, 0)->state, SlotState::Abandoned);
   EXPECT_EQ(ring.stats().oneoff_live_bytes, 0u);
   EXPECT_EQ(ring.stats().points_abandoned, 1u);
 
@@ -73,8 +73,8 @@ TEST_F(GpuTest, AnUnreportedAbandonedFrameIsSupersededByALaterValue) {
   ASSERT_TRUE(ring.wait(point, 10 * kSecond));
   EXPECT_EQ(ring.in_flight(), 0u);
   EXPECT_EQ(ring.stats().points_retired, 2u);
-  EXPECT_EQ(ring.slot(0)->state, SlotState::Ready);
-  EXPECT_EQ(ring.slot(1)->state, SlotState::Ready);
+  EXPECT_EQ(detail::slot(ring, 0)->state, SlotState::Ready);
+  EXPECT_EQ(detail::slot(ring, 1)->state, SlotState::Ready);
   EXPECT_FALSE(ring.abandon(never));  // already gone
   h.verify();
 }
@@ -104,7 +104,7 @@ TEST_F(GpuTest, FramesRetireAtTheCallersOwnTimelineValue) {
   h.submit(cmd, point);
   gpu->wait(mine, 12);
   EXPECT_EQ(ring.poll(), 1u);
-  EXPECT_EQ(ring.slot(0)->state, SlotState::Ready);
+  EXPECT_EQ(detail::slot(ring, 0)->state, SlotState::Ready);
   h.verify();
   EXPECT_EQ(checker.violations, 0u);
   gpu->destroy(mine);
@@ -123,13 +123,13 @@ TEST_F(GpuTest, ADroppedFrameRecordsNothingAndFreesItsSlot) {
     StagingFrame frame = ring.begin(cmd, 1000).value();
     ASSERT_TRUE(frame.upload(h.dst.buffer, 0, std::vector<std::byte>(900)));
     ASSERT_TRUE(frame.upload(h.dst.buffer, 1000, std::vector<std::byte>(100 * KiB)));  // one-off
-    EXPECT_EQ(ring.slot(0)->state, SlotState::Recording);
+    EXPECT_EQ(detail::slot(ring, 0)->state, SlotState::Recording);
   }
   const Stats s = ring.stats();
   EXPECT_EQ(s.frames_dropped, 1u);
   EXPECT_EQ(s.oneoff_live_bytes, 0u);
   EXPECT_EQ(s.copy_commands, 0u);
-  EXPECT_EQ(ring.slot(0)->state, SlotState::Ready);
+  EXPECT_EQ(detail::slot(ring, 0)->state, SlotState::Ready);
   StagingFrame frame = ring.begin(cmd, 1000).value();
   ASSERT_TRUE(h.upload(frame, 50, 500));
   h.submit(cmd, frame.finish(kAfterCopies).value());
@@ -180,7 +180,7 @@ TEST_F(GpuTest, ALostDeviceFailsTheFramesInFlightAndTheNextFrameRecovers) {
   EXPECT_EQ(s.points_failed, 1u);
   EXPECT_EQ(s.points_retired, 0u);
   EXPECT_EQ(s.oneoff_live_bytes, 0u);
-  EXPECT_EQ(ring.slot(0)->state, SlotState::Failed);
+  EXPECT_EQ(detail::slot(ring, 0)->state, SlotState::Failed);
   EXPECT_EQ(ring.in_flight(), 0u);
   VkCommandBuffer later = h.commands();
   StagingFrame refused = ring.begin(later, 100).value();  // begin's poll finds nothing to fail
@@ -242,7 +242,7 @@ TEST_F(GpuTest, AnAllocationFailureLeavesTheSlotFailedAndTheNextFrameRecovers) {
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().refusal, Refusal::AllocationFailed);
   EXPECT_EQ(ring.last_alloc_error(), AllocError::OutOfMemory);
-  EXPECT_EQ(ring.slot(0)->state, SlotState::Failed);
+  EXPECT_EQ(detail::slot(ring, 0)->state, SlotState::Failed);
 
   StagingFrame frame = ring.begin(cmd, 4096).value();  // the Failed slot is retried
   EXPECT_EQ(frame.route(), Route::Ring);
@@ -365,34 +365,31 @@ TEST_F(GpuTest, CreateRejectsAnIncompleteDispatchAndInvalidConfigurations) {
   device.dispatch.vkCmdUpdateBuffer = nullptr;
   const auto missing = Ring::create(device);
   ASSERT_FALSE(missing);
-  EXPECT_EQ(missing.error().kind, Ring::CreateErrorKind::MissingFunction);
+  EXPECT_EQ(missing.error().kind, CreateError::MissingFunction);
   EXPECT_EQ(missing.error().function, "vkCmdUpdateBuffer");
 
   RingConfig config;
   config.slot_ring.slots = 0;
-  EXPECT_EQ(Ring::create(gpu->ring_device(), config).error().kind,
-            Ring::CreateErrorKind::InvalidSlotConfig);
+  EXPECT_EQ(Ring::create(gpu->ring_device(), config).error().kind, CreateError::NoSlots);
   config = {};
   config.strategy = Strategy::Bytes;  // byte_ring.capacity 0
   const auto bytes = Ring::create(gpu->ring_device(), config);
   ASSERT_FALSE(bytes);
-  EXPECT_EQ(bytes.error().kind, Ring::CreateErrorKind::InvalidByteRing);
-  EXPECT_EQ(bytes.error().byte_ring, ByteRing::CreateError::ZeroCapacity);
+  EXPECT_EQ(bytes.error().kind, CreateError::ZeroCapacity);
   // A byte ring waits per upload (byte_ring.policy Wait), never per frame: refused, named.
   config.byte_ring.capacity = 64 * KiB;
   config.policy = ExhaustionPolicy::Wait;
   const auto waiting = Ring::create(gpu->ring_device(), config);
   ASSERT_FALSE(waiting);
-  EXPECT_EQ(waiting.error().kind, Ring::CreateErrorKind::PolicyNotForStrategy);
-  EXPECT_EQ(to_string(waiting.error().kind), "PolicyNotForStrategy");
+  EXPECT_EQ(waiting.error().kind, CreateError::UnsupportedPolicy);
+  EXPECT_EQ(to_string(waiting.error().kind), "UnsupportedPolicy");
   config.byte_ring.policy = ExhaustionPolicy::Wait;
   config.policy = ExhaustionPolicy::Defer;
   EXPECT_TRUE(Ring::create(gpu->ring_device(), config));
   // A frame submits once: its byte ring cannot Split (chunks of one upload would never retire to
   // make room for the next).
   config.byte_ring.policy = ExhaustionPolicy::Split;
-  EXPECT_EQ(Ring::create(gpu->ring_device(), config).error().kind,
-            Ring::CreateErrorKind::PolicyNotForStrategy);
+  EXPECT_EQ(Ring::create(gpu->ring_device(), config).error().kind, CreateError::UnsupportedPolicy);
   config.byte_ring.policy = ExhaustionPolicy::Defer;
   // Nor can the ring's own policy be Split or Grow, under either strategy (slots grow by
   // themselves).
@@ -402,7 +399,7 @@ TEST_F(GpuTest, CreateRejectsAnIncompleteDispatchAndInvalidConfigurations) {
       config.policy = policy;
       const auto refused = Ring::create(gpu->ring_device(), config);
       ASSERT_FALSE(refused) << to_string(strategy) << " " << to_string(policy);
-      EXPECT_EQ(refused.error().kind, Ring::CreateErrorKind::PolicyNotForStrategy);
+      EXPECT_EQ(refused.error().kind, CreateError::UnsupportedPolicy);
     }
   }
   EXPECT_TRUE(Ring::create(gpu->ring_device()));

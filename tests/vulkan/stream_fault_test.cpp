@@ -110,12 +110,11 @@ StreamSeen run_stream_script(Gpu& gpu, FaultDispatch& faults, uint64_t seed) {
                                b = random_bytes(h.rng, 20 * KiB);
   const Device device{gpu.physical_device, gpu.device, faults.dispatch()};
   {
-    Expected<std::unique_ptr<Streamer>, StreamerCreateError> made =
+    Expected<std::unique_ptr<Streamer>, CreateError> made =
         Streamer::create(device, stream_config(gpu, queue_mutex));
     if (!made) {
-      const StreamerCreateError e = made.error();
-      EXPECT_TRUE(e == StreamerCreateError::AllocationFailed ||
-                  e == StreamerCreateError::CreateFailed)
+      const CreateError e = made.error();
+      EXPECT_TRUE(e == CreateError::AllocationFailed || e == CreateError::ObjectCreationFailed)
           << to_string(e);
       ++seen.create_failed;
     } else {

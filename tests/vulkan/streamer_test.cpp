@@ -372,7 +372,7 @@ TEST_F(StreamerTest, ConcurrentSharingNeedsNoAcquireAndLeavesTheFinalLayout) {
   // record_acquire records nothing; the final layout is reached on the streamer's queue.
   make(256 * KiB);
   Img img = image(VK_FORMAT_R8G8B8A8_UNORM, 64, 64, 1, 1);
-  img.target.sharing = Sharing::Concurrent;
+  img.target.sharing = VK_SHARING_MODE_CONCURRENT;
   const auto texels = random_bytes(streamer->image_bytes(img.target).value(), 8);
   auto ticket = streamer->upload(img.target, texels, StreamPriority::Now).value();
   ASSERT_EQ(streamer->wait(ticket, 60s), StreamStatus::Complete);
@@ -427,8 +427,7 @@ TEST_F(StreamerTest, ErrorsAreValues) {
   config.families = {gpu->queue_family, gpu->queue_family};
   config.ring_bytes = 64 * KiB;
   config.schedule.ring_bytes = 128 * KiB;
-  EXPECT_EQ(Streamer::create(gpu->ring_device(), config).error(),
-            StreamerCreateError::InvalidConfig);
+  EXPECT_EQ(Streamer::create(gpu->ring_device(), config).error(), CreateError::InvalidConfig);
   config.schedule.ring_bytes = 64 * KiB;
   EXPECT_TRUE(Streamer::create(gpu->ring_device(), config));
 }
@@ -734,16 +733,16 @@ TEST(StreamBarriers, ConcurrentOrOneFamilyTransfersNothing) {
   const ImageTarget image{.image = reinterpret_cast<VkImage>(uintptr_t{0x1234}),
                           .format = VK_FORMAT_R8G8B8A8_UNORM,
                           .extent = {16, 16, 1},
-                          .sharing = Sharing::Concurrent};
+                          .sharing = VK_SHARING_MODE_CONCURRENT};
   const QueueFamilies two{.stream = 1, .consumer = 0};
   EXPECT_FALSE(image_acquire_barrier(image, two, 0, 0));
   const VkImageMemoryBarrier2 end = image_end_barrier(image, two);
   EXPECT_EQ(end.srcQueueFamilyIndex, VK_QUEUE_FAMILY_IGNORED);
   EXPECT_EQ(end.newLayout, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
   ImageTarget exclusive = image;
-  exclusive.sharing = Sharing::Exclusive;
+  exclusive.sharing = VK_SHARING_MODE_EXCLUSIVE;
   EXPECT_FALSE(image_acquire_barrier(exclusive, {.stream = 2, .consumer = 2}, 0, 0));
-  EXPECT_FALSE(buffer_end_barrier(BufferTarget{.sharing = Sharing::Concurrent}, 4, two));
+  EXPECT_FALSE(buffer_end_barrier(BufferTarget{.sharing = VK_SHARING_MODE_CONCURRENT}, 4, two));
 }
 
 TEST(StreamBarriers, DepthStencilImagesAreTransitionedWithBothAspects) {

@@ -581,7 +581,7 @@ TEST_F(WebGpuRing, UploadErrors) {
   for (ExhaustionPolicy policy :
        {ExhaustionPolicy::Wait, ExhaustionPolicy::Split, ExhaustionPolicy::Grow}) {
     EXPECT_EQ(StagingRing::create(device(), RingConfig{.policy = policy}).error(),
-              ConfigError::UnsupportedPolicy);
+              CreateError::UnsupportedPolicy);
   }
 }
 

@@ -320,12 +320,9 @@ Expected<staging::vulkan::StagingMemory, AllocError> TypedMemory::allocate(uint6
 
 Expected<void, AllocError> TypedMemory::flush(const staging::vulkan::StagingMemory& m,
                                               uint64_t offset, uint64_t size) {
-  const staging::vulkan::FlushRange f = staging::vulkan::flush_range(
-      offset, size, vk_.properties().limits.nonCoherentAtomSize, m.memory_size);
-  const VkMappedMemoryRange range{.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
-                                  .memory = m.memory,
-                                  .offset = f.offset,
-                                  .size = f.size};
+  const VkMappedMemoryRange range =
+      staging::vulkan::flush_range(m, offset, size, vk_.properties().limits.nonCoherentAtomSize);
+  if (range.size == 0) return {};
   const VkResult r = vkFlushMappedMemoryRanges(vk_.device(), 1, &range);
   if (r != VK_SUCCESS) return unexpected(staging::vulkan::to_alloc_error(r));
   return {};

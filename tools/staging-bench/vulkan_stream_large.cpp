@@ -653,13 +653,8 @@ class StreamBench {
   void ring_note(Ring& ring, const Queue& queue, const MemoryChoice& m,
                  const std::string& strategy_name) {
     const Stats s = ring.stats();
-    uint64_t held = 0;
-    if (s.strategy == Strategy::Bytes) {
-      held = s.byte_ring.peak_held_bytes;
-    } else {
-      for (std::size_t i = 0; i < ring.slot_count(); ++i)
-        held += ring.slot(i)->capacity;
-    }
+    const uint64_t held =
+        s.strategy == Strategy::Bytes ? s.byte_ring.peak_held_bytes : s.slot_ring.bytes_allocated;
     max_ring_held_ = std::max(max_ring_held_, held);
     fallbacks_ += s.oneoff_uploads + s.update_buffer_uploads;
     char buf[256];

@@ -125,9 +125,9 @@ bool AssetResources::create(const StreamingDevice& d, const AssetSource& source)
                                    .extent = {source.texture_size, source.texture_size, 1},
                                    .levels = source.levels,
                                    .final_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-                                   .sharing = staging::vulkan::Sharing::Exclusive};
+                                   .sharing = VK_SHARING_MODE_EXCLUSIVE};
   mesh_target = staging::vulkan::BufferTarget{
-      .buffer = mesh.buffer, .offset = 0, .sharing = staging::vulkan::Sharing::Exclusive};
+      .buffer = mesh.buffer, .offset = 0, .sharing = VK_SHARING_MODE_EXCLUSIVE};
   vertex_bytes = source.vertex_bytes;
   index_count = source.index_count;
   return true;

@@ -234,7 +234,7 @@ class ByteStrategy final : public StrategyRunner {
     deps.observer = &observer_;
     auto made = ByteRing::create(rc, deps);
     if (!made) {
-      *error = "ByteRing::create failed: " + std::string(ByteRing::to_string(made.error()));
+      *error = "ByteRing::create failed: " + std::string(to_string(made.error()));
       return false;
     }
     ring_.emplace(std::move(*made));

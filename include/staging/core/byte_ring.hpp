@@ -366,25 +366,10 @@ class ByteRing {
     /// check_invariants is set, and runs none otherwise.
     InvariantChecker* checker = nullptr;
   };
-  /// Why create() made no ring (checked in this order).
-  enum class CreateError : uint8_t {
-    /// ByteRingConfig::capacity is 0.
-    ZeroCapacity,
-    /// The cap (after 0 means capacity) is below capacity.
-    CapBelowCapacity,
-    /// ByteRingConfig::fallback_cap is above the cap.
-    FallbackCapAboveCap,
-    /// Deps::allocator is null.
-    MissingAllocator,
-    /// The allocator could not create region 0.
-    AllocationFailed,
-  };
-  /// Makes a ring and creates region 0. Errors: an invalid config, a missing allocator, or
-  /// region 0's allocation.
+  /// Makes a ring and creates region 0. Errors (CreateError), in this order: ZeroCapacity,
+  /// CapBelowCapacity, FallbackCapAboveCap (the config); MissingDependency (Deps::allocator is
+  /// null); AllocationFailed (the allocator could not create region 0).
   static Expected<ByteRing, CreateError> create(const ByteRingConfig& config, Deps deps);
-  /// The error's name, e.g. "ZeroCapacity" (staging::to_string(error)). Never null; "?" for
-  /// values outside the enum.
-  [[nodiscard]] static std::string_view to_string(CreateError error) noexcept;
 
   ///@{
   /// A moved-from ring may only be destroyed or assigned to; any other call aborts.
@@ -467,14 +452,6 @@ class ByteRing {
   Impl& live_impl() const noexcept;  // *impl_; aborts on a moved-from ring
   std::unique_ptr<Impl> impl_;
 };
-
-/// Names of ByteRing::CreateError's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<ByteRing::CreateError>) noexcept {
-  return std::to_array<std::string_view>({"ZeroCapacity", "CapBelowCapacity", "FallbackCapAboveCap",
-                                          "MissingAllocator", "AllocationFailed"});
-}
-static_assert(enum_names_complete<ByteRing::CreateError>(),
-              "ByteRing::CreateError: a value has no name");
 
 /// reserve() with the Wait and Split policies carried out: the library's one waiting loop, used
 /// by every backend and the simulator. Outside the ring: it calls the ring and the source, and

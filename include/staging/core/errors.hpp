@@ -10,11 +10,11 @@
 // through STAGING_ASSERT; it never throws, as no exception crosses this library's API.
 //
 // The errors, one name per idea whatever the backend: why staging memory could not be created
-// (AllocError), which route a frame's bytes take (Route), why an upload was refused (UploadError)
-// and why a frame could not be finished (FinishError). A Vulkan frame, a Vulkan shared-frame
-// writer, a WebGPU frame and the CUDA uploader answer with the same values, and each call's
-// documentation lists the values it can return. Every enum has names for staging::to_string and
-// enum_from_string.
+// (AllocError), which route a frame's bytes take (Route), why an upload was refused (UploadError),
+// why a frame could not be finished (FinishError) and why a create() made nothing (CreateError).
+// A Vulkan frame, a Vulkan shared-frame writer, a WebGPU frame and the CUDA uploader answer with
+// the same values, and each call's documentation lists the values it can return. Every enum has
+// names for staging::to_string and enum_from_string.
 #pragma once
 
 #include <array>
@@ -349,5 +349,64 @@ constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
        "SharedConflict", "FlushFailed", "NotFinished", "NullEncoder", "ForeignLease"});
 }
 static_assert(enum_names_complete<FinishError>(), "FinishError: a value has no name");
+
+/// Why a create() made nothing, whatever it makes: a byte ring, a slot ring's configuration, a
+/// fill pool, a Vulkan ring or streamer, a WebGPU ring, a CUDA uploader. Each create() lists, in
+/// the order it checks them, the values it can return; a value that names an object or a backend
+/// is returned by that one only. Nothing was made and nothing is left behind: whatever create()
+/// had made before the failing step is destroyed.
+enum class CreateError : uint8_t {
+  /// A configuration value out of range that has no value of its own below (each create() says
+  /// which fields it checks).
+  InvalidConfig,
+  /// ByteRing: ByteRingConfig::capacity is 0.
+  ZeroCapacity,
+  /// ByteRing: the cap (after 0 means capacity) is below capacity.
+  CapBelowCapacity,
+  /// ByteRing: ByteRingConfig::fallback_cap is above the cap.
+  FallbackCapAboveCap,
+  /// Slot rings: StagingRingConfig::slots is 0.
+  NoSlots,
+  /// Slot rings: min_slot_bytes is 0 or not a power of two.
+  MinNotPowerOfTwo,
+  /// Slot rings: max_slot_bytes is below min_slot_bytes.
+  MaxBelowMin,
+  /// Slot rings: slots is above STAGING_SLOTS_LIMIT.
+  TooManySlots,
+  /// Slot rings: max_slot_bytes (and so perhaps min_slot_bytes) is above SLOT_BYTES_LIMIT.
+  SlotTooLarge,
+  /// An ExhaustionPolicy the object cannot honour (Vulkan Ring: RingConfig::policy Split or Grow,
+  /// Wait with Strategy::Bytes, ByteRingConfig::policy Split; WebGPU: other than Defer and
+  /// Fallback; CUDA: Grow or Fallback).
+  UnsupportedPolicy,
+  /// A dependency create() needs is null (ByteRing: Deps::allocator; the stream scheduler's
+  /// backend or allocator; a CUDA MultiUploader's DeviceApi).
+  MissingDependency,
+  /// Vulkan: a Dispatch member the object needs is null.
+  MissingFunction,
+  /// Vulkan: the physical device reports an API version below 1.2.
+  ApiVersionTooOld,
+  /// CUDA: there is no device, the configured device is out of range, or the current device
+  /// could not be read.
+  NoDevice,
+  /// Staging memory could not be created or pinned (out of memory, a budget refused it, or the
+  /// API failed).
+  AllocationFailed,
+  /// A GPU object other than memory could not be created: a Vulkan timeline semaphore or command
+  /// pool, CUDA events.
+  ObjectCreationFailed,
+  /// A thread (a fill pool's, a pump thread) could not be started; those started were stopped.
+  ThreadStartFailed,
+};
+
+/// Names of CreateError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<CreateError>) noexcept {
+  return std::to_array<std::string_view>(
+      {"InvalidConfig", "ZeroCapacity", "CapBelowCapacity", "FallbackCapAboveCap", "NoSlots",
+       "MinNotPowerOfTwo", "MaxBelowMin", "TooManySlots", "SlotTooLarge", "UnsupportedPolicy",
+       "MissingDependency", "MissingFunction", "ApiVersionTooOld", "NoDevice", "AllocationFailed",
+       "ObjectCreationFailed", "ThreadStartFailed"});
+}
+static_assert(enum_names_complete<CreateError>(), "CreateError: a value has no name");
 
 }  // namespace staging

@@ -122,25 +122,11 @@ struct FillPoolConfig {
   const HostTopology* topology = nullptr;
 };
 
-/// Why FillPool::create made no pool.
-enum class FillPoolError : uint8_t {
-  /// A negative spin or held_spin.
-  InvalidConfig,
-  /// A thread could not be started (the threads started so far were stopped).
-  ThreadStartFailed,
-};
-
 /// Names of ThreadPinning's values, in order (to_string, enum_from_string).
 constexpr auto enum_names(std::type_identity<ThreadPinning>) noexcept {
   return std::to_array<std::string_view>({"None", "Node", "Core"});
 }
 static_assert(enum_names_complete<ThreadPinning>(), "ThreadPinning: a value has no name");
-/// Names of FillPoolError's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<FillPoolError>) noexcept {
-  return std::to_array<std::string_view>({"InvalidConfig", "ThreadStartFailed"});
-}
-static_assert(enum_names_complete<FillPoolError>(), "FillPoolError: a value has no name");
-
 /// What a FillPool has done since it was created. Plain data; a diagnostic.
 struct FillPoolStats {
   unsigned threads = 0;          ///< threads of the pool
@@ -207,8 +193,9 @@ FillEngine& engine_of(FillPool& pool) noexcept;
 /// function is safe from any thread, concurrently.
 class FillPool {
  public:
-  /// Starts config.threads threads, pinned as asked. Errors: InvalidConfig, ThreadStartFailed.
-  static Expected<std::shared_ptr<FillPool>, FillPoolError> create(const FillPoolConfig& config);
+  /// Starts config.threads threads, pinned as asked. Errors (CreateError): InvalidConfig (a
+  /// negative spin or held_spin), ThreadStartFailed (the threads started so far were stopped).
+  static Expected<std::shared_ptr<FillPool>, CreateError> create(const FillPoolConfig& config);
   /// Copies what is queued, stops and joins the threads.
   ~FillPool();
   FillPool(const FillPool&) = delete;

@@ -75,23 +75,6 @@ struct StagingRingConfig {
   uint64_t max_slot_bytes = MAX_SLOT_BYTES;
 };
 
-/// Why a StagingRingConfig cannot be used.
-enum class ConfigError : uint8_t {
-  /// slots == 0.
-  NoSlots,
-  /// min_slot_bytes is 0 or not a power of two.
-  MinNotPowerOfTwo,
-  /// max_slot_bytes < min_slot_bytes.
-  MaxBelowMin,
-  /// slots > STAGING_SLOTS_LIMIT.
-  TooManySlots,
-  /// max_slot_bytes (and so perhaps min_slot_bytes) > SLOT_BYTES_LIMIT.
-  SlotTooLarge,
-  /// The ring's ExhaustionPolicy is one its backend cannot honour (webgpu::RingConfig::policy
-  /// other than Defer and Fallback). The slot ring itself has no policy and never answers it.
-  UnsupportedPolicy,
-};
-
 /// Why begin() gave no slot. The caller takes its fallback route for the frame.
 enum class Refusal : uint8_t {
   /// The frame needs more than the largest slot: slot_capacity(needed, min_slot_bytes,
@@ -105,22 +88,16 @@ enum class Refusal : uint8_t {
   AllocationFailed,
 };
 
-/// Names of ConfigError's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<ConfigError>) noexcept {
-  return std::to_array<std::string_view>({"NoSlots", "MinNotPowerOfTwo", "MaxBelowMin",
-                                          "TooManySlots", "SlotTooLarge", "UnsupportedPolicy"});
-}
-static_assert(enum_names_complete<ConfigError>(), "ConfigError: a value has no name");
-
 /// Names of Refusal's values, in order (to_string, enum_from_string).
 constexpr auto enum_names(std::type_identity<Refusal>) noexcept {
   return std::to_array<std::string_view>({"TooLarge", "AllInFlight", "AllocationFailed"});
 }
 static_assert(enum_names_complete<Refusal>(), "Refusal: a value has no name");
 
-/// Checks a StagingRingConfig; returns it unchanged when usable. Errors, in this order: NoSlots,
-/// TooManySlots, MinNotPowerOfTwo, MaxBelowMin, SlotTooLarge. Pure; safe from any thread.
-[[nodiscard]] Expected<StagingRingConfig, ConfigError> validate(
+/// Checks a StagingRingConfig; returns it unchanged when usable. Errors (CreateError), in this
+/// order: NoSlots, TooManySlots, MinNotPowerOfTwo, MaxBelowMin, SlotTooLarge. Pure; safe from any
+/// thread.
+[[nodiscard]] Expected<StagingRingConfig, CreateError> validate(
     const StagingRingConfig& config) noexcept;
 
 /// Counters of one StagingRing since it was created. Plain data, read through

@@ -275,19 +275,4 @@ constexpr auto counters_of(std::type_identity<StreamStats>) noexcept {
 static_assert(counters_complete<StreamStats>(),
               "StreamStats: a member is missing from counters_of");
 
-/// Why a backend could not submit a batch.
-enum class SubmitError : uint8_t {
-  /// The device was lost: nothing more will complete.
-  DeviceLost,
-  /// Recording or submitting failed for another reason (out of memory, ...); the batch was not
-  /// submitted.
-  Failed,
-};
-
-/// Names of SubmitError's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<SubmitError>) noexcept {
-  return std::to_array<std::string_view>({"DeviceLost", "Failed"});
-}
-static_assert(enum_names_complete<SubmitError>(), "SubmitError: a value has no name");
-
 }  // namespace staging

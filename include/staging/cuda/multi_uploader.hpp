@@ -69,9 +69,10 @@ class MultiUploader {
   /// Creates the pools, the budget and one Uploader per device. `apis`: null (empty) uses the
   /// CUDA runtime on config.devices; tests pass one fake DeviceApi per device. Errors: those of
   /// Uploader::create (InvalidConfig also for a device listed twice or a share of 0 bytes;
-  /// NoDevice for no device at all or an index out of range).
-  static Expected<MultiUploader, Uploader::CreateError> create(
-      const MultiUploaderConfig& config, std::span<DeviceApi* const> apis = {});
+  /// MissingDependency for a null DeviceApi; NoDevice for no device at all or an index out of
+  /// range).
+  static Expected<MultiUploader, CreateError> create(const MultiUploaderConfig& config,
+                                                     std::span<DeviceApi* const> apis = {});
 
   /// Takes `other`'s devices, pools and budget; `other` may then only be destroyed or assigned to.
   MultiUploader(MultiUploader&& other) noexcept;

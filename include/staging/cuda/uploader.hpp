@@ -176,7 +176,7 @@ struct UploaderConfig {
   /// also the longest upload() waits for its direct part (see `direct`).
   Duration drain_timeout = std::chrono::seconds(10);
   /// A total cap on pinned memory shared with other Uploaders (one ring per device): create()
-  /// fails with PinnedAllocationFailed when the ring does not fit in what is left of it. Null:
+  /// fails with AllocationFailed when the ring does not fit in what is left of it. Null:
   /// ring_bytes is the only cap.
   std::shared_ptr<PinnedBudget> pinned_budget;
 };
@@ -347,26 +347,14 @@ class StagingSpan {
 /// that is capturing a CUDA graph (refused: the ring would be reused before the graph runs).
 class Uploader {
  public:
-  /// Why create() made no Uploader.
-  enum class CreateError : uint8_t {
-    /// A config value out of range: ring_bytes, events or alignment 0, alignment above ring_bytes,
-    /// a policy Grow or Fallback, a negative wait or drain timeout or copy overhead, link_gbps not
-    /// > 0.
-    InvalidConfig,
-    /// create() was to use the CUDA runtime (no DeviceApi given) and there is no device,
-    /// config.device is out of range, or the current device could not be read.
-    NoDevice,
-    /// Pinning the ring failed (out of host memory, no room left in the pinned_budget, or a
-    /// CUDA error).
-    PinnedAllocationFailed,
-    /// Creating the pooled events failed.
-    EventCreationFailed,
-    /// Starting the fill threads failed.
-    ThreadStartFailed,
-  };
-
   /// Pins the ring, creates the events and starts the fill threads. `api`: null uses the CUDA
-  /// runtime (make_runtime_api) on config.device; tests pass a fake. Never throws.
+  /// runtime (make_runtime_api) on config.device; tests pass a fake. Never throws. Errors
+  /// (CreateError): InvalidConfig (ring_bytes, events or alignment 0, alignment above ring_bytes,
+  /// a negative wait or drain timeout or copy overhead, link_gbps not > 0), UnsupportedPolicy (a
+  /// policy Grow or Fallback), NoDevice (no DeviceApi given and there is no device,
+  /// config.device is out of range, or the current device could not be read), AllocationFailed
+  /// (pinning the ring failed: out of host memory, no room left in the pinned_budget, or a CUDA
+  /// error), ObjectCreationFailed (the pooled events), ThreadStartFailed (the fill threads).
   static Expected<Uploader, CreateError> create(const UploaderConfig& config,
                                                 DeviceApi* api = nullptr);
 
@@ -454,13 +442,5 @@ class Uploader {
   static void cancel_open(StagingSpan& span) noexcept;
   std::unique_ptr<Impl> impl_;
 };
-
-/// Names of Uploader::CreateError's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<Uploader::CreateError>) noexcept {
-  return std::to_array<std::string_view>({"InvalidConfig", "NoDevice", "PinnedAllocationFailed",
-                                          "EventCreationFailed", "ThreadStartFailed"});
-}
-static_assert(enum_names_complete<Uploader::CreateError>(),
-              "Uploader::CreateError: a value has no name");
 
 }  // namespace staging::cuda

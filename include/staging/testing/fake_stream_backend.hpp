@@ -78,11 +78,11 @@ class FakeStreamBackend final : public StreamBackend, public RegionAllocator {
 
   /// Records the batch; its copies happen when its value completes. Fails (without recording)
   /// when fail_next_submit() armed it.
-  Expected<TimelineValue, SubmitError> submit(const StreamBatch& batch) override {
+  Expected<TimelineValue, UploadError> submit(const StreamBatch& batch) override {
     std::lock_guard lock(mutex_);
-    if (lost_) return unexpected(SubmitError::DeviceLost);
+    if (lost_) return unexpected(UploadError::DeviceLost);
     if (fail_next_) {
-      const SubmitError e = *fail_next_;
+      const UploadError e = *fail_next_;
       fail_next_.reset();
       return unexpected(e);
     }
@@ -154,7 +154,7 @@ class FakeStreamBackend final : public StreamBackend, public RegionAllocator {
     return lost_;
   }
   /// The next submit() fails with `error`.
-  void fail_next_submit(SubmitError error) {
+  void fail_next_submit(UploadError error) {
     std::lock_guard lock(mutex_);
     fail_next_ = error;
   }
@@ -226,7 +226,7 @@ class FakeStreamBackend final : public StreamBackend, public RegionAllocator {
   FakeRegionAllocator regions_;
   std::deque<Pending> pending_;
   std::vector<FakeSubmission> submissions_;
-  std::optional<SubmitError> fail_next_;
+  std::optional<UploadError> fail_next_;
   bool lost_ = false;
 };
 

@@ -90,20 +90,15 @@ struct MemoryPreference {
     const VkPhysicalDeviceMemoryProperties& properties, uint32_t allowed_types,
     const MemoryPreference& preference = {}) noexcept;
 
-/// A range of a mapped allocation to flush (VkMappedMemoryRange offset/size).
-struct FlushRange {
-  uint64_t offset = 0;  ///< start, a multiple of the atom
-  uint64_t size = 0;    ///< length: to a multiple of the atom, or to the allocation's end
-};
-
-/// Bytes [offset, offset + size) of an allocation of `allocation_size` bytes, rounded out for
-/// vkFlushMappedMemoryRanges: the start down and the end up to multiples of `atom`
-/// (nonCoherentAtomSize; 0 is treated as 1), the end clamped to the allocation's end (which the
-/// spec allows as a size that is not a multiple of the atom). Preconditions: offset + size <=
-/// allocation_size (no overflow). A size of 0 gives {offset, 0}. Pure; safe from any thread.
-///   flush_range(100, 10, 64, 1000) == {64, 64}; flush_range(990, 10, 64, 1000) == {960, 40}.
-[[nodiscard]] FlushRange flush_range(uint64_t offset, uint64_t size, uint64_t atom,
-                                     uint64_t allocation_size) noexcept;
+/// The VkMappedMemoryRange that flushes bytes [offset, offset + size) of `memory`, for a
+/// MemoryHook's flush(): `memory.memory`, with the start rounded down and the end up to multiples
+/// of `atom` (nonCoherentAtomSize; 0 is treated as 1), the end clamped to the allocation's end,
+/// `memory.memory_size` (which the spec allows as a size that is not a multiple of the atom).
+/// Preconditions: offset + size <= memory.memory_size (no overflow). A size of 0 gives
+/// {offset, 0}: nothing to flush. Pure; safe from any thread. With an allocation of 1000 bytes
+/// and an atom of 64: (100, 10) flushes {64, 64}; (990, 10) flushes {960, 40}.
+[[nodiscard]] VkMappedMemoryRange flush_range(const StagingMemory& memory, uint64_t offset,
+                                              uint64_t size, uint64_t atom) noexcept;
 
 /// The built-in MemoryHook: one VkBuffer and one dedicated VkDeviceMemory per staging buffer, of
 /// the type choose_staging_memory_type() picks, mapped once for the buffer's whole life.
@@ -122,7 +117,7 @@ class DefaultMemory final : public MemoryHook {
   /// call (last_error() has the VkResult); Other when no allowed memory type is HOST_VISIBLE
   /// (last_error() VK_ERROR_FEATURE_NOT_PRESENT). A failure leaks nothing.
   Expected<StagingMemory, AllocError> allocate(uint64_t size) override;
-  /// vkFlushMappedMemoryRanges over flush_range(). Errors: to_alloc_error() of its VkResult
+  /// vkFlushMappedMemoryRanges of flush_range(). Errors: to_alloc_error() of its VkResult
   /// (also kept in last_error()).
   Expected<void, AllocError> flush(const StagingMemory& memory, uint64_t offset,
                                    uint64_t size) override;

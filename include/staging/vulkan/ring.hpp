@@ -89,7 +89,7 @@ struct RingConfig {
   ///    being recorded;
   ///  - Grow: add ring regions up to `cap`, trimmed when idle;
   ///  - Fallback: a dedicated region per upload, up to fallback_cap.
-  /// Split is refused at Ring::create (PolicyNotForStrategy): a frame submits once, so chunks of
+  /// Split is refused at Ring::create (UnsupportedPolicy): a frame submits once, so chunks of
   /// one upload could never retire to make room for the next; split_min_chunk is not used.
   ByteRingConfig byte_ring;
   /// What the ring does when it has no room for a frame (Strategy::Slots: begin() got no slot)
@@ -100,7 +100,7 @@ struct RingConfig {
   ///    flight, then answers Timeout naming it (TooLarge and AllocationFailed are answered at
   ///    once); a byte ring waits per upload instead, with byte_ring.policy = Wait;
   ///  - Fallback: take the fallback route: the frame (Slots) or the upload (Bytes).
-  /// Split and Grow are refused at Ring::create (PolicyNotForStrategy): a frame submits once,
+  /// Split and Grow are refused at Ring::create (UnsupportedPolicy): a frame submits once,
   /// and slots grow by themselves.
   ExhaustionPolicy policy = ExhaustionPolicy::Fallback;
   /// The longest one begin() waits under ExhaustionPolicy::Wait (Strategy::Slots).
@@ -156,12 +156,6 @@ enum class WaitError : uint8_t {
   Timeout,
   /// The device was lost: every frame in flight has been failed (as poll() does).
   DeviceLost,
-};
-
-/// One slot of a Strategy::Slots ring, as Ring::slot() sees it now.
-struct SlotInfo {
-  SlotState state = SlotState::Empty;  ///< its state
-  uint64_t capacity = 0;               ///< its buffer's bytes (0 without a buffer)
 };
 
 /// Names of the values of Strategy, BeginErrorKind and WaitError, in order (staging::to_string,
@@ -276,6 +270,12 @@ static_assert(counters_complete<Stats>(), "vulkan::Stats: a member is missing fr
 /// logs and examples. Allocates.
 [[nodiscard]] std::string format_stats(const Stats& stats);
 
+class Ring;
+namespace detail {
+/// A ring's state, for the library's own inspection (staging/detail/vulkan/ring_inspect.hpp).
+const RingImpl& impl_of(const Ring& ring) noexcept;
+}  // namespace detail
+
 /// The staging ring of one device. See the file comment.
 ///
 /// Byte strategy tokens: every frame gets the next number of the ring's frame sequence at
@@ -299,42 +299,27 @@ static_assert(counters_complete<Stats>(), "vulkan::Stats: a member is missing fr
 /// be destroyed or assigned to.
 class Ring {
  public:
-  /// What went wrong in create() (CreateError::kind); checked in this order.
-  enum class CreateErrorKind : uint8_t {
-    /// A Dispatch member is null (`function` names it).
-    MissingFunction,
-    /// RingConfig::slot_ring is invalid (`slot_config` says why).
-    InvalidSlotConfig,
-    /// A policy the ring cannot honour: RingConfig::policy Split or Grow, or Wait with
-    /// Strategy::Bytes (use ByteRingConfig::policy = Wait); ByteRingConfig::policy Split.
-    PolicyNotForStrategy,
-    /// The physical device reports an API version below 1.2.
-    ApiVersionTooOld,
-    /// vkCreateSemaphore failed (`result`).
-    SemaphoreFailed,
-    /// RingConfig::byte_ring is invalid or its first region could not be made (`byte_ring` says
-    /// why).
-    InvalidByteRing,
-  };
-  /// Why create() made no ring.
-  struct CreateError {
-    /// What went wrong.
-    CreateErrorKind kind = CreateErrorKind::MissingFunction;
+  /// Why create() made no ring: the shared CreateError and what Vulkan adds to it.
+  struct CreateFailure {
+    /// What went wrong, checked in this order: MissingFunction (a Dispatch member is null);
+    /// NoSlots, TooManySlots, MinNotPowerOfTwo, MaxBelowMin, SlotTooLarge (RingConfig::slot_ring,
+    /// as validate()); UnsupportedPolicy (RingConfig::policy Split or Grow, Wait with
+    /// Strategy::Bytes — use ByteRingConfig::policy = Wait —, or ByteRingConfig::policy Split);
+    /// ApiVersionTooOld (the physical device reports an API version below 1.2);
+    /// ObjectCreationFailed (vkCreateSemaphore failed); then, for Strategy::Bytes, the byte ring's
+    /// (ByteRing::create: ZeroCapacity, CapBelowCapacity, FallbackCapAboveCap, AllocationFailed).
+    CreateError kind = CreateError::InvalidConfig;
     /// MissingFunction: the first null member's name (a static string).
     std::string_view function;
-    /// InvalidSlotConfig: why.
-    ConfigError slot_config = ConfigError::NoSlots;
-    /// InvalidByteRing: why.
-    ByteRing::CreateError byte_ring = ByteRing::CreateError::ZeroCapacity;
-    /// SemaphoreFailed: vkCreateSemaphore's result.
+    /// ObjectCreationFailed: vkCreateSemaphore's result.
     VkResult result = VK_SUCCESS;
   };
 
   /// Makes a ring: checks the dispatch, the configuration and the device's API version, creates
   /// the timeline semaphore (initial value 0). Strategy::Slots allocates no staging memory until
   /// the first frame; Strategy::Bytes allocates the byte ring (byte_ring.capacity) here.
-  /// Errors: CreateError (its kind says which check failed).
-  static Expected<Ring, CreateError> create(const Device& device, const RingConfig& config = {});
+  /// Errors: CreateFailure (its kind says which check failed).
+  static Expected<Ring, CreateFailure> create(const Device& device, const RingConfig& config = {});
 
   /// Moves the ring (frames keep working); the moved-from ring may only be destroyed or
   /// assigned to.
@@ -402,19 +387,13 @@ class Ring {
   [[nodiscard]] const std::optional<ReserveError>& last_reserve_error() const noexcept;
   /// RingConfig::strategy.
   [[nodiscard]] Strategy strategy() const noexcept;
-  /// Strategy::Bytes: the byte ring (free bytes, live reservations, ...); null for Slots.
-  [[nodiscard]] const ByteRing* byte_ring() const noexcept;
-  /// Strategy::Slots: the number of slots (RingConfig::slot_ring.slots); 0 for Bytes.
-  [[nodiscard]] std::size_t slot_count() const noexcept;
-  /// Strategy::Slots: slot `index`'s state and capacity now; none for Bytes or an index >=
-  /// slot_count().
-  [[nodiscard]] std::optional<SlotInfo> slot(std::size_t index) const;
   /// The configuration the ring was created with.
   [[nodiscard]] const RingConfig& config() const noexcept;
   /// A snapshot of every counter, the core ring's included.
   [[nodiscard]] Stats stats() const noexcept;
 
  private:
+  friend const detail::RingImpl& detail::impl_of(const Ring& ring) noexcept;
   explicit Ring(std::unique_ptr<detail::RingImpl> impl) noexcept;
   std::unique_ptr<detail::RingImpl> impl_;
 };
@@ -423,14 +402,5 @@ class Ring {
 /// leaked their staging memory and semaphore rather than free memory the GPU may still read
 /// (RingConfig::destroy_timeout). Safe from any thread.
 [[nodiscard]] uint64_t rings_leaked() noexcept;
-
-/// Names of Ring::CreateErrorKind's values, in order (staging::to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<Ring::CreateErrorKind>) noexcept {
-  return std::to_array<std::string_view>({"MissingFunction", "InvalidSlotConfig",
-                                          "PolicyNotForStrategy", "ApiVersionTooOld",
-                                          "SemaphoreFailed", "InvalidByteRing"});
-}
-static_assert(enum_names_complete<Ring::CreateErrorKind>(),
-              "Ring::CreateErrorKind: a value has no name");
 
 }  // namespace staging::vulkan

@@ -56,8 +56,8 @@ namespace staging::vulkan {
 //   before its first piece   images: old_layout -> TRANSFER_DST_OPTIMAL (the whole range written)
 //   its pieces' copies       vkCmdCopyBuffer / vkCmdCopyBufferToImage
 //   after its last piece     images: TRANSFER_DST_OPTIMAL -> final_layout;
-//                            Sharing::Exclusive with two families: the release of ownership to
-//                            the consumer's family (buffers too)
+//                            VK_SHARING_MODE_EXCLUSIVE with two families: the release of
+//                            ownership to the consumer's family (buffers too)
 // On the consumer's queue, after waiting on the upload's timeline value:
 //   Exclusive with two families: the matching acquire (acquire_barrier() / record_acquire()),
 //   into the consumer's command buffer before the first use. Otherwise nothing: the semaphore wait
@@ -67,25 +67,8 @@ namespace staging::vulkan {
 // the specification requires; they are built from the same target by the same functions.
 // Pure functions over plain data; safe from any thread.
 
-/// The names of this layer's enums that have a name table (Sharing, the Streamer's errors):
 /// staging's generic to_string(), visible here beside the layer's own overloads.
 using staging::to_string;
-
-/// How a streamed resource is shared between the streamer's queue family and the consumer's.
-enum class Sharing : uint8_t {
-  /// VK_SHARING_MODE_EXCLUSIVE: with two different families, ownership moves by a release on the
-  /// streamer's queue and an acquire the consumer records (record_acquire()).
-  Exclusive,
-  /// VK_SHARING_MODE_CONCURRENT across both families (or one family for both): no ownership
-  /// transfer; the consumer only waits on the timeline value.
-  Concurrent,
-};
-
-/// Names of Sharing's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<Sharing>) noexcept {
-  return std::to_array<std::string_view>({"Exclusive", "Concurrent"});
-}
-static_assert(enum_names_complete<Sharing>(), "Sharing: a value has no name");
 
 /// The two queue families of a stream.
 struct QueueFamilies {
@@ -96,9 +79,13 @@ struct QueueFamilies {
 /// A buffer destination: bytes [offset, offset + the upload's size) of `buffer` (created with
 /// TRANSFER_DST usage, not in use by any queue while the upload streams).
 struct BufferTarget {
-  VkBuffer buffer = VK_NULL_HANDLE;      ///< the destination
-  uint64_t offset = 0;                   ///< where the upload's first byte goes
-  Sharing sharing = Sharing::Exclusive;  ///< the buffer's sharing mode
+  VkBuffer buffer = VK_NULL_HANDLE;  ///< the destination
+  uint64_t offset = 0;               ///< where the upload's first byte goes
+  /// The buffer's VkBufferCreateInfo::sharingMode. EXCLUSIVE with two different families:
+  /// ownership moves by a release on the streamer's queue and an acquire the consumer records
+  /// (record_acquire()). CONCURRENT across both families (or one family for both): no ownership
+  /// transfer; the consumer only waits on the timeline value.
+  VkSharingMode sharing = VK_SHARING_MODE_EXCLUSIVE;
 };
 
 /// An image destination: levels [base_level, base_level + levels) and layers [base_layer,
@@ -120,12 +107,14 @@ struct ImageTarget {
   VkImageLayout old_layout = VK_IMAGE_LAYOUT_UNDEFINED;
   /// The layout the upload leaves them in (not UNDEFINED or PREINITIALIZED).
   VkImageLayout final_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-  Sharing sharing = Sharing::Exclusive;  ///< the image's sharing mode
+  /// The image's VkImageCreateInfo::sharingMode (see BufferTarget::sharing).
+  VkSharingMode sharing = VK_SHARING_MODE_EXCLUSIVE;
 };
 
 /// True when an upload to a resource of `sharing` needs an ownership transfer between `families`
 /// (Exclusive, and two different families).
-[[nodiscard]] bool transfers_ownership(Sharing sharing, const QueueFamilies& families) noexcept;
+[[nodiscard]] bool transfers_ownership(VkSharingMode sharing,
+                                       const QueueFamilies& families) noexcept;
 
 /// The aspects an image barrier of `target` names: both for a combined depth/stencil format,
 /// else the written aspect (resolved from 0). 0 for a format texel_block() does not know.
@@ -202,29 +191,6 @@ struct StreamerConfig {
   Observer* observer = nullptr;
 };
 
-/// Why a Streamer could not be made.
-enum class StreamerCreateError : uint8_t {
-  /// A function a Streamer needs is missing from the dispatch (Dispatch::missing_for_streamer()).
-  MissingFunction,
-  /// The queue is null, ring_bytes is 0, schedule.ring_bytes is neither 0 nor ring_bytes, or the
-  /// scheduler's configuration is invalid.
-  InvalidConfig,
-  /// Staging memory could not be allocated.
-  AllocationFailed,
-  /// The command pool or the timeline semaphore could not be created.
-  CreateFailed,
-  /// The pump thread or the fill pool's threads could not be started.
-  ThreadFailed,
-};
-
-/// Names of StreamerCreateError's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<StreamerCreateError>) noexcept {
-  return std::to_array<std::string_view>(
-      {"MissingFunction", "InvalidConfig", "AllocationFailed", "CreateFailed", "ThreadFailed"});
-}
-static_assert(enum_names_complete<StreamerCreateError>(),
-              "StreamerCreateError: a value has no name");
-
 /// What a Streamer has done: the scheduler's counters and the Vulkan side's.
 struct StreamerStats {
   StreamStats stream;            ///< uploads, pieces, batches, refusals, waits
@@ -269,9 +235,14 @@ class StreamerBackend;
 class Streamer {
  public:
   /// Makes a streamer on `device` (Vulkan 1.2+ with timelineSemaphore and synchronization2).
-  /// Errors: StreamerCreateError.
-  static Expected<std::unique_ptr<Streamer>, StreamerCreateError> create(
-      const Device& device, const StreamerConfig& config);
+  /// Errors (CreateError), in this order: MissingFunction (a function a Streamer needs is missing
+  /// from the dispatch: Dispatch::missing_for_streamer()); InvalidConfig (the queue is null,
+  /// ring_bytes is 0, schedule.ring_bytes is neither 0 nor ring_bytes, or the scheduler's
+  /// configuration is invalid); ObjectCreationFailed (the command pool or the timeline
+  /// semaphore); ThreadStartFailed (the fill pool's threads); the scheduler's InvalidConfig or
+  /// AllocationFailed (the staging memory); ThreadStartFailed (the pump thread).
+  static Expected<std::unique_ptr<Streamer>, CreateError> create(const Device& device,
+                                                                 const StreamerConfig& config);
   /// Stops the pump, cancels what is queued, waits for the last submission, frees everything
   /// (see Ownership).
   ~Streamer();
@@ -317,8 +288,9 @@ class Streamer {
                                                   Duration timeout = Duration{0});
   /// Submits a written piece: one vkQueueSubmit2 (under StreamerConfig::queue_mutex when
   /// given). Returns the value of the streamer's semaphore it signals, or the submission's error
-  /// (the upload is then Failed).
-  Expected<TimelineValue, SubmitError> commit(const StreamTicket& ticket,
+  /// (the upload is then Failed): UploadError::DeviceLost, or Failed (recording or submitting
+  /// failed otherwise; nothing was submitted).
+  Expected<TimelineValue, UploadError> commit(const StreamTicket& ticket,
                                               const InPlacePiece& piece);
   /// Gives a piece back unwritten: its bytes are reclaimed and the upload is cancelled (as
   /// cancel() would: Stopped when pieces had been committed).
@@ -346,7 +318,7 @@ class Streamer {
                                                                VkPipelineStageFlags2 stages) const;
   /// Records into the consumer's `cmd` the acquire of `target` (the upload's, as given to
   /// upload()) for `stages`/`access` — only when ownership moves between two families
-  /// (Sharing::Exclusive); otherwise nothing. Record it after the wait on the ticket's value
+  /// (VK_SHARING_MODE_EXCLUSIVE); otherwise nothing. Record it after the wait on the ticket's value
   /// (in a submission that waits on wait_info()), before the first use.
   void record_acquire(VkCommandBuffer cmd, const ImageTarget& target, VkPipelineStageFlags2 stages,
                       VkAccessFlags2 access) const;

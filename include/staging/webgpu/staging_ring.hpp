@@ -259,7 +259,7 @@ struct RingConfig {
   ///  - Defer: begin() answers the refusal (TooLarge, AllInFlight, AllocationFailed);
   ///  - Fallback: begin() gives a frame on the fallback route (queue writes): the same bytes,
   ///    another way.
-  /// Wait, Split and Grow are refused by create() (ConfigError::UnsupportedPolicy): a browser
+  /// Wait, Split and Grow are refused by create() (CreateError::UnsupportedPolicy): a browser
   /// frame cannot wait (map callbacks run only between frames), and slots grow by themselves.
   ExhaustionPolicy policy = ExhaustionPolicy::Fallback;
 };
@@ -311,8 +311,9 @@ class StagingRing {
   /// Makes a ring on `device` (referenced; must not be null: aborts). No buffer is created yet.
   /// `config.slot_ring.max_slot_bytes` is capped at MAX_MAPPABLE_SLOT_BYTES (a slot's mapped
   /// ranges are mirrored in the wasm heap, and the C API passes sizes as 32-bit size_t).
-  /// Errors: the core's ConfigError for `config.slot_ring` (after the cap).
-  static Expected<std::unique_ptr<StagingRing>, ConfigError> create(WGPUDevice device,
+  /// Errors (CreateError): UnsupportedPolicy; then validate()'s for `config.slot_ring` (after
+  /// the cap).
+  static Expected<std::unique_ptr<StagingRing>, CreateError> create(WGPUDevice device,
                                                                     RingConfig config = {});
   StagingRing(const StagingRing&) = delete;
   StagingRing& operator=(const StagingRing&) = delete;

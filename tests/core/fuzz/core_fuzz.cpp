@@ -148,17 +148,17 @@ void check_arithmetic(Input& in) {
     StagingRingConfig config{
         .slots = static_cast<std::size_t>(a % 1024), .min_slot_bytes = b, .max_slot_bytes = c};
     const auto valid = validate(config);
-    std::optional<ConfigError> expected;
+    std::optional<CreateError> expected;
     if (config.slots == 0) {
-      expected = ConfigError::NoSlots;
+      expected = CreateError::NoSlots;
     } else if (config.slots > STAGING_SLOTS_LIMIT) {
-      expected = ConfigError::TooManySlots;
+      expected = CreateError::TooManySlots;
     } else if (b == 0 || (b & (b - 1)) != 0) {
-      expected = ConfigError::MinNotPowerOfTwo;
+      expected = CreateError::MinNotPowerOfTwo;
     } else if (c < b) {
-      expected = ConfigError::MaxBelowMin;
+      expected = CreateError::MaxBelowMin;
     } else if (c > SLOT_BYTES_LIMIT) {
-      expected = ConfigError::SlotTooLarge;
+      expected = CreateError::SlotTooLarge;
     }
     CHECK(expected ? (!valid && valid.error() == *expected) : valid.has_value(), a, b, c);
   }
@@ -472,7 +472,7 @@ void check_byte_ring(Input& in) {
   auto made = ByteRing::create(config, {&allocator, &clock, nullptr, &checker});
   if (!made) {
     const auto e = made.error();
-    using E = ByteRing::CreateError;
+    using E = CreateError;
     CHECK(e == E::ZeroCapacity          ? config.capacity == 0
           : e == E::CapBelowCapacity    ? effective_cap < config.capacity
           : e == E::FallbackCapAboveCap ? config.fallback_cap > effective_cap

@@ -10,7 +10,7 @@ int main() {
   auto uploader = staging::cuda::Uploader::create(config);
   if (!uploader) {
     std::printf("no uploader: %s\n", std::string(to_string(uploader.error())).c_str());
-    return uploader.error() == staging::cuda::Uploader::CreateError::NoDevice ? 0 : 1;
+    return uploader.error() == staging::CreateError::NoDevice ? 0 : 1;
   }
   void* dst = nullptr;
   if (cudaMalloc(&dst, 16) != cudaSuccess) return 1;

@@ -93,7 +93,7 @@ class FillJob {
 class FillEngine {
  public:
   /// Starts config.threads threads, pinned as asked. Errors: InvalidConfig, ThreadStartFailed.
-  static Expected<std::unique_ptr<FillEngine>, FillPoolError> create(const FillPoolConfig& config);
+  static Expected<std::unique_ptr<FillEngine>, CreateError> create(const FillPoolConfig& config);
   /// Copies what is queued, stops and joins the threads.
   ~FillEngine();
   FillEngine(const FillEngine&) = delete;

@@ -72,8 +72,8 @@ template <class Buffer>
 class StagingRing {
  public:
   /// Makes a ring over `allocator` (which must outlive it). No buffer is created yet.
-  /// Errors: the ConfigError of validate(config).
-  static Expected<StagingRing, ConfigError> create(StagingAllocator<Buffer>& allocator,
+  /// Errors: validate(config)'s CreateError.
+  static Expected<StagingRing, CreateError> create(StagingAllocator<Buffer>& allocator,
                                                    StagingRingConfig config = {}) {
     auto valid = validate(config);
     if (!valid) return unexpected(valid.error());

@@ -67,7 +67,7 @@ class StreamBackend {
   /// than every value returned before. The batch's span is valid during the call only.
   /// Errors: DeviceLost, Failed (nothing was submitted; the scheduler fails the batch's uploads
   /// and reclaims its bytes).
-  virtual Expected<TimelineValue, SubmitError> submit(const StreamBatch& batch) = 0;
+  virtual Expected<TimelineValue, UploadError> submit(const StreamBatch& batch) = 0;
   /// The highest timeline value completed, without waiting. Never decreases.
   [[nodiscard]] virtual TimelineValue completed() = 0;
   /// Waits until completed() >= value or `timeout` passes (must return within about

@@ -129,18 +129,10 @@ class StreamScheduler {
     /// pool); null: the pump thread copies them alone.
     FillPool* fill_pool = nullptr;
   };
-  /// Why create() made no scheduler.
-  enum class CreateError : uint8_t {
-    /// ring_bytes is 0, max_batch_pieces 0, buffer_granule 0, wait_slice <= 0, or
-    /// min_batch_bytes above max_batch_bytes.
-    InvalidConfig,
-    /// Deps::backend or Deps::allocator is null.
-    MissingDependency,
-    /// The ring's memory could not be created.
-    AllocationFailed,
-  };
-  /// Makes a scheduler and its ring. Errors: InvalidConfig, MissingDependency,
-  /// AllocationFailed.
+  /// Makes a scheduler and its ring. Errors (CreateError): InvalidConfig (ring_bytes is 0,
+  /// max_batch_pieces 0, buffer_granule 0, wait_slice <= 0, or min_batch_bytes above
+  /// max_batch_bytes), MissingDependency (Deps::backend or Deps::allocator is null),
+  /// AllocationFailed (the ring's memory could not be created).
   static Expected<std::unique_ptr<StreamScheduler>, CreateError> create(
       const StreamSchedulerConfig& config, Deps deps);
   /// Stops and fails what is queued (see the class comment).
@@ -169,7 +161,7 @@ class StreamScheduler {
                                                   Duration timeout = Duration{0});
   /// Submits a written piece (a batch of its own). Returns the timeline value it signals, or
   /// the submission's error (the upload is then Failed).
-  Expected<TimelineValue, SubmitError> commit(const StreamTicket& ticket,
+  Expected<TimelineValue, UploadError> commit(const StreamTicket& ticket,
                                               const InPlacePiece& piece);
   /// Gives a piece back unwritten: its bytes are reclaimed, and the upload is cancelled (as
   /// cancel() would: Stopped when pieces had been committed).
@@ -233,7 +225,7 @@ class StreamScheduler {
   void start_fill(Filling& filling);
   void finish_fill(Filling& filling);
   PumpResult submit(Batch& batch);
-  void finish_submit_locked(Batch& batch, Expected<TimelineValue, SubmitError> result);
+  void finish_submit_locked(Batch& batch, Expected<TimelineValue, UploadError> result);
   void end_upload_locked(detail::StreamUpload& upload, StreamStatus status);
   void unqueue_locked(detail::StreamUpload& upload);
   uint64_t queued_limit_bytes() const noexcept;
@@ -272,13 +264,5 @@ class StreamScheduler {
   std::deque<std::unique_ptr<Filling>> filling_;
   std::vector<std::unique_ptr<detail::FillJob>> spare_jobs_;
 };
-
-/// Names of StreamScheduler::CreateError's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<StreamScheduler::CreateError>) noexcept {
-  return std::to_array<std::string_view>(
-      {"InvalidConfig", "MissingDependency", "AllocationFailed"});
-}
-static_assert(enum_names_complete<StreamScheduler::CreateError>(),
-              "StreamScheduler::CreateError: a value has no name");
 
 }  // namespace staging
