@@ -61,8 +61,13 @@ FillPool::FillPool(std::unique_ptr<detail::FillEngine> engine) noexcept
 FillPool::~FillPool() = default;
 
 Expected<std::shared_ptr<FillPool>, CreateError> FillPool::create(const FillPoolConfig& config) {
+  return create_with(config, nullptr);
+}
+
+Expected<std::shared_ptr<FillPool>, CreateError> FillPool::create_with(
+    const FillPoolConfig& config, const HostTopology* topology) {
   Expected<std::unique_ptr<detail::FillEngine>, CreateError> engine =
-      detail::FillEngine::create(config);
+      detail::FillEngine::create(config, topology);
   if (!engine) return unexpected(engine.error());
   return std::shared_ptr<FillPool>(new FillPool(std::move(*engine)));
 }
@@ -89,13 +94,17 @@ FillEngine& engine_of(FillPool& pool) noexcept {
   return *pool.engine_;
 }
 
+Expected<std::shared_ptr<FillPool>, CreateError> create_fill_pool(const FillPoolConfig& config,
+                                                                  const HostTopology& topology) {
+  return FillPool::create_with(config, &topology);
+}
+
 FillEngine::FillEngine(const FillPoolConfig& config) : config_(config) {
-  config_.topology = nullptr;
   config_.held_spin = std::max(config_.held_spin, config_.spin);
 }
 
-Expected<std::unique_ptr<FillEngine>, CreateError> FillEngine::create(
-    const FillPoolConfig& config) {
+Expected<std::unique_ptr<FillEngine>, CreateError> FillEngine::create(const FillPoolConfig& config,
+                                                                      const HostTopology* given) {
   if (config.spin < Duration::zero() || config.held_spin < Duration::zero()) {
     return unexpected(CreateError::InvalidConfig);
   }
@@ -104,8 +113,7 @@ Expected<std::unique_ptr<FillEngine>, CreateError> FillEngine::create(
   // The CPUs each thread may run on (empty: not pinned).
   pool->placement_.resize(config.threads);
   if (config.pinning != ThreadPinning::None && config.threads > 0) {
-    const HostTopology topology =
-        config.topology != nullptr ? *config.topology : HostTopology::read();
+    const HostTopology topology = given != nullptr ? *given : HostTopology::read();
     const bool on_node = config.numa_node >= 0 && topology.node(config.numa_node) != nullptr;
     const std::vector<int> cpus = topology.cpus(on_node ? config.numa_node : -1);
     for (unsigned i = 0; i < config.threads && !cpus.empty(); ++i) {

@@ -100,8 +100,7 @@ Expected<void, CreateError> make_pools(const MultiUploaderConfig& config,
     pc.threads = std::max<unsigned>(1, static_cast<unsigned>(uint64_t{total} * members.size() / n));
     pc.pinning = config.pinning;
     pc.numa_node = node;
-    pc.topology = &topology;
-    auto pool = FillPool::create(pc);
+    auto pool = staging::detail::create_fill_pool(pc, topology);
     if (!pool) return unexpected(pool.error());
     pools.push_back(*pool);
     for (std::size_t i : members)
@@ -123,8 +122,20 @@ struct MultiUploader::Impl {
   }
 };
 
-Expected<MultiUploader, CreateError> MultiUploader::create(const MultiUploaderConfig& config,
-                                                           std::span<DeviceApi* const> apis) {
+Expected<MultiUploader, CreateError> MultiUploader::create(const MultiUploaderConfig& config) {
+  return create_with(config, {}, nullptr);
+}
+
+Expected<MultiUploader, CreateError> detail::create_multi_uploader(
+    const MultiUploaderConfig& config, std::span<DeviceApi* const> apis,
+    const HostTopology* topology) {
+  if (apis.empty()) return unexpected(CreateError::MissingDependency);
+  return MultiUploader::create_with(config, apis, topology);
+}
+
+Expected<MultiUploader, CreateError> MultiUploader::create_with(const MultiUploaderConfig& config,
+                                                                std::span<DeviceApi* const> apis,
+                                                                const HostTopology* given) {
   auto impl = std::make_unique<Impl>();
   auto entries = open_devices(config, apis);
   if (!entries) return unexpected(entries.error());
@@ -141,8 +152,7 @@ Expected<MultiUploader, CreateError> MultiUploader::create(const MultiUploaderCo
   impl->budget =
       std::make_shared<PinnedBudget>(config.pinned_bytes == 0 ? ring * n : config.pinned_bytes);
 
-  const HostTopology topology =
-      config.topology != nullptr ? *config.topology : HostTopology::read();
+  const HostTopology topology = given != nullptr ? *given : HostTopology::read();
   const auto by_node = group_by_node(impl->entries, topology);
   std::vector<std::shared_ptr<FillPool>> pool_of;
   if (auto made = make_pools(config, topology, by_node, n, impl->pools, pool_of); !made) {
@@ -156,7 +166,7 @@ Expected<MultiUploader, CreateError> MultiUploader::create(const MultiUploaderCo
     c.device = e.device;
     c.fill_pool = pool_of[i];
     c.pinned_budget = impl->budget;
-    auto u = Uploader::create(c, e.api);
+    auto u = detail::create_uploader(c, *e.api);
     if (!u) return unexpected(u.error());
     e.uploader.emplace(std::move(*u));
   }

@@ -785,7 +785,17 @@ detail::PlannerConfig planner_config(const UploaderConfig& c, unsigned fill_thre
 
 }  // namespace
 
-Expected<Uploader, CreateError> Uploader::create(const UploaderConfig& config, DeviceApi* api) {
+Expected<Uploader, CreateError> Uploader::create(const UploaderConfig& config) {
+  return create_with(config, nullptr);
+}
+
+Expected<Uploader, CreateError> detail::create_uploader(const UploaderConfig& config,
+                                                        DeviceApi& api) {
+  return Uploader::create_with(config, &api);
+}
+
+Expected<Uploader, CreateError> Uploader::create_with(const UploaderConfig& config,
+                                                      DeviceApi* api) {
   UploaderConfig c = config;
   if (!valid(c)) return unexpected(CreateError::InvalidConfig);
   if (!supported(c.policy)) return unexpected(CreateError::UnsupportedPolicy);

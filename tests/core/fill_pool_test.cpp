@@ -452,8 +452,7 @@ TEST(FillPool, ThreadsArePinnedWhereTheTopologySays) {
   FillPoolConfig c;
   c.threads = 2;
   c.pinning = ThreadPinning::Core;
-  c.topology = &topo;
-  auto pool = FillPool::create(c);
+  auto pool = detail::create_fill_pool(c, topo);
   ASSERT_TRUE(pool.has_value());
   const auto src = random_bytes(1 << 20, 23);
   std::vector<std::byte> dst(src.size());
@@ -469,7 +468,7 @@ TEST(FillPool, ThreadsArePinnedWhereTheTopologySays) {
 
   // A CPU the kernel refuses: the threads run unpinned and still fill.
   topo.nodes[0].cpus = {CPU_SETSIZE - 1};
-  auto unpinned = FillPool::create(c);
+  auto unpinned = detail::create_fill_pool(c, topo);
   ASSERT_TRUE(unpinned.has_value());
   detail::FillJob k;
   set(k, dst.data(), src.data(), src.size());

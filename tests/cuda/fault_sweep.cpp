@@ -183,11 +183,11 @@ Outcome run_single(const SweepDeviceFactory& make, const Fault& fault,
   std::vector<Landed> landed;
   TimelineValue completed = ~TimelineValue{0};  // every point, unless the device is lost
   {
-    auto created = Uploader::create(sweep_config(), &api);
+    auto created = detail::create_uploader(sweep_config(), api);
     if (!created) {
       out.reported = true;  // create() named its failure
       // Once the fault is gone (a new attempt), create() succeeds.
-      if (!fault.lost && !Uploader::create(sweep_config(), &device->api())) {
+      if (!fault.lost && !detail::create_uploader(sweep_config(), device->api())) {
         out.broken("create() failed again without a fault");
       }
     } else {
@@ -276,7 +276,7 @@ Outcome run_multi(const SweepDeviceFactory& make, const Fault& fault, std::vecto
     mc.uploader = sweep_config();
     mc.fill_threads = 2;
     DeviceApi* apis[] = {&f0, &f1};
-    auto multi = MultiUploader::create(mc, apis);
+    auto multi = detail::create_multi_uploader(mc, apis);
     if (!multi) {
       out.reported = true;
     } else {

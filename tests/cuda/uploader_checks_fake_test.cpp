@@ -37,7 +37,7 @@ struct CheckedDestinationTest : ::testing::Test {
     c.fill_threads = 2;
     c.events = 16;
     c.check_invariants = true;
-    auto u = Uploader::create(c, &device);
+    auto u = detail::create_uploader(c, device);
     ASSERT_TRUE(u.has_value());
     uploader.emplace(std::move(*u));
     dst = device.device_alloc(4 * KiB);
@@ -113,7 +113,7 @@ TEST_F(CheckedDestinationTest, OneRangeQueryPerUploadAndNoneWhenTurnedOff) {
   for (bool check : {true, false}) {
     testing::FaultyDevice counting(device, testing::Fault{});
     c.check_destinations = check;
-    auto u = Uploader::create(c, &counting);
+    auto u = detail::create_uploader(c, counting);
     ASSERT_TRUE(u.has_value());
     auto p = u->upload(dst, src.data(), 4 * KiB, nullptr);
     ASSERT_TRUE(p.has_value());

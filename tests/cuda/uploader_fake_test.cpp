@@ -46,7 +46,7 @@ struct UploaderFakeTest : ::testing::Test {
   Uploader uploader = make(small_config());
 
   Uploader make(const UploaderConfig& c) {
-    auto u = Uploader::create(c, &device);
+    auto u = detail::create_uploader(c, device);
     EXPECT_TRUE(u.has_value()) << (u ? "" : to_string(u.error()));
     return std::move(*u);
   }
@@ -519,7 +519,7 @@ TEST(UploaderFakeCreate, InvalidConfigsAreRefused) {
   auto refused = [&](auto change, CreateError why) {
     UploaderConfig c = small_config();
     change(c);
-    auto u = Uploader::create(c, &device);
+    auto u = detail::create_uploader(c, device);
     return !u.has_value() && u.error() == why;
   };
   auto bad = [&](auto change) { return refused(change, CreateError::InvalidConfig); };
@@ -539,7 +539,7 @@ TEST(UploaderFakeCreate, ZeroFillThreadsMeansOnePerCpuLessTwo) {
   FakeDevice device;
   UploaderConfig c = small_config();
   c.fill_threads = 0;
-  auto u = Uploader::create(c, &device);
+  auto u = detail::create_uploader(c, device);
   ASSERT_TRUE(u.has_value());
   EXPECT_GE(u->config().fill_threads, 1u);
   EXPECT_LE(u->config().fill_threads, 12u);
@@ -551,7 +551,7 @@ TEST(UploaderFakeCreate, ChunkIsClampedAndThePinnedMemoryIsFreedAtTheEnd) {
   {
     UploaderConfig c = small_config();
     c.chunk_bytes = 100 * MiB;
-    auto u = Uploader::create(c, &device);
+    auto u = detail::create_uploader(c, device);
     ASSERT_TRUE(u.has_value());
     EXPECT_EQ(u->config().chunk_bytes, c.ring_bytes);
     EXPECT_EQ(device.host_bytes_held(), c.ring_bytes);
@@ -568,7 +568,7 @@ TEST(UploaderFakeCreate, AnUndrainedRingIsLeakedNotFreedUnderACopy) {
   {
     UploaderConfig c = small_config();
     c.drain_timeout = 20ms;
-    auto u = Uploader::create(c, &device);
+    auto u = detail::create_uploader(c, device);
     const auto src = random_bytes(1000, 1);
     std::byte* dst = device.device_alloc(1000);
     ASSERT_TRUE(u->upload(dst, src.data(), 1000, s).has_value());

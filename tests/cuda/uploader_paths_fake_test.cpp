@@ -15,6 +15,7 @@
 #include "fake_device.hpp"
 #include "staging/cuda/multi_uploader.hpp"
 #include "staging/cuda/uploader.hpp"
+#include "staging/detail/core/host_topology.hpp"
 #include "test_bytes.hpp"
 #include "test_options.hpp"
 #include "uploader_testing.hpp"
@@ -50,7 +51,7 @@ struct PathsTest : ::testing::Test {
   std::optional<Uploader> uploader;
 
   void make(const UploaderConfig& c) {
-    auto u = Uploader::create(c, &device);
+    auto u = detail::create_uploader(c, device);
     ASSERT_TRUE(u.has_value()) << to_string(u.error());
     uploader.emplace(std::move(*u));
   }
@@ -261,8 +262,8 @@ TEST(SharedFillPool, TwoUploadersOnePool) {
   UploaderConfig c = config();
   c.fill_pool = *pool;
   c.fill_threads = 0;  // ignored with a shared pool
-  auto ua = Uploader::create(c, &a);
-  auto ub = Uploader::create(c, &b);
+  auto ua = detail::create_uploader(c, a);
+  auto ub = detail::create_uploader(c, b);
   ASSERT_TRUE(ua.has_value());
   ASSERT_TRUE(ub.has_value());
   std::atomic<int> failures{0};
@@ -303,7 +304,7 @@ TEST(MultiUploaderFake, ThreeDevicesOneCapOnePool) {
   mc.fill_threads = 3;
   mc.pinning = ThreadPinning::None;
   mc.uploader = config();
-  auto multi = MultiUploader::create(mc, apis);
+  auto multi = detail::create_multi_uploader(mc, apis);
   ASSERT_TRUE(multi.has_value()) << to_string(multi.error());
   ASSERT_EQ(multi->size(), 3u);
   EXPECT_EQ(multi->pools().size(), 1u);
@@ -345,9 +346,9 @@ TEST(MultiUploaderFake, ThreeDevicesOneCapOnePool) {
   FakeDevice d3;
   UploaderConfig extra = config();
   extra.pinned_budget = std::make_shared<PinnedBudget>(1 * MiB);
-  auto first = Uploader::create(extra, &d3);
+  auto first = detail::create_uploader(extra, d3);
   ASSERT_TRUE(first.has_value());
-  auto second = Uploader::create(extra, &d3);
+  auto second = detail::create_uploader(extra, d3);
   ASSERT_FALSE(second.has_value());
   EXPECT_EQ(second.error(), CreateError::AllocationFailed);
   EXPECT_EQ(d3.host_allocs(), 1);
@@ -367,9 +368,8 @@ TEST(MultiUploaderFake, OnePoolPerNumaNode) {
   topo.nodes.push_back(HostTopology::Node{1, {0}});  // CPU 0 twice: pinning works on any host
   MultiUploaderConfig mc;
   mc.fill_threads = 6;
-  mc.topology = &topo;
   mc.uploader = config();
-  auto multi = MultiUploader::create(mc, apis);
+  auto multi = detail::create_multi_uploader(mc, apis, &topo);
   ASSERT_TRUE(multi.has_value());
   ASSERT_EQ(multi->pools().size(), 2u);
   EXPECT_EQ(multi->numa_node(0), 0);
@@ -392,12 +392,13 @@ TEST(MultiUploaderFake, BadConfigsAreRefused) {
   MultiUploaderConfig mc;
   mc.uploader = config();
   mc.pinned_bytes = 100;  // less than one alignment per device
-  auto m = MultiUploader::create(mc, apis);
+  auto m = detail::create_multi_uploader(mc, apis);
   ASSERT_FALSE(m.has_value());
   EXPECT_EQ(m.error(), CreateError::InvalidConfig);
   std::vector<DeviceApi*> null_api{nullptr};
   mc.pinned_bytes = 0;
-  EXPECT_FALSE(MultiUploader::create(mc, null_api).has_value());
+  EXPECT_EQ(detail::create_multi_uploader(mc, null_api).error(), CreateError::MissingDependency);
+  EXPECT_EQ(detail::create_multi_uploader(mc, {}).error(), CreateError::MissingDependency);
 }
 
 }  // namespace

@@ -41,7 +41,6 @@ TEST(StagingMemoryType, AUnifiedMemoryDeviceUsesItsOnlyType) {
 TEST(StagingMemoryType, CoherenceOutranksLocation) {
   const auto p = types({HV, HV | CA, DL | HV | HC});
   EXPECT_EQ(choose_staging_memory_type(p, kAll), 2u);
-  EXPECT_EQ(choose_staging_memory_type(p, kAll, {.prefer_non_coherent = true}), 0u);
 }
 
 TEST(StagingMemoryType, NonCoherentMemoryIsUsedWhenItIsAllThereIs) {

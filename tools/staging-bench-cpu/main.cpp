@@ -277,7 +277,7 @@ void upload(unsigned threads, int reps) {
     config.fill_threads = t;
     config.fill = FillMethod::Memcpy;
     config.direct = false;  // no direct part: the null device's "driver copy" would be free
-    auto uploader = staging::cuda::Uploader::create(config, &device);
+    auto uploader = staging::cuda::detail::create_uploader(config, device);
     if (!uploader) {
       std::fprintf(stderr, "staging-bench-cpu: Uploader::create failed\n");
       std::exit(1);

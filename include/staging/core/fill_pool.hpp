@@ -25,7 +25,7 @@
 // One pool is the CPU budget of all its submitters: several uploaders (one per GPU) that share a
 // pool share its threads, instead of each starting its own and oversubscribing the cores.
 // Threads can be kept on one NUMA node (the one a GPU's PCIe root belongs to) and pinned one per
-// physical core (ThreadPinning); host_topology.hpp reads the host's layout.
+// physical core (ThreadPinning), by the host's layout as the kernel reports it (sysfs).
 //
 // GPU-free: the threads only copy memory (copy_to_staging, below).
 #pragma once
@@ -42,7 +42,6 @@
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/enum_names.hpp"
-#include "staging/detail/core/host_topology.hpp"
 
 namespace staging {
 
@@ -118,8 +117,6 @@ struct FillPoolConfig {
   /// As `spin`, while some submitter holds the pool (an upload in progress that
   /// will submit more pieces, after a wait for ring room, say). Taken as at least `spin`.
   Duration held_spin = std::chrono::milliseconds(2);
-  /// The host layout to pin by; null reads it (HostTopology::read()). Only read by create().
-  const HostTopology* topology = nullptr;
 };
 
 /// Names of ThreadPinning's values, in order (to_string, enum_from_string).
@@ -176,12 +173,17 @@ constexpr auto counters_of(std::type_identity<FillPoolStats>) noexcept {
 static_assert(counters_complete<FillPoolStats>(), "FillPoolStats: counters_of is stale");
 
 class FillPool;
+struct HostTopology;
 
 namespace detail {
 class FillEngine;
 /// The job engine behind `pool` (detail/core/fill_engine.hpp): what the uploaders and the
 /// streamer submit their fill jobs to. Valid as long as the pool.
 FillEngine& engine_of(FillPool& pool) noexcept;
+/// FillPool::create, pinning by `topology` instead of the host's own layout (a multi-GPU
+/// uploader's grouping, the tests' made-up hosts).
+Expected<std::shared_ptr<FillPool>, CreateError> create_fill_pool(const FillPoolConfig& config,
+                                                                  const HostTopology& topology);
 }  // namespace detail
 
 /// See the file comment. Users make one, size it, and hand it to the uploaders and streamers
@@ -205,13 +207,17 @@ class FillPool {
   [[nodiscard]] unsigned threads() const noexcept;
   /// The CPUs each thread was given (empty: not pinned), by thread.
   [[nodiscard]] const std::vector<std::vector<int>>& placement() const noexcept;
-  /// The configuration it was created with (topology: null).
+  /// The configuration it was created with.
   [[nodiscard]] const FillPoolConfig& config() const noexcept;
   /// A snapshot of the counters.
   [[nodiscard]] FillPoolStats stats() const;
 
  private:
   friend detail::FillEngine& detail::engine_of(FillPool& pool) noexcept;
+  friend Expected<std::shared_ptr<FillPool>, CreateError> detail::create_fill_pool(
+      const FillPoolConfig& config, const HostTopology& topology);
+  static Expected<std::shared_ptr<FillPool>, CreateError> create_with(const FillPoolConfig& config,
+                                                                      const HostTopology* topology);
   explicit FillPool(std::unique_ptr<detail::FillEngine> engine) noexcept;
   std::unique_ptr<detail::FillEngine> engine_;
 };

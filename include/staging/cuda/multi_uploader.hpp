@@ -24,14 +24,12 @@
 
 #include "staging/core/fill_pool.hpp"
 #include "staging/cuda/uploader.hpp"
-#include "staging/detail/core/host_topology.hpp"
 
 namespace staging::cuda {
 
 /// How a MultiUploader is made. Validated by MultiUploader::create.
 struct MultiUploaderConfig {
-  /// The CUDA devices, each at most once; empty: every device the runtime sees. Ignored when
-  /// create() is given DeviceApis (tests): the devices are then 0 .. apis.size() - 1.
+  /// The CUDA devices, each at most once; empty: every device the runtime sees.
   std::vector<int> devices;
   /// Pinned bytes of all rings together; each device's ring gets an equal share (rounded down to
   /// the alignment, > 0). 0: uploader.ring_bytes per device.
@@ -41,9 +39,6 @@ struct MultiUploaderConfig {
   unsigned fill_threads = 0;
   /// Where the pools' threads run (see ThreadPinning; Node keeps each pool on its devices' node).
   ThreadPinning pinning = ThreadPinning::Node;
-  /// The host layout to place pools by; null reads it (HostTopology::read()). Only read by
-  /// create().
-  const HostTopology* topology = nullptr;
   /// The rest of each device's Uploader configuration; ring_bytes (unless pinned_bytes is 0),
   /// device, fill_pool, fill_threads and pinned_budget are set per device.
   UploaderConfig uploader;
@@ -59,20 +54,30 @@ struct MultiUploaderStats {
   std::vector<FillPoolStats> pools;    ///< each fill pool's
 };
 
+class MultiUploader;
+
+namespace detail {
+/// MultiUploader::create with device i's CUDA calls made through apis[i] (devices 0 ..
+/// apis.size() - 1; config.devices is not used), each of which must outlive the MultiUploader,
+/// and the pools grouped and pinned by `topology` (null: the host's own). A null entry in `apis`
+/// is MissingDependency.
+Expected<MultiUploader, CreateError> create_multi_uploader(const MultiUploaderConfig& config,
+                                                           std::span<DeviceApi* const> apis,
+                                                           const HostTopology* topology = nullptr);
+}  // namespace detail
+
 /// See the file comment.
 ///
-/// Ownership: owns the Uploaders, the pools and the budget; references the DeviceApis given to
-/// create() (which must outlive it). Movable; a moved-from MultiUploader may only be destroyed or
-/// assigned to. Threading: every member is safe from any thread (as Uploader's are).
+/// Ownership: owns the Uploaders, the pools and the budget. Movable; a moved-from MultiUploader may
+/// only be destroyed or assigned to. Threading: every member is safe from any thread (as Uploader's
+/// are).
 class MultiUploader {
  public:
-  /// Creates the pools, the budget and one Uploader per device. `apis`: null (empty) uses the
-  /// CUDA runtime on config.devices; tests pass one fake DeviceApi per device. Errors: those of
+  /// Creates the pools (grouped and pinned by the host's NUMA layout), the budget and one
+  /// Uploader per device of config.devices, through the CUDA runtime. Errors: those of
   /// Uploader::create (InvalidConfig also for a device listed twice or a share of 0 bytes;
-  /// MissingDependency for a null DeviceApi; NoDevice for no device at all or an index out of
-  /// range).
-  static Expected<MultiUploader, CreateError> create(const MultiUploaderConfig& config,
-                                                     std::span<DeviceApi* const> apis = {});
+  /// NoDevice for no device at all or an index out of range).
+  static Expected<MultiUploader, CreateError> create(const MultiUploaderConfig& config);
 
   /// Takes `other`'s devices, pools and budget; `other` may then only be destroyed or assigned to.
   MultiUploader(MultiUploader&& other) noexcept;
@@ -104,6 +109,12 @@ class MultiUploader {
   [[nodiscard]] MultiUploaderStats stats() const;
 
  private:
+  friend Expected<MultiUploader, CreateError> detail::create_multi_uploader(
+      const MultiUploaderConfig& config, std::span<DeviceApi* const> apis,
+      const HostTopology* topology);
+  static Expected<MultiUploader, CreateError> create_with(const MultiUploaderConfig& config,
+                                                          std::span<DeviceApi* const> apis,
+                                                          const HostTopology* topology);
   struct Impl;
   explicit MultiUploader(std::unique_ptr<Impl> impl) noexcept;
   std::unique_ptr<Impl> impl_;

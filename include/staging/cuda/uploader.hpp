@@ -54,9 +54,16 @@
 
 namespace staging::cuda {
 
+class Uploader;
+struct UploaderConfig;
+
 namespace detail {
 /// The library's own tests reach an Uploader's internals through this (not part of the API).
 struct UploaderTestAccess;
+/// Uploader::create with every CUDA call made through `api` (a test's fake device, a counting
+/// wrapper, the runtime's for a device of the caller's choosing), which must outlive the
+/// Uploader; config.device is not used.
+Expected<Uploader, CreateError> create_uploader(const UploaderConfig& config, DeviceApi& api);
 }  // namespace detail
 
 /// The names of this namespace's enums: `to_string(e)` finds the core's one to_string (built on
@@ -170,7 +177,6 @@ struct UploaderConfig {
   /// call the Uploader.
   Observer* observer = nullptr;
   /// The device the Uploader works with; -1: the calling thread's current device at create().
-  /// Used only when create() makes the runtime DeviceApi (a given DeviceApi has its own).
   int device = -1;
   /// Longest the destructor waits for the copies it issued to complete (see ~Uploader; >= 0);
   /// also the longest upload() waits for its direct part (see `direct`).
@@ -347,16 +353,15 @@ class StagingSpan {
 /// that is capturing a CUDA graph (refused: the ring would be reused before the graph runs).
 class Uploader {
  public:
-  /// Pins the ring, creates the events and starts the fill threads. `api`: null uses the CUDA
-  /// runtime (make_runtime_api) on config.device; tests pass a fake. Never throws. Errors
-  /// (CreateError): InvalidConfig (ring_bytes, events or alignment 0, alignment above ring_bytes,
-  /// a negative wait or drain timeout or copy overhead, link_gbps not > 0), UnsupportedPolicy (a
-  /// policy Grow or Fallback), NoDevice (no DeviceApi given and there is no device,
-  /// config.device is out of range, or the current device could not be read), AllocationFailed
-  /// (pinning the ring failed: out of host memory, no room left in the pinned_budget, or a CUDA
-  /// error), ObjectCreationFailed (the pooled events), ThreadStartFailed (the fill threads).
-  static Expected<Uploader, CreateError> create(const UploaderConfig& config,
-                                                DeviceApi* api = nullptr);
+  /// Pins the ring, creates the events and starts the fill threads, on config.device through the
+  /// CUDA runtime. Never throws. Errors (CreateError): InvalidConfig (ring_bytes, events or
+  /// alignment 0, alignment above ring_bytes, a negative wait or drain timeout or copy overhead,
+  /// link_gbps not > 0), UnsupportedPolicy (a policy Grow or Fallback), NoDevice (there is no
+  /// device, config.device is out of range, or the current device could not be read),
+  /// AllocationFailed (pinning the ring failed: out of host memory, no room left in the
+  /// pinned_budget, or a CUDA error), ObjectCreationFailed (the pooled events), ThreadStartFailed
+  /// (the fill threads).
+  static Expected<Uploader, CreateError> create(const UploaderConfig& config);
 
   /// Moves the uploader (its state is boxed); the moved-from one may only be destroyed or
   /// assigned to.
@@ -434,6 +439,9 @@ class Uploader {
   [[nodiscard]] UploaderStats stats() const;
 
  private:
+  friend Expected<Uploader, CreateError> detail::create_uploader(const UploaderConfig& config,
+                                                                 DeviceApi& api);
+  static Expected<Uploader, CreateError> create_with(const UploaderConfig& config, DeviceApi* api);
   friend class StagingSpan;
   friend struct detail::UploaderTestAccess;
   struct Impl;

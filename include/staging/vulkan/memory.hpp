@@ -78,8 +78,6 @@ struct MemoryPreference {
   /// Rank DEVICE_LOCAL | HOST_VISIBLE types first (resizable BAR / UMA: the CPU writes straight
   /// into VRAM). Off by default.
   bool prefer_device_local = false;
-  /// Rank non-coherent types first (a test hook that exercises the flush path). Off by default.
-  bool prefer_non_coherent = false;
 };
 
 /// The memory type index for staging buffers: the best HOST_VISIBLE type among `allowed_types`

@@ -19,6 +19,7 @@
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/atomic_counters.hpp"
 #include "staging/detail/core/fill_lanes.hpp"
+#include "staging/detail/core/host_topology.hpp"
 #include "staging/detail/core/spin_lock.hpp"
 
 namespace staging::detail {
@@ -93,7 +94,8 @@ class FillJob {
 class FillEngine {
  public:
   /// Starts config.threads threads, pinned as asked. Errors: InvalidConfig, ThreadStartFailed.
-  static Expected<std::unique_ptr<FillEngine>, CreateError> create(const FillPoolConfig& config);
+  static Expected<std::unique_ptr<FillEngine>, CreateError> create(
+      const FillPoolConfig& config, const HostTopology* topology = nullptr);
   /// Copies what is queued, stops and joins the threads.
   ~FillEngine();
   FillEngine(const FillEngine&) = delete;
