@@ -82,6 +82,7 @@ void FrameState::clear() noexcept {
   refusal.reset();
   staged_bytes = 0;
   update_bytes = 0;
+  demand = 0;
   buffer_copies.clear();
   image_copies.clear();
   updates.clear();
@@ -100,6 +101,10 @@ void FrameState::clear() noexcept {
 // The ring route through the strategy; when it has no room, the fallback route (or RingFull).
 Expected<Placement, UploadError> RingImpl::place(FrameState& f, uint64_t size, uint64_t alignment,
                                                  bool update_ok) {
+  // What the frame asked for, whatever route it takes: what later frames of begin(cmd) are sized
+  // by. Saturates.
+  const uint64_t asked = checked_add(size, alignment > 0 ? alignment - 1 : 0).value_or(UINT64_MAX);
+  f.demand = checked_add(f.demand, asked).value_or(UINT64_MAX);
   if (f.route == Route::Ring) {
     const PlaceResult r = strategy->place(f.id, size, alignment);
     // Frames found done meanwhile give their memory back (and the observer hears of it) before
@@ -189,6 +194,7 @@ Expected<RetirementPoint, FinishError> RingImpl::finish(FrameState& f, const Vis
   recorder.barrier_after(f, vis, stats);   // 4
   const RetirementPoint point = external ? *external : RetirementPoint{semaphore, ++last_value};
   if (f.route == Route::Ring) strategy->end(f.id);  // 5
+  note_demand(f.demand);
   Pending p;
   p.frame = f.id;
   p.point = point;

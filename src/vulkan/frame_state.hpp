@@ -140,6 +140,7 @@ struct FrameState {
   std::optional<Refusal> refusal;
   uint64_t staged_bytes = 0;
   uint64_t update_bytes = 0;
+  uint64_t demand = 0;  // what its uploads asked to place, padding included (any route)
   std::vector<BufferCopyCmd> buffer_copies;
   std::vector<ImageCopyCmd> image_copies;
   std::vector<UpdateCmd> updates;

@@ -96,6 +96,15 @@ Expected<StagingFrame, BeginError> RingImpl::begin(VkCommandBuffer cmd, uint64_t
   }
 }
 
+uint64_t RingImpl::recent_demand() const noexcept {
+  return *std::max_element(demand.begin(), demand.end());
+}
+
+void RingImpl::note_demand(uint64_t bytes) noexcept {
+  demand[demand_next] = bytes;
+  demand_next = (demand_next + 1) % kDemandFrames;
+}
+
 std::unique_ptr<FrameState> RingImpl::take_state(VkCommandBuffer cmd, Route route) {
   std::unique_ptr<FrameState> state;
   if (pool.empty()) {
@@ -196,6 +205,9 @@ Ring::~Ring() = default;
 
 Expected<StagingFrame, BeginError> Ring::begin(VkCommandBuffer cmd, uint64_t needed) {
   return impl_->begin(cmd, needed);
+}
+Expected<StagingFrame, BeginError> Ring::begin(VkCommandBuffer cmd) {
+  return impl_->begin(cmd, impl_->recent_demand());
 }
 StagingFrame Ring::begin_fallback(VkCommandBuffer cmd) {
   impl_->poll();

@@ -11,6 +11,7 @@
 //              sequence's completed value.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -74,6 +75,11 @@ struct RingImpl {
 
   // Frames (ring.cpp)
   Expected<StagingFrame, BeginError> begin(VkCommandBuffer cmd, uint64_t needed);
+  /// What a frame of Ring::begin(cmd) is sized for: the most any of the last kDemandFrames
+  /// finished frames tried to place (0 before the first).
+  [[nodiscard]] uint64_t recent_demand() const noexcept;
+  /// Remembers what a finished frame tried to place.
+  void note_demand(uint64_t bytes) noexcept;
   StagingFrame begin_fallback(VkCommandBuffer cmd, std::optional<Refusal> refusal);
   std::unique_ptr<FrameState> take_state(VkCommandBuffer cmd, Route route);
   void recycle(std::unique_ptr<FrameState> frame) noexcept;
@@ -132,6 +138,11 @@ struct RingImpl {
   uint64_t next_frame = 1;
   uint64_t open_frames = 0;
   Stats stats;
+  /// What the last finished frames tried to place (FrameState::demand), newest at
+  /// demand_next - 1.
+  static constexpr std::size_t kDemandFrames = 8;
+  std::array<uint64_t, kDemandFrames> demand{};
+  std::size_t demand_next = 0;
 };
 
 }  // namespace staging::vulkan::detail

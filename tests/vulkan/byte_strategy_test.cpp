@@ -1,4 +1,4 @@
-// Strategy::Bytes on the device: seed 000's byte ring as the frame API's staging memory. Frames are
+// Strategy::Bytes on the device: the core's byte ring as the frame API's staging memory. Frames are
 // held on the GPU by per-frame gates (frame k's submission waits until the host signals gate >= k),
 // so which frames are in flight is decided by the test, not by the GPU's speed. The core's
 // InvariantChecker sees every reservation and completion; the StagingChecker checks every staging

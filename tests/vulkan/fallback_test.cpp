@@ -1,8 +1,10 @@
-// The fallback route (seed 004's "queue writes"): when the ring gives a frame no slot, or a slot
+// The fallback route ("queue writes"): when the ring gives a frame no slot, or a slot
 // fills up, the same bytes still arrive — through vkCmdUpdateBuffer where it is legal (<= 65536
 // bytes, offset and size multiples of 4, within the per-frame budget), otherwise through one-off
 // staging buffers freed when their point retires — counted, and capped.
 #include <gtest/gtest.h>
+
+#include <cstdint>
 
 #include "harness.hpp"
 
@@ -154,6 +156,45 @@ TEST_F(GpuTest, UploadsThatOverflowTheirSlotTakeTheFallbackRoute) {
   h.submit(cmd, frame.finish(kAfterCopies).value());
   h.verify();
   EXPECT_EQ(checker.violations, 0u);
+}
+
+// begin(cmd) sizes a frame by what recent frames asked for. The first has no history: the
+// smallest slot, and what does not fit goes by the fallback route; the second asks as much and
+// gets a slot for all of it.
+//
+//   frame 1  begin(cmd) -> slot 64 KiB   [60 KiB staged ....]  200 KiB -> one-off buffer
+//   frame 2  begin(cmd) -> slot 512 KiB  [60 KiB staged][200 KiB staged ........]
+TEST_F(GpuTest, BeginWithoutASizeTakesTheSizeRecentFramesAskedFor) {
+  StagingChecker checker(*gpu);
+  RingConfig config;
+  config.observer = &checker;
+  Ring ring = Ring::create(gpu->ring_device(), config).value();
+  Harness h(*gpu, 320 * KiB, 11);
+  for (int n = 1; n <= 2; ++n) {
+    VkCommandBuffer cmd = h.commands();
+    StagingFrame frame = ring.begin(cmd).value();
+    ASSERT_TRUE(h.upload(frame, 0, 60 * KiB));
+    ASSERT_TRUE(h.upload(frame, 64 * KiB, 200 * KiB));
+    EXPECT_EQ(frame.route(), Route::Ring);
+    const Stats s = ring.stats();
+    EXPECT_EQ(s.oneoff_uploads, 1u) << "frame " << n;  // frame 1's only
+    EXPECT_EQ(s.staged_uploads, n == 1 ? 1u : 3u) << "frame " << n;
+    h.submit(cmd, frame.finish(kAfterCopies).value());
+    h.verify();
+  }
+  EXPECT_EQ(checker.violations, 0u);
+}
+
+// A point converts to what its submission signals: signal_info() with every stage.
+TEST(RetirementPointTest, ConvertsToTheSemaphoreSubmitInfoThatSignalsIt) {
+  const RetirementPoint point{reinterpret_cast<VkSemaphore>(uintptr_t{0x5eed}), 42};
+  const VkSemaphoreSubmitInfo signal = point;
+  EXPECT_EQ(signal.sType, VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO);
+  EXPECT_EQ(signal.pNext, nullptr);
+  EXPECT_EQ(signal.semaphore, point.semaphore);
+  EXPECT_EQ(signal.value, 42u);
+  EXPECT_EQ(signal.stageMask, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT);
+  EXPECT_EQ(signal.deviceIndex, 0u);
 }
 
 // Images take the fallback route through one-off buffers (vkCmdUpdateBuffer cannot write images).

@@ -1,6 +1,6 @@
 // Retirement and failure (invariant I3): memory is reclaimed when the semaphore reaches the
 // point — the ring's own timeline or the caller's — never by counting frames; an abandoned frame
-// is reported (its slot replaced, as seed 004 says) or superseded by a later value; a lost device
+// is reported (its slot replaced) or superseded by a later value; a lost device
 // fails every frame in flight and the next frame recovers; an allocation failure leaves the slot
 // Failed and the next frame recovers. Device loss and allocation failure are injected through the
 // dispatch table and the memory hook, on a device that stays healthy.
@@ -39,7 +39,7 @@ TEST_F(GpuTest, AnAbandonedFrameIsReportedAndItsSlotReplaced) {
   EXPECT_EQ(ring.stats().oneoff_live_bytes, 0u);
   EXPECT_EQ(ring.stats().points_abandoned, 1u);
 
-  // The next frame gets the slot back with a fresh buffer (seed 004: replaced on the next pick).
+  // The next frame gets the slot back with a fresh buffer (replaced on the next pick).
   VkCommandBuffer cmd = h.commands();
   StagingFrame next = ring.begin(cmd, 4096).value();
   EXPECT_EQ(ring.stats().slot_ring.slots_replaced, 1u);

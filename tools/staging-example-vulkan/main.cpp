@@ -69,25 +69,12 @@ void destroy(example::Device& vk, Resources& r) {
   vk.destroy(r.readback);
 }
 
-// Frame n's uploads, recorded into cmd: the vertex buffer (new random bytes already in
-// r.vertex_data) and the texture (frame 1: the whole mip chain; later frames: a tile written in
-// place); r.mips is updated to what the texture must now hold. Returns the frame's retirement
-// point.
-staging::vulkan::RetirementPoint record_frame(staging::vulkan::Ring& ring, VkCommandBuffer cmd,
-                                              int n, std::mt19937_64& rng, Resources& r) {
-  const example::Buffer& vertices = r.vertices;
-  const example::Image& texture = r.texture;
-  const std::vector<std::byte>& vertex_data = r.vertex_data;
-  std::vector<std::vector<std::byte>>& mips = r.mips;
-  // [snippet:frame]
-  // 1. A frame for our command buffer, sized for what it will upload.
-  uint64_t needed = ring.buffer_footprint(kVertexBytes);
-  for (uint32_t m = 0; m < kMips; ++m)
-    needed += ring.buffer_footprint(mips[m].size());
-  staging::vulkan::StagingFrame frame = ring.begin(cmd, needed).value();
-
-  // 2. The uploads: copied from our memory, or written in place into staging memory.
-  frame.upload(vertices.buffer, 0, vertex_data).value();
+// Frame n's texture upload: frame 1 the whole mip chain (from UNDEFINED to SHADER_READ_ONLY),
+// later frames a 64x64 tile of level 0 written straight into staging memory; `mips` is updated
+// to what the texture must now hold.
+void upload_texture(staging::vulkan::StagingFrame& frame, int n, std::mt19937_64& rng,
+                    const example::Image& texture, std::vector<std::vector<std::byte>>& mips) {
+  // [snippet:texture]
   if (n == 1) {  // the whole mip chain, from UNDEFINED to SHADER_READ_ONLY
     for (uint32_t m = 0; m < kMips; ++m) {
       fill(rng, mips[m].data(), mips[m].size());
@@ -114,13 +101,29 @@ staging::vulkan::RetirementPoint record_frame(staging::vulkan::Ring& ring, VkCom
       std::memcpy(mips[0].data() + ((y + row) * kSize + x) * kTexel, dst, span.row_bytes);
     }
   }
+  // [snippet-end]
+}
+
+// Frame n's uploads, recorded into cmd: the vertex buffer (new random bytes already in
+// r.vertex_data) and the texture (upload_texture). Returns what the frame's submission signals.
+VkSemaphoreSubmitInfo record_frame(staging::vulkan::Ring& ring, VkCommandBuffer cmd, int n,
+                                   std::mt19937_64& rng, Resources& r) {
+  const example::Buffer& vertices = r.vertices;
+  const std::vector<std::byte>& vertex_data = r.vertex_data;
+  // [snippet:frame]
+  // 1. A frame on our command buffer; its staging slot is sized by what recent frames asked for.
+  staging::vulkan::StagingFrame frame = ring.begin(cmd).value();
+
+  // 2. The uploads, copied into staging memory now (or written there in place).
+  frame.upload(vertices.buffer, 0, vertex_data).value();
+  upload_texture(frame, n, rng, r.texture, r.mips);
 
   // 3. Finish: the copies and one barrier into `cmd`, visible to vertex input and the fragment
-  //    shader. Later frames declare who used the destinations before them (last frame's draws,
-  //    and here the checking copies). The retirement point is what our submission signals.
+  //    shader (later frames also name who used the destinations before them: last frame's
+  //    draws, and here the checking copies). Our submission signals what it returns.
   const VkPipelineStageFlags2 users =
       VK_PIPELINE_STAGE_2_VERTEX_ATTRIBUTE_INPUT_BIT | VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT;
-  const staging::vulkan::RetirementPoint done =
+  const VkSemaphoreSubmitInfo signal =
       frame
           .finish({.stages = users,
                    .access =
@@ -128,7 +131,7 @@ staging::vulkan::RetirementPoint record_frame(staging::vulkan::Ring& ring, VkCom
                    .prior_stages = n == 1 ? 0 : users | VK_PIPELINE_STAGE_2_COPY_BIT})
           .value();
   // [snippet-end]
-  return done;
+  return signal;
 }
 
 // The check: every byte read back equals what was uploaded.
@@ -148,13 +151,15 @@ std::optional<bool> run_frame(example::Device& vk, staging::vulkan::Ring& ring, 
                               std::mt19937_64& rng, Resources& r) {
   VkCommandBuffer cmd = vk.begin_commands();
   fill(rng, r.vertex_data.data(), r.vertex_data.size());
-  const staging::vulkan::RetirementPoint done = record_frame(ring, cmd, n, rng, r);
+  const VkSemaphoreSubmitInfo signal = record_frame(ring, cmd, n, rng, r);
   vk.record_readback(cmd, r.vertices.buffer, kVertexBytes, r.readback.buffer);  // for the check
   vk.record_texture_readback(cmd, r.texture.image, kSize, kSize, kMips, kTexel, r.readback.buffer,
                              kVertexBytes);
-  vk.submit(cmd, done.signal_info());
+  vk.submit(cmd, signal);
 
-  // 4. Once the semaphore reaches the point, the ring reuses the frame's staging memory.
+  // Once the semaphore reaches the value, the ring reuses the frame's staging memory (a renderer
+  // does not wait; the example does, to read the destinations back).
+  const staging::vulkan::RetirementPoint done{signal.semaphore, signal.value};
   if (!ring.wait(done, std::chrono::seconds(10))) {
     std::printf("frame %d: point %" PRIu64 " not reached\n", n, done.value);
     return std::nullopt;

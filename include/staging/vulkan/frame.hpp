@@ -2,10 +2,12 @@
 // that move them to their destinations, recorded into the caller's own command buffer at
 // finish(). The ring never submits the caller's work.
 //
-//   StagingFrame frame = ring.begin(cmd, bytes).value();         // a slot (or the fallback route)
+//   StagingFrame frame = ring.begin(cmd).value();                // a slot (or the fallback route)
 //   frame.upload(vertex_buffer, 0, vertices).value();            // copy from your memory
 //   auto span = frame.reserve(uniform_buffer, 256, 64).value();  // or write in place
 //   frame.upload(texture, ImageRegion{...}, texels).value();     // a texture region
+//   VkSemaphoreSubmitInfo signal = frame.finish().value();       // the copies and one barrier
+//   // ... and `signal` among your vkQueueSubmit2's pSignalSemaphoreInfos.
 //
 // (`.value()` stands for your error handling: every upload answers an Expected. Here
 // `vertex_buffer` and `uniform_buffer` are BufferDestinations, `texture` an ImageDestination.)
@@ -15,8 +17,6 @@
 // inside it (check_destination), and one that does not is refused with a named UploadError before
 // anything is placed or recorded. The overloads taking a bare VkBuffer or an ImageRegion alone
 // cannot check what they are not told.
-//   RetirementPoint done = frame.finish({stages, access}).value(); // copies + one barrier
-//   VkSemaphoreSubmitInfo signal = done.signal_info();         // add to your vkQueueSubmit2
 //
 // Everything placed in a frame is written into staging memory at once (or kept for
 // vkCmdUpdateBuffer), but nothing is recorded before finish(): a frame dropped unfinished costs
@@ -59,6 +59,10 @@ struct RetirementPoint {
   /// every command of the batch, so it is right wherever the frame's copies were recorded.
   [[nodiscard]] VkSemaphoreSubmitInfo signal_info(
       VkPipelineStageFlags2 stages = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT) const noexcept;
+  /// The point as what a submission signals: signal_info() with its default stages, so that
+  /// `VkSemaphoreSubmitInfo signal = frame.finish().value();` reads as it does. (As a wait, the
+  /// same value waits for the point before every command of the batch.)
+  operator VkSemaphoreSubmitInfo() const noexcept { return signal_info(); }
 
   /// Same semaphore and value.
   friend bool operator==(const RetirementPoint&, const RetirementPoint&) = default;

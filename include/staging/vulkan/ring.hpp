@@ -341,6 +341,14 @@ class Ring {
   /// NullCommandBuffer (any strategy), Refused, Timeout. Strategy::Bytes: never refuses otherwise;
   /// `needed` is unused (each upload reserves its own bytes).
   Expected<StagingFrame, BeginError> begin(VkCommandBuffer cmd, uint64_t needed);
+  /// begin(cmd, needed) sized by what recent frames asked for: `needed` is the most any of the
+  /// last 8 finished frames tried to place (their uploads' footprints, on whichever route they
+  /// went), 0 for the first frame (the smallest slot). A frame that asks for more than recent
+  /// ones sends what no longer fits by the fallback route, and the next frames get a larger
+  /// slot; one that asks for less leaves the rest of its slot unused. Pass `needed` when a frame
+  /// is known to be larger than the ones before it (a level load). Errors: as begin(cmd,
+  /// needed).
+  Expected<StagingFrame, BeginError> begin(VkCommandBuffer cmd);
   /// Begins a frame on the fallback route: vkCmdUpdateBuffer where legal, else one-off staging
   /// buffers, within FallbackConfig's caps. Never fails; a null `cmd` gives an inactive frame.
   StagingFrame begin_fallback(VkCommandBuffer cmd);
