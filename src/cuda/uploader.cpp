@@ -835,11 +835,7 @@ Expected<Uploader, CreateError> Uploader::create_with(const UploaderConfig& conf
   deps.allocator = impl->allocator.get();
   deps.observer = c.observer;
   auto ring = ByteRing::create(rc, deps);
-  if (!ring) {
-    // The config's sizes were checked above; what is left is pinning region 0.
-    return unexpected(ring.error() == CreateError::AllocationFailed ? CreateError::AllocationFailed
-                                                                    : CreateError::InvalidConfig);
-  }
+  if (!ring) return unexpected(ring.error());  // the sizes were checked: pinning region 0 failed
   impl->ring.emplace(std::move(*ring));
   impl->ring_base = impl->allocator->base(0);
   STAGING_ASSERT(impl->ring_base != nullptr, "cuda ring: region 0 has no memory");

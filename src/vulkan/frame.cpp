@@ -103,8 +103,7 @@ Expected<Placement, UploadError> RingImpl::place(FrameState& f, uint64_t size, u
                                                  bool update_ok) {
   // What the frame asked for, whatever route it takes: what later frames of begin(cmd) are sized
   // by. Saturates.
-  const uint64_t asked = checked_add(size, alignment > 0 ? alignment - 1 : 0).value_or(UINT64_MAX);
-  f.demand = checked_add(f.demand, asked).value_or(UINT64_MAX);
+  f.demand = checked_add(f.demand, footprint(size, alignment)).value_or(UINT64_MAX);
   if (f.route == Route::Ring) {
     const PlaceResult r = strategy->place(f.id, size, alignment);
     // Frames found done meanwhile give their memory back (and the observer hears of it) before

@@ -227,13 +227,12 @@ bool Ring::abandon(const RetirementPoint& point) {
 }
 
 uint64_t Ring::buffer_footprint(uint64_t size) const noexcept {
-  return checked_add(size, impl_->limits.buffer_copy_alignment - 1).value_or(UINT64_MAX);
+  return detail::footprint(size, impl_->limits.buffer_copy_alignment);
 }
 Expected<uint64_t, UploadError> Ring::image_footprint(const ImageRegion& region) const {
   Expected<detail::ImageLayout, UploadError> layout = detail::image_layout(region, impl_->limits);
   if (!layout) return unexpected(layout.error());
-  return checked_add(layout->texels.padded_bytes, layout->texels.offset_alignment - 1)
-      .value_or(UINT64_MAX);
+  return detail::footprint(layout->texels.padded_bytes, layout->texels.offset_alignment);
 }
 Expected<uint64_t, UploadError> Ring::image_data_size(const ImageRegion& region) const {
   Expected<detail::ImageLayout, UploadError> layout = detail::image_layout(region, impl_->limits);

@@ -23,6 +23,7 @@
 
 #include "frame_state.hpp"
 #include "recorder.hpp"
+#include "staging/detail/core/align.hpp"
 #include "staging/detail/core/steady_clock.hpp"
 #include "staging/vulkan/frame.hpp"
 #include "staging/vulkan/ring.hpp"
@@ -57,6 +58,12 @@ class FrameTimeline final : public CompletionSource {
  private:
   const RingImpl* ring_;
 };
+
+/// The most bytes a placement of `size` bytes aligned to `alignment` can take in staging memory:
+/// size + alignment - 1 (alignment 0 counts as 1), saturating. The footprints begin() is sized by.
+[[nodiscard]] constexpr uint64_t footprint(uint64_t size, uint64_t alignment) noexcept {
+  return checked_add(size, alignment > 0 ? alignment - 1 : 0).value_or(UINT64_MAX);
+}
 
 /// A finished frame whose point has not been reached.
 struct Pending {
