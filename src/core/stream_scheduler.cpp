@@ -345,10 +345,18 @@ std::optional<InPlacePiece> StreamScheduler::cut_in_place_piece_locked(const Str
     ++stats_.in_place_pieces;
     ++stats_.in_flight_batches;
     InPlacePiece out;
-    out.piece = *piece;
     out.bytes = std::span(deps_.backend->mapped(res->region) + res->offset,
                           static_cast<std::size_t>(piece->staging_bytes));
-    out.token = batch->token;
+    out.source_offset = piece->source_offset;
+    out.source_bytes = piece->bytes;
+    if (const TextureLayout& layout = piece->image.layout; layout.rows != 0 && !layout.tight()) {
+      out.rows = uint64_t{layout.rows} * layout.images;
+      out.row_bytes = layout.row_bytes;
+      out.row_pitch = layout.row_pitch;
+    } else {  // a buffer piece, or tight rows: one run
+      out.row_bytes = out.row_pitch = piece->bytes;
+    }
+    out.token_ = batch->token;
     if (deps_.observer != nullptr) {
       deps_.observer->on_event(Event{.kind = EventKind::BatchCut,
                                      .time = now(),
@@ -364,15 +372,15 @@ std::optional<InPlacePiece> StreamScheduler::cut_in_place_piece_locked(const Str
   return std::nullopt;
 }
 
-Expected<InPlacePiece, InPlaceError> StreamScheduler::next_piece(const StreamTicket& ticket,
+Expected<InPlacePiece, UploadError> StreamScheduler::next_piece(const StreamTicket& ticket,
                                                                  Duration timeout) {
   detail::StreamUpload* u = ticket.upload_.get();
   if (u == nullptr || u->scheduler != this || !u->in_place) {
-    return unexpected(InPlaceError::BadTicket);
+    return unexpected(UploadError::InvalidArgument);
   }
   const auto deadline = deadline_after(timeout);
   std::unique_lock lock(mutex_);
-  if (u->piece_out) return unexpected(InPlaceError::BadTicket);
+  if (u->piece_out) return unexpected(UploadError::InvalidArgument);
   const Duration started = now();
   bool waited = false;
   uint64_t waited_token = 0;
@@ -386,17 +394,17 @@ Expected<InPlacePiece, InPlaceError> StreamScheduler::next_piece(const StreamTic
     }
   };
   for (;;) {
-    if (stopping_) return unexpected(InPlaceError::Stopped);
+    if (stopping_) return unexpected(UploadError::Inactive);
     if (check_lost_locked()) {
       if (!u->stopped) {
         u->stopped = true;
         u->failed = true;
         if (u->pending == 0) end_upload_locked(*u, StreamStatus::Failed);
       }
-      return unexpected(InPlaceError::DeviceLost);
+      return unexpected(UploadError::DeviceLost);
     }
-    if (u->stopped) return unexpected(InPlaceError::Cancelled);
-    if (u->request.pieces.done()) return unexpected(InPlaceError::Done);
+    if (u->stopped) return unexpected(UploadError::Cancelled);
+    if (u->request.pieces.done()) return unexpected(UploadError::Done);
     retire_locked(deps_.backend->completed());
     if (auto out = cut_in_place_piece_locked(ticket)) {
       report_wait();
@@ -412,12 +420,12 @@ Expected<InPlacePiece, InPlaceError> StreamScheduler::next_piece(const StreamTic
                                        .timed_out = timeout > Duration{0},
                                        .in_place = true});
       }
-      return unexpected(InPlaceError::Timeout);
+      return unexpected(UploadError::Timeout);
     }
     if (batches_.empty()) {
       // Nothing to wait for: the ring is empty and the piece still does not fit (a row larger
       // than the batch size is cut smaller than min_batch only by a larger ring).
-      return unexpected(InPlaceError::TooLarge);
+      return unexpected(UploadError::TooLarge);
     }
     waited = true;
     waited_token = batches_.front()->token;
@@ -434,7 +442,7 @@ Expected<TimelineValue, UploadError> StreamScheduler::commit(const StreamTicket&
   {
     std::lock_guard lock(mutex_);
     for (auto& b : batches_) {
-      if (b->token == piece.token) batch = b.get();
+      if (b->token == piece.token_) batch = b.get();
     }
     STAGING_ASSERT(batch != nullptr && batch->state == Batch::State::Cut && u->piece_out,
                    "StreamScheduler::commit() of a piece not handed out (or committed twice)");
@@ -458,7 +466,7 @@ void StreamScheduler::abandon(const StreamTicket& ticket, const InPlacePiece& pi
                  "StreamScheduler::abandon() of a ticket that is not an in-place upload here");
   std::lock_guard lock(mutex_);
   for (auto& b : batches_) {
-    if (b->token != piece.token || b->state != Batch::State::Cut) continue;
+    if (b->token != piece.token_ || b->state != Batch::State::Cut) continue;
     ring_->cancel(b->reservation.id);
     b->state = Batch::State::Dropped;
     u->piece_out = false;

@@ -53,8 +53,8 @@ RingImpl::~RingImpl() {
     device.dispatch.vkDestroySemaphore(device.device, semaphore, nullptr);
 }
 
-Expected<StagingFrame, BeginError> RingImpl::begin(VkCommandBuffer cmd, uint64_t needed) {
-  if (cmd == VK_NULL_HANDLE) return unexpected(BeginError{BeginErrorKind::NullCommandBuffer});
+Expected<StagingFrame, BeginFailure> RingImpl::begin(VkCommandBuffer cmd, uint64_t needed) {
+  if (cmd == VK_NULL_HANDLE) return unexpected(BeginFailure{UploadError::InvalidArgument});
   poll();  // frames the GPU has just finished give their memory back first
   const auto start = std::chrono::steady_clock::now();
   bool waited = false;
@@ -87,12 +87,12 @@ Expected<StagingFrame, BeginError> RingImpl::begin(VkCommandBuffer cmd, uint64_t
         }
         stop_waiting();
         ++stats.begin_timeouts;
-        return unexpected(BeginError{BeginErrorKind::Timeout, refusal, point});
+        return unexpected(BeginFailure{UploadError::Timeout, refusal, point});
       }
     }
     stop_waiting();
     ++stats.begin_refused;
-    return unexpected(BeginError{BeginErrorKind::Refused, refusal, std::nullopt});
+    return unexpected(BeginFailure{UploadError::RingFull, refusal, std::nullopt});
   }
 }
 
@@ -203,10 +203,10 @@ Ring::Ring(Ring&&) noexcept = default;
 Ring& Ring::operator=(Ring&&) noexcept = default;
 Ring::~Ring() = default;
 
-Expected<StagingFrame, BeginError> Ring::begin(VkCommandBuffer cmd, uint64_t needed) {
+Expected<StagingFrame, BeginFailure> Ring::begin(VkCommandBuffer cmd, uint64_t needed) {
   return impl_->begin(cmd, needed);
 }
-Expected<StagingFrame, BeginError> Ring::begin(VkCommandBuffer cmd) {
+Expected<StagingFrame, BeginFailure> Ring::begin(VkCommandBuffer cmd) {
   return impl_->begin(cmd, impl_->recent_demand());
 }
 StagingFrame Ring::begin_fallback(VkCommandBuffer cmd) {

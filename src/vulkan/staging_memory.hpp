@@ -9,6 +9,7 @@
 
 #include "staging/vulkan/memory.hpp"
 #include "staging/vulkan/ring.hpp"
+#include "staging/detail/vulkan/default_memory.hpp"
 
 namespace staging::vulkan::detail {
 

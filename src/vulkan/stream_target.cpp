@@ -1,8 +1,12 @@
-// Stream targets and their barriers: see include/staging/vulkan/streamer.hpp.
+// Stream targets and their barriers: see include/staging/detail/vulkan/stream_target.hpp.
+#include "staging/detail/vulkan/stream_target.hpp"
+
+#include "staging/detail/core/copy_layout.hpp"
 #include "staging/detail/vulkan/format.hpp"
-#include "staging/vulkan/streamer.hpp"
 
 namespace staging::vulkan {
+
+namespace detail {
 
 namespace {
 
@@ -104,6 +108,53 @@ std::optional<VkBufferMemoryBarrier2> buffer_acquire_barrier(const BufferTarget&
   b->dstAccessMask = access;
   return b;
 }
+
+Expected<BufferTarget, UploadError> buffer_target(const BufferDestination& destination,
+                                                  uint64_t offset, uint64_t size) noexcept {
+  if (auto checked = check_destination(destination, offset, size); !checked) {
+    return unexpected(checked.error());
+  }
+  return BufferTarget{destination.buffer, offset, destination.sharing};
+}
+
+Expected<ImageTarget, UploadError> image_target(const ImageDestination& destination,
+                                                const ImageLevels& levels) noexcept {
+  const uint32_t mips = destination.mip_levels;
+  const uint32_t layers = destination.array_layers;
+  // The first level's whole extent, as a frame's region: the destination, format, aspect, level
+  // and layers checked as a frame checks them.
+  const TexelExtent first = mip_extent(
+      {destination.extent.width, destination.extent.height, destination.extent.depth},
+      levels.base_level < 32 ? levels.base_level : 0);
+  const ImageRegion region{.aspect = levels.aspect,
+                           .mip_level = levels.base_level,
+                           .base_layer = levels.base_layer,
+                           .layer_count = levels.layers != 0 ? levels.layers : 1,
+                           .extent = {first.width, first.height, first.depth}};
+  if (auto checked = check_destination(destination, region); !checked) {
+    return unexpected(checked.error());
+  }
+  const uint32_t level_count = levels.levels != 0 ? levels.levels : mips - levels.base_level;
+  const uint32_t layer_count = levels.layers != 0 ? levels.layers : layers - levels.base_layer;
+  if (level_count > mips - levels.base_level) return unexpected(UploadError::NoSuchSubresource);
+  if (levels.new_layout == VK_IMAGE_LAYOUT_UNDEFINED ||
+      levels.new_layout == VK_IMAGE_LAYOUT_PREINITIALIZED) {
+    return unexpected(UploadError::InvalidArgument);
+  }
+  return ImageTarget{.image = destination.image,
+                     .format = destination.format,
+                     .aspect = levels.aspect,
+                     .extent = destination.extent,
+                     .base_level = levels.base_level,
+                     .levels = level_count,
+                     .base_layer = levels.base_layer,
+                     .layers = layer_count,
+                     .old_layout = levels.old_layout,
+                     .final_layout = levels.new_layout,
+                     .sharing = destination.sharing};
+}
+
+}  // namespace detail
 
 std::optional<uint32_t> transfer_only_family(const VkQueueFamilyProperties* families,
                                              uint32_t count) noexcept {

@@ -16,7 +16,10 @@
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/atomic_counters.hpp"
 #include "staging/detail/core/stream_scheduler.hpp"
+#include "staging/detail/core/upload_pieces.hpp"
 #include "staging/detail/vulkan/format.hpp"
+#include "staging/detail/vulkan/stream_target.hpp"
+#include "staging/detail/vulkan/default_memory.hpp"
 
 namespace staging::vulkan {
 
@@ -45,7 +48,8 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
       : device_(device.device), d_(device.dispatch), config_(config) {
     if (config.memory == nullptr) {
       own_memory_ =
-          std::make_unique<DefaultMemory>(device.physical_device, device.device, device.dispatch);
+          std::make_unique<DefaultMemory>(device.physical_device, device.device, device.dispatch,
+                                          config.prefer_device_local);
       hook_ = own_memory_.get();
     } else {
       hook_ = config.memory;
@@ -432,15 +436,33 @@ Streamer::~Streamer() {
   pool_.reset();
 }
 
-Expected<StreamTicket, UploadError> Streamer::upload(const BufferTarget& target,
+namespace detail {
+namespace {
+
+// The packed shape of an image target's levels (its format and aspect checked already).
+Expected<ImageShape, UploadError> shape_of(const ImageTarget& target) {
+  const auto block = texel_block(target.format, target.aspect);
+  if (!block) return unexpected(UploadError::UnsupportedFormat);
+  return ImageShape{*block,
+                    {target.extent.width, target.extent.height, target.extent.depth},
+                    target.base_level,
+                    target.levels,
+                    target.base_layer,
+                    target.layers};
+}
+
+}  // namespace
+}  // namespace detail
+
+Expected<StreamTicket, UploadError> Streamer::upload(const BufferDestination& destination,
+                                                     uint64_t offset,
                                                      std::span<const std::byte> data,
                                                      StreamPriority priority, Duration timeout) {
-  if (target.buffer == VK_NULL_HANDLE) return unexpected(UploadError::NullDestination);
-  if (data.empty()) return unexpected(UploadError::ZeroSize);
-  auto cursor =
-      PieceCursor::buffer(data.size(), target.offset, scheduler_->config().buffer_granule);
+  const auto target = detail::buffer_target(destination, offset, data.size());
+  if (!target) return unexpected(target.error());
+  auto cursor = PieceCursor::buffer(data.size(), offset, scheduler_->config().buffer_granule);
   if (!cursor) return unexpected(UploadError::ZeroSize);
-  auto* t = new detail::UploadTarget{false, target, data.size(), {}, 0};
+  auto* t = new detail::UploadTarget{false, *target, data.size(), {}, 0};
   StreamRequest r;
   r.pieces = *cursor;
   r.source = data.data();
@@ -455,41 +477,32 @@ Expected<StreamTicket, UploadError> Streamer::upload(const BufferTarget& target,
   return *ticket;
 }
 
-Expected<ImageShape, UploadError> Streamer::shape_of(const ImageTarget& target) const {
-  if (target.image == VK_NULL_HANDLE) return unexpected(UploadError::NullDestination);
-  const auto block = texel_block(target.format, target.aspect);
-  if (!block) return unexpected(UploadError::UnsupportedFormat);
-  return ImageShape{*block,
-                    {target.extent.width, target.extent.height, target.extent.depth},
-                    target.base_level,
-                    target.levels,
-                    target.base_layer,
-                    target.layers};
-}
-
-Expected<uint64_t, UploadError> Streamer::image_bytes(const ImageTarget& target) const {
-  const auto shape = shape_of(target);
+Expected<uint64_t, UploadError> Streamer::image_bytes(const ImageDestination& destination,
+                                                      const ImageLevels& levels) const {
+  const auto target = detail::image_target(destination, levels);
+  if (!target) return unexpected(target.error());
+  const auto shape = detail::shape_of(*target);
   if (!shape) return unexpected(shape.error());
   const auto bytes = staging::image_bytes(*shape);
-  if (!bytes) return unexpected(UploadError::ZeroSize);
+  if (!bytes) return unexpected(UploadError::Overflow);
   return *bytes;
 }
 
-Expected<StreamTicket, UploadError> Streamer::queue_image(const ImageTarget& target,
+Expected<StreamTicket, UploadError> Streamer::queue_image(const detail::ImageTarget& target,
                                                           const std::byte* texels, uint64_t size,
                                                           StreamPriority priority, Duration timeout,
                                                           bool in_place) {
-  const auto shape = shape_of(target);
+  const auto shape = detail::shape_of(target);
   if (!shape) return unexpected(shape.error());
   const auto bytes = staging::image_bytes(*shape);
-  if (!bytes) return unexpected(UploadError::ZeroSize);
+  if (!bytes) return unexpected(UploadError::Overflow);
   if (!in_place && size != *bytes) return unexpected(UploadError::SizeMismatch);
   // Rows tightly packed (one memcpy a piece); offsets at the device's optimal copy alignment and
   // the format's block rule (the copy layout engine's offset_alignment).
   CopyLimits limits;
   limits.texture_copy_alignment = optimal_alignment(backend_->properties());
   auto cursor = PieceCursor::image(*shape, limits);
-  if (!cursor) return unexpected(UploadError::ZeroSize);
+  if (!cursor) return unexpected(UploadError::Overflow);
   auto* t = new detail::UploadTarget{
       true, {}, 0, target, target.aspect != 0 ? target.aspect : default_aspect(target.format)};
   StreamRequest r;
@@ -506,20 +519,24 @@ Expected<StreamTicket, UploadError> Streamer::queue_image(const ImageTarget& tar
   return *ticket;
 }
 
-Expected<StreamTicket, UploadError> Streamer::upload(const ImageTarget& target,
+Expected<StreamTicket, UploadError> Streamer::upload(const ImageDestination& destination,
+                                                     const ImageLevels& levels,
                                                      std::span<const std::byte> texels,
                                                      StreamPriority priority, Duration timeout) {
-  if (texels.empty()) return unexpected(UploadError::ZeroSize);
-  return queue_image(target, texels.data(), texels.size(), priority, timeout, false);
+  const auto target = detail::image_target(destination, levels);
+  if (!target) return unexpected(target.error());
+  if (texels.empty()) return unexpected(UploadError::SizeMismatch);
+  return queue_image(*target, texels.data(), texels.size(), priority, timeout, false);
 }
 
-Expected<StreamTicket, UploadError> Streamer::write_in_place(const BufferTarget& target,
-                                                             uint64_t size,
+Expected<StreamTicket, UploadError> Streamer::write_in_place(const BufferDestination& destination,
+                                                             uint64_t offset, uint64_t size,
                                                              StreamPriority priority) {
-  if (target.buffer == VK_NULL_HANDLE) return unexpected(UploadError::NullDestination);
-  auto cursor = PieceCursor::buffer(size, target.offset, scheduler_->config().buffer_granule);
+  const auto target = detail::buffer_target(destination, offset, size);
+  if (!target) return unexpected(target.error());
+  auto cursor = PieceCursor::buffer(size, offset, scheduler_->config().buffer_granule);
   if (!cursor) return unexpected(UploadError::ZeroSize);
-  auto* t = new detail::UploadTarget{false, target, size, {}, 0};
+  auto* t = new detail::UploadTarget{false, *target, size, {}, 0};
   StreamRequest r;
   r.pieces = *cursor;
   r.alignment = std::max<uint64_t>(16, optimal_alignment(backend_->properties()));
@@ -533,12 +550,15 @@ Expected<StreamTicket, UploadError> Streamer::write_in_place(const BufferTarget&
   return *ticket;
 }
 
-Expected<StreamTicket, UploadError> Streamer::write_in_place(const ImageTarget& target,
+Expected<StreamTicket, UploadError> Streamer::write_in_place(const ImageDestination& destination,
+                                                             const ImageLevels& levels,
                                                              StreamPriority priority) {
-  return queue_image(target, nullptr, 0, priority, Duration{0}, true);
+  const auto target = detail::image_target(destination, levels);
+  if (!target) return unexpected(target.error());
+  return queue_image(*target, nullptr, 0, priority, Duration{0}, true);
 }
 
-Expected<InPlacePiece, InPlaceError> Streamer::next_piece(const StreamTicket& ticket,
+Expected<InPlacePiece, UploadError> Streamer::next_piece(const StreamTicket& ticket,
                                                           Duration timeout) {
   return scheduler_->next_piece(ticket, timeout);
 }
@@ -581,24 +601,36 @@ std::optional<VkSemaphoreSubmitInfo> Streamer::wait_info(const StreamTicket& tic
   };
 }
 
-void Streamer::record_acquire(VkCommandBuffer cmd, const ImageTarget& target,
-                              VkPipelineStageFlags2 stages, VkAccessFlags2 access) const {
-  const auto barrier = image_acquire_barrier(target, families(), stages, access);
-  if (!barrier) return;
+Expected<void, UploadError> Streamer::record_acquire(VkCommandBuffer cmd,
+                                                     const ImageDestination& destination,
+                                                     const ImageLevels& levels,
+                                                     VkPipelineStageFlags2 stages,
+                                                     VkAccessFlags2 access) const {
+  const auto target = detail::image_target(destination, levels);
+  if (!target) return unexpected(target.error());
+  const auto barrier = detail::image_acquire_barrier(*target, families(), stages, access);
+  if (!barrier) return {};
   VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
   dep.imageMemoryBarrierCount = 1;
   dep.pImageMemoryBarriers = &*barrier;
   backend_->dispatch().vkCmdPipelineBarrier2(cmd, &dep);
+  return {};
 }
 
-void Streamer::record_acquire(VkCommandBuffer cmd, const BufferTarget& target, uint64_t size,
-                              VkPipelineStageFlags2 stages, VkAccessFlags2 access) const {
-  const auto barrier = buffer_acquire_barrier(target, size, families(), stages, access);
-  if (!barrier) return;
+Expected<void, UploadError> Streamer::record_acquire(VkCommandBuffer cmd,
+                                                     const BufferDestination& destination,
+                                                     uint64_t offset, uint64_t size,
+                                                     VkPipelineStageFlags2 stages,
+                                                     VkAccessFlags2 access) const {
+  const auto target = detail::buffer_target(destination, offset, size);
+  if (!target) return unexpected(target.error());
+  const auto barrier = detail::buffer_acquire_barrier(*target, size, families(), stages, access);
+  if (!barrier) return {};
   VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
   dep.bufferMemoryBarrierCount = 1;
   dep.pBufferMemoryBarriers = &*barrier;
   backend_->dispatch().vkCmdPipelineBarrier2(cmd, &dep);
+  return {};
 }
 
 PumpResult Streamer::pump_once(Duration max_wait) {

@@ -70,7 +70,9 @@ TEST(EnumNames, EveryCoreEnumHasItsNames) {
                              "Timeout",
                              "Cuda",
                              "Failed",
-                             "DeviceLost"});
+                             "DeviceLost",
+                             "Cancelled",
+                             "Done"});
   expect_names<FinishError>({"Inactive", "NullSemaphore", "PointAlreadyReached", "DeviceLost",
                              "WritersActive", "SharedConflict", "FlushFailed", "NotFinished",
                              "NullEncoder", "ForeignLease"});

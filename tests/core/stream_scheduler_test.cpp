@@ -322,14 +322,54 @@ TEST_F(StreamTest, APieceWrittenInPlaceArrives) {
   for (;;) {
     auto piece = scheduler->next_piece(ticket, 1s);
     if (!piece) {
-      EXPECT_EQ(piece.error(), InPlaceError::Done);
+      EXPECT_EQ(piece.error(), UploadError::Done);
       break;
     }
-    std::memcpy(piece->bytes.data(), decoded.data() + piece->piece.source_offset,
+    std::memcpy(piece->bytes.data(), decoded.data() + piece->source_offset,
                 piece->bytes.size());
     written += piece->bytes.size();
     ASSERT_TRUE(scheduler->commit(ticket, *piece));
   }
+  EXPECT_EQ(written, ticket.bytes());
+  EXPECT_EQ(scheduler->wait(ticket, 1s), StreamStatus::Complete);
+  EXPECT_TRUE(arrived(0));
+}
+
+// A device that wants image rows padded: every in-place piece is rows at a pitch, and the writer
+// fills row by row. 37 texels × 4 bytes = 148-byte rows, 256 apart in staging memory:
+//
+//   bytes:  [ row 0 (148) | pad (108) ][ row 1 (148) | pad ] ... [ last row (148) ]
+//
+// Every byte of the image is checked after the copies.
+TEST_F(StreamTest, InPlacePiecesWithPaddedRowsAreWrittenRowByRow) {
+  CopyLimits limits;
+  limits.texture_row_pitch_alignment = 256;
+  const ImageShape s{.block = {4, 1, 1, 1}, .extent = {37, 300, 1}, .levels = 3, .layers = 2};
+  StreamRequest r = image(s);
+  r.pieces = PieceCursor::image(s, limits).value();
+  const std::vector<std::byte>& decoded = sources.back();
+  auto ticket = scheduler->write_in_place(r).value();
+  uint64_t written = 0;
+  bool padded = false;
+  for (;;) {
+    auto piece = scheduler->next_piece(ticket, 1s);
+    if (!piece) {
+      ASSERT_EQ(piece.error(), UploadError::Done);
+      break;
+    }
+    ASSERT_EQ(piece->rows * piece->row_bytes, piece->source_bytes);
+    ASSERT_GE(piece->row_pitch, piece->row_bytes);
+    ASSERT_EQ((piece->rows - 1) * piece->row_pitch + piece->row_bytes, piece->bytes.size());
+    padded = padded || piece->row_pitch > piece->row_bytes;
+    for (uint64_t row = 0; row < piece->rows; ++row) {
+      std::memcpy(piece->bytes.data() + row * piece->row_pitch,
+                  decoded.data() + piece->source_offset + row * piece->row_bytes,
+                  static_cast<std::size_t>(piece->row_bytes));
+    }
+    written += piece->source_bytes;
+    ASSERT_TRUE(scheduler->commit(ticket, *piece));
+  }
+  EXPECT_TRUE(padded);
   EXPECT_EQ(written, ticket.bytes());
   EXPECT_EQ(scheduler->wait(ticket, 1s), StreamStatus::Complete);
   EXPECT_TRUE(arrived(0));
@@ -340,24 +380,24 @@ TEST_F(StreamTest, InPlacePiecesWaitForRoomThenTimeOut) {
   auto ticket = scheduler->write_in_place(buffer(256 * K)).value();
   for (int i = 0; i < 4; ++i) {
     auto piece = scheduler->next_piece(ticket).value();
-    std::memcpy(piece.bytes.data(), sources[0].data() + piece.piece.source_offset,
+    std::memcpy(piece.bytes.data(), sources[0].data() + piece.source_offset,
                 piece.bytes.size());
     ASSERT_TRUE(scheduler->commit(ticket, piece));
   }
-  EXPECT_EQ(scheduler->next_piece(ticket).error(), InPlaceError::Timeout);  // refused at once
+  EXPECT_EQ(scheduler->next_piece(ticket).error(), UploadError::Timeout);  // refused at once
   backend.sleep_while_stalled = true;
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(scheduler->next_piece(ticket, 10ms).error(), InPlaceError::Timeout);
+  EXPECT_EQ(scheduler->next_piece(ticket, 10ms).error(), UploadError::Timeout);
   EXPECT_GE(std::chrono::steady_clock::now() - t0, 10ms);
   backend.release();
   auto piece = scheduler->next_piece(ticket, 1s);
   ASSERT_TRUE(piece);
   EXPECT_EQ(scheduler->stats().in_place_timeouts, 2u);
   // One piece at a time.
-  EXPECT_EQ(scheduler->next_piece(ticket).error(), InPlaceError::BadTicket);
+  EXPECT_EQ(scheduler->next_piece(ticket).error(), UploadError::InvalidArgument);
   scheduler->abandon(ticket, *piece);
   EXPECT_EQ(ticket.status(), StreamStatus::Cancelled);
-  EXPECT_EQ(scheduler->next_piece(ticket).error(), InPlaceError::Cancelled);
+  EXPECT_EQ(scheduler->next_piece(ticket).error(), UploadError::Cancelled);
   pump_all();
   EXPECT_EQ(targets[0]->pieces, 4u);
   EXPECT_TRUE(

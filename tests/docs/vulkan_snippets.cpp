@@ -103,18 +103,17 @@ inline void streamer(const staging::vulkan::Device& device,
                       .value();
 
   // Any thread: a whole mip chain, tightly packed, copied from our memory by the streamer.
-  ImageTarget target{.image = texture,
-                     .format = VK_FORMAT_BC7_UNORM_BLOCK,
-                     .extent = {2048, 2048, 1},
-                     .levels = 12,
-                     .final_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
-  StreamTicket ticket = streamer->upload(target, texels, StreamPriority::Prefetch).value();
+  const ImageDestination target{.image = texture,
+                                .format = VK_FORMAT_BC7_UNORM_BLOCK,
+                                .extent = {2048, 2048, 1},
+                                .mip_levels = 12};
+  StreamTicket ticket = streamer->upload(target, {}, texels, StreamPriority::Prefetch).value();
 
   // The render thread, each frame: swap the texture in once its value is reached.
   if (streamer->status(ticket) == StreamStatus::Complete) {
     waits.push_back(*streamer->wait_info(ticket, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT));
-    streamer->record_acquire(cmd, target, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
-                             VK_ACCESS_2_SHADER_SAMPLED_READ_BIT);
+    streamer->record_acquire(cmd, target, {}, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
+                             VK_ACCESS_2_SHADER_SAMPLED_READ_BIT).value();
     material.texture = texture_view;
   }
   // [snippet-end]

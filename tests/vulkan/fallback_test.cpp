@@ -93,9 +93,9 @@ TEST_F(GpuTest, AFrameLargerThanAnySlotTakesTheFallbackRouteOrIsRefused) {
   Harness h(*gpu, 2 * MiB, 6);
 
   VkCommandBuffer cmd = h.commands();
-  const Expected<StagingFrame, BeginError> refused = defer.begin(cmd, 2 * MiB);
+  const Expected<StagingFrame, BeginFailure> refused = defer.begin(cmd, 2 * MiB);
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().kind, BeginErrorKind::Refused);
+  EXPECT_EQ(refused.error().kind, UploadError::RingFull);
   EXPECT_EQ(refused.error().refusal, Refusal::TooLarge);
   EXPECT_EQ(defer.stats().begin_refused, 1u);
 

@@ -6,7 +6,7 @@
 // flushing (finish() answers FlushFailed, records nothing, and the frame is dropped: no copy
 // reads bytes the device may not see), and the device lost from the N-th allocation, semaphore read
 // or semaphore wait on (in the middle of a frame, with frames in flight). Every run asserts:
-//   - the error reaches the caller as a value (an UploadError, a BeginError, a FinishError, a
+//   - the error reaches the caller as a value (an UploadError, a BeginFailure, a FinishError, a
 //     WaitError or Ring::CreateFailure; nothing else: no crash, no abort);
 //   - nothing is corrupted: once the fault is gone, the next frame succeeds, and the destination
 //     buffer read back holds exactly the bytes of every upload that was accepted and submitted;
@@ -90,7 +90,7 @@ Seen run_script(Gpu& gpu, FaultDispatch& faults, Setup setup, uint64_t seed) {
           {0, 3000}, {4096, 20000}, {32 * KiB, 100 * KiB}};
       for (int i = 0; i < kFrames; ++i) {
         VkCommandBuffer cmd = h.commands();
-        Expected<StagingFrame, BeginError> begun = ring.begin(cmd, 48 * KiB);
+        Expected<StagingFrame, BeginFailure> begun = ring.begin(cmd, 48 * KiB);
         if (!begun) {
           ++seen.begin_refused;
           continue;

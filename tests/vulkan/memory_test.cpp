@@ -28,7 +28,7 @@ constexpr uint32_t kAll = ~0u;
 TEST(StagingMemoryType, OnTheH200SystemMemoryCoherentUncachedWins) {
   const auto p = types({DL, HV | HC, HV | HC | CA, DL | HV | HC});
   EXPECT_EQ(choose_staging_memory_type(p, kAll), 1u);
-  EXPECT_EQ(choose_staging_memory_type(p, kAll, {.prefer_device_local = true}), 3u);
+  EXPECT_EQ(choose_staging_memory_type(p, kAll, /*prefer_device_local=*/true), 3u);
   EXPECT_EQ(choose_staging_memory_type(p, 0b1100), 2u);  // the buffer only allows 2 and 3
 }
 

@@ -9,6 +9,7 @@
 #include <atomic>
 
 #include "harness.hpp"
+#include "staging/detail/vulkan/default_memory.hpp"
 
 namespace staging::vulkan::test {
 namespace {

@@ -55,15 +55,14 @@ StreamerConfig stream_config(Gpu& gpu, std::mutex& queue_mutex) {
 
 // Streams `a` to offset 0 and `b` to offset 128 KiB of `dst`; returns the statuses (Complete
 // updates `model`). An upload may be refused only as DeviceLost, once the device is lost.
-void stream_two(Gpu& gpu, Streamer& streamer, std::mutex& queue_mutex, VkBuffer dst,
+void stream_two(Gpu& gpu, Streamer& streamer, std::mutex& queue_mutex, BufferDestination dst,
                 const std::vector<std::byte>& a, const std::vector<std::byte>& b,
                 std::vector<std::byte>& model, StreamSeen& seen) {
   const std::pair<uint64_t, const std::vector<std::byte>*> uploads[] = {{0, &a}, {128 * KiB, &b}};
   std::vector<std::pair<StreamTicket, std::size_t>> tickets;
   for (std::size_t i = 0; i < 2; ++i) {
     Expected<StreamTicket, UploadError> t =
-        streamer.upload(BufferTarget{.buffer = dst, .offset = uploads[i].first}, *uploads[i].second,
-                        StreamPriority::Now, 5s);
+        streamer.upload(dst, uploads[i].first, *uploads[i].second, StreamPriority::Now, 5s);
     if (!t) {
       ++seen.uploads_refused;
       if (t.error() != UploadError::DeviceLost || streamer.stats().device_lost == 0) {
@@ -91,7 +90,7 @@ void stream_two(Gpu& gpu, Streamer& streamer, std::mutex& queue_mutex, VkBuffer 
   if (streamer.stats().device_lost > 0) {
     // Lost: a new upload is refused by name.
     const Expected<StreamTicket, UploadError> late =
-        streamer.upload(BufferTarget{.buffer = dst}, a, StreamPriority::Now, 1s);
+        streamer.upload(dst, 0, a, StreamPriority::Now, 1s);
     if (late) {
       ADD_FAILURE() << "an upload was taken on a lost device";
     } else {
@@ -118,7 +117,7 @@ StreamSeen run_stream_script(Gpu& gpu, FaultDispatch& faults, uint64_t seed) {
           << to_string(e);
       ++seen.create_failed;
     } else {
-      stream_two(gpu, **made, queue_mutex, h.dst.buffer, a, b, h.model, seen);
+      stream_two(gpu, **made, queue_mutex, {h.dst.buffer, h.dst.size}, a, b, h.model, seen);
     }
   }
   for (std::size_t k = 0; k < seen.calls.size(); ++k)
@@ -133,7 +132,7 @@ StreamSeen run_stream_script(Gpu& gpu, FaultDispatch& faults, uint64_t seed) {
         std::move(Streamer::create(device, stream_config(gpu, queue_mutex)).value());
     const std::vector<std::byte> a2 = random_bytes(h.rng, a.size()),
                                  b2 = random_bytes(h.rng, b.size());
-    stream_two(gpu, *streamer, queue_mutex, h.dst.buffer, a2, b2, h.model, after);
+    stream_two(gpu, *streamer, queue_mutex, {h.dst.buffer, h.dst.size}, a2, b2, h.model, after);
     EXPECT_EQ(after.complete, 2u);
   }
   h.verify();

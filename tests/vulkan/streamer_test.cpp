@@ -21,6 +21,9 @@
 
 #include "gpu.hpp"
 #include "staging/detail/vulkan/format.hpp"
+#include "staging/detail/core/upload_pieces.hpp"
+#include "staging/detail/vulkan/default_memory.hpp"
+#include "staging/detail/vulkan/stream_target.hpp"
 
 namespace staging::vulkan::test {
 namespace {
@@ -70,6 +73,8 @@ class StreamerTest : public GpuTest {
     streamer = std::move(*made);
   }
 
+  // A destination buffer as the streamer's uploads describe it.
+  static BufferDestination dest(const TestBuffer& buffer) { return {buffer.buffer, buffer.size}; }
   TestBuffer& device_buffer(uint64_t size) {
     dst_buffers.push_back(gpu->make_buffer(
         size, VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT, false));
@@ -125,19 +130,20 @@ class StreamerTest : public GpuTest {
   // TRANSFER_SRC_OPTIMAL for the readback) and its packed shape.
   struct Img {
     TestImage* image = nullptr;
-    ImageTarget target;
+    ImageDestination dest;
+    ImageLevels levels;  // every level and layer, left in TRANSFER_SRC_OPTIMAL
     ImageShape shape;
   };
   Img image(VkFormat format, uint32_t width, uint32_t height, uint32_t mips, uint32_t layers) {
     dst_images.push_back(gpu->make_image(format, {width, height, 1}, mips, layers));
     Img out;
     out.image = &dst_images.back();
-    out.target = ImageTarget{.image = dst_images.back().image,
-                             .format = format,
-                             .extent = {width, height, 1},
-                             .levels = mips,
-                             .layers = layers,
-                             .final_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL};
+    out.dest = ImageDestination{.image = dst_images.back().image,
+                                .format = format,
+                                .extent = {width, height, 1},
+                                .mip_levels = mips,
+                                .array_layers = layers};
+    out.levels.new_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
     const TexelBlock b = texel_block(format).value();
     out.shape = ImageShape{b, {width, height, 1}, 0, mips, 0, layers};
     return out;
@@ -174,7 +180,7 @@ TEST_F(StreamerTest, ABufferFourTimesTheRingArrivesWhole) {
   const auto data = random_bytes(4 * MiB + 12345, 1);
   TestBuffer& dst = device_buffer(data.size() + 64);
   auto ticket =
-      streamer->upload(BufferTarget{.buffer = dst.buffer, .offset = 64}, data, StreamPriority::Now)
+      streamer->upload(dest(dst), 64, data, StreamPriority::Now)
           .value();
   ASSERT_EQ(streamer->wait(ticket, 60s), StreamStatus::Complete);
   EXPECT_EQ(read_buffer(ticket, dst.buffer, 64, data.size()), data);
@@ -190,9 +196,9 @@ TEST_F(StreamerTest, ATextureFourTimesTheRingStreamsByRowsAndLevels) {
   make(1 * MiB);
   Img img = image(VK_FORMAT_R8G8B8A8_UNORM, 1024, 1024, 11, 1);
   ASSERT_NE(img.image->image, VK_NULL_HANDLE);
-  const auto texels = random_bytes(streamer->image_bytes(img.target).value(), 2);
+  const auto texels = random_bytes(streamer->image_bytes(img.dest, img.levels).value(), 2);
   EXPECT_GE(texels.size(), 4 * MiB);
-  auto ticket = streamer->upload(img.target, texels, StreamPriority::Prefetch).value();
+  auto ticket = streamer->upload(img.dest, img.levels, texels, StreamPriority::Prefetch).value();
   ASSERT_EQ(streamer->wait(ticket, 60s), StreamStatus::Complete);
   const auto back = read_image(ticket, *img.image, img.shape);
   for (uint32_t level = 0; level < 11; ++level) {
@@ -208,10 +214,10 @@ TEST_F(StreamerTest, BlockCompressedMipChainsWithLayers) {
   make(512 * KiB);
   Img bc7 = image(VK_FORMAT_BC7_UNORM_BLOCK, 1000, 600, 10, 3);  // partial blocks at the edges
   Img bc1 = image(VK_FORMAT_BC1_RGBA_UNORM_BLOCK, 512, 512, 10, 2);
-  const auto t7 = random_bytes(streamer->image_bytes(bc7.target).value(), 3);
-  const auto t1 = random_bytes(streamer->image_bytes(bc1.target).value(), 4);
-  auto a = streamer->upload(bc7.target, t7, StreamPriority::Prefetch).value();
-  auto b = streamer->upload(bc1.target, t1, StreamPriority::Now).value();
+  const auto t7 = random_bytes(streamer->image_bytes(bc7.dest, bc7.levels).value(), 3);
+  const auto t1 = random_bytes(streamer->image_bytes(bc1.dest, bc1.levels).value(), 4);
+  auto a = streamer->upload(bc7.dest, bc7.levels, t7, StreamPriority::Prefetch).value();
+  auto b = streamer->upload(bc1.dest, bc1.levels, t1, StreamPriority::Now).value();
   ASSERT_EQ(streamer->wait(a, 60s), StreamStatus::Complete);
   ASSERT_EQ(streamer->wait(b, 60s), StreamStatus::Complete);
   EXPECT_EQ(read_image(a, *bc7.image, bc7.shape), t7);
@@ -245,7 +251,7 @@ TEST_F(StreamerTest, ManyThreadsRandomUploadsEveryByteArrives) {
           ++mips;
         u.img = image(bc ? VK_FORMAT_BC7_UNORM_BLOCK : VK_FORMAT_R8G8B8A8_UNORM, w, h, mips,
                       1 + static_cast<uint32_t>(rng() % 3));
-        u.data = random_bytes(streamer->image_bytes(u.img->target).value(), rng());
+        u.data = random_bytes(streamer->image_bytes(u.img->dest, u.img->levels).value(), rng());
       } else {
         const uint64_t size = 1 + rng() % (rng() % 3 == 0 ? 768 * KiB : 4 * KiB);
         u.offset = rng() % 256;
@@ -262,9 +268,8 @@ TEST_F(StreamerTest, ManyThreadsRandomUploadsEveryByteArrives) {
       for (Upload& u : uploads[t]) {
         const auto p = r() % 3 == 0 ? StreamPriority::Now : StreamPriority::Prefetch;
         auto ticket =
-            u.img ? streamer->upload(u.img->target, u.data, p, 60s)
-                  : streamer->upload(BufferTarget{.buffer = u.buffer->buffer, .offset = u.offset},
-                                     u.data, p, 60s);
+            u.img ? streamer->upload(u.img->dest, u.img->levels, u.data, p, 60s)
+                  : streamer->upload(dest(*u.buffer), u.offset, u.data, p, 60s);
         ASSERT_TRUE(ticket) << to_string(ticket.error());
         u.ticket = *ticket;
       }
@@ -288,17 +293,17 @@ TEST_F(StreamerTest, ManyThreadsRandomUploadsEveryByteArrives) {
 TEST_F(StreamerTest, PiecesWrittenInPlaceArrive) {
   make(256 * KiB);
   Img img = image(VK_FORMAT_R8G8B8A8_UNORM, 512, 300, 4, 2);
-  const auto texels = random_bytes(streamer->image_bytes(img.target).value(), 5);
-  auto ticket = streamer->write_in_place(img.target, StreamPriority::Now).value();
+  const auto texels = random_bytes(streamer->image_bytes(img.dest, img.levels).value(), 5);
+  auto ticket = streamer->write_in_place(img.dest, img.levels, StreamPriority::Now).value();
   uint64_t written = 0;
   for (;;) {
     auto piece = streamer->next_piece(ticket, 10s);
     if (!piece) {
-      ASSERT_EQ(piece.error(), InPlaceError::Done);
+      ASSERT_EQ(piece.error(), UploadError::Done);
       break;
     }
     // The "decoder" writes the piece's part of the image straight into staging memory.
-    std::memcpy(piece->bytes.data(), texels.data() + piece->piece.source_offset,
+    std::memcpy(piece->bytes.data(), texels.data() + piece->source_offset,
                 piece->bytes.size());
     written += piece->bytes.size();
     ASSERT_TRUE(streamer->commit(ticket, *piece));
@@ -320,7 +325,7 @@ TEST_F(StreamerTest, AHeldQueueBoundsWaitsRefusesAndRecovers) {
   const auto a = random_bytes(2 * MiB, 6);
   TestBuffer& dst = device_buffer(a.size());
   auto first =
-      streamer->upload(BufferTarget{.buffer = dst.buffer}, a, StreamPriority::Prefetch).value();
+      streamer->upload(dest(dst), 0, a, StreamPriority::Prefetch).value();
   int submitted = 0, full = 0;
   for (int i = 0; i < 12; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -335,11 +340,11 @@ TEST_F(StreamerTest, AHeldQueueBoundsWaitsRefusesAndRecovers) {
   const auto more = random_bytes(300 * KiB, 7);
   TestBuffer& dst2 = device_buffer(more.size());
   EXPECT_EQ(
-      streamer->upload(BufferTarget{.buffer = dst2.buffer}, more, StreamPriority::Prefetch).error(),
+      streamer->upload(dest(dst2), 0, more, StreamPriority::Prefetch).error(),
       UploadError::WouldBlock);
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_EQ(
-      streamer->upload(BufferTarget{.buffer = dst2.buffer}, more, StreamPriority::Prefetch, 30ms)
+      streamer->upload(dest(dst2), 0, more, StreamPriority::Prefetch, 30ms)
           .error(),
       UploadError::Timeout);
   EXPECT_GE(std::chrono::steady_clock::now() - t0, 30ms);
@@ -348,13 +353,13 @@ TEST_F(StreamerTest, AHeldQueueBoundsWaitsRefusesAndRecovers) {
   // In-place pieces find no room either.
   auto in_place =
       streamer
-          ->write_in_place(BufferTarget{.buffer = dst2.buffer}, more.size(), StreamPriority::Now)
+          ->write_in_place(dest(dst2), 0, more.size(), StreamPriority::Now)
           .value();
-  EXPECT_EQ(streamer->next_piece(in_place, 10ms).error(), InPlaceError::Timeout);
+  EXPECT_EQ(streamer->next_piece(in_place, 10ms).error(), UploadError::Timeout);
   EXPECT_EQ(streamer->cancel(in_place), CancelResult::Cancelled);
   release();
   auto second =
-      streamer->upload(BufferTarget{.buffer = dst2.buffer}, more, StreamPriority::Now, 60s).value();
+      streamer->upload(dest(dst2), 0, more, StreamPriority::Now, 60s).value();
   ASSERT_TRUE(streamer->drain(60s));
   ASSERT_EQ(streamer->status(first), StreamStatus::Complete);
   ASSERT_EQ(streamer->status(second), StreamStatus::Complete);
@@ -372,14 +377,14 @@ TEST_F(StreamerTest, ConcurrentSharingNeedsNoAcquireAndLeavesTheFinalLayout) {
   // record_acquire records nothing; the final layout is reached on the streamer's queue.
   make(256 * KiB);
   Img img = image(VK_FORMAT_R8G8B8A8_UNORM, 64, 64, 1, 1);
-  img.target.sharing = VK_SHARING_MODE_CONCURRENT;
-  const auto texels = random_bytes(streamer->image_bytes(img.target).value(), 8);
-  auto ticket = streamer->upload(img.target, texels, StreamPriority::Now).value();
+  img.dest.sharing = VK_SHARING_MODE_CONCURRENT;
+  const auto texels = random_bytes(streamer->image_bytes(img.dest, img.levels).value(), 8);
+  auto ticket = streamer->upload(img.dest, img.levels, texels, StreamPriority::Now).value();
   ASSERT_EQ(streamer->wait(ticket, 60s), StreamStatus::Complete);
   const uint64_t barriers_before = streamer->stats().barriers;
   VkCommandBuffer cmd = gpu->begin_commands();
-  streamer->record_acquire(cmd, img.target, VK_PIPELINE_STAGE_2_COPY_BIT,
-                           VK_ACCESS_2_TRANSFER_READ_BIT);
+  ASSERT_TRUE(streamer->record_acquire(cmd, img.dest, img.levels, VK_PIPELINE_STAGE_2_COPY_BIT,
+                                       VK_ACCESS_2_TRANSFER_READ_BIT));
   {
     std::lock_guard lock(queue_mutex);
     gpu->submit_and_wait(cmd);
@@ -393,7 +398,7 @@ TEST_F(StreamerTest, CancelledBeforeStartingNothingArrives) {
   const auto data = random_bytes(64 * KiB, 9);
   TestBuffer& dst = device_buffer(data.size());
   auto ticket =
-      streamer->upload(BufferTarget{.buffer = dst.buffer}, data, StreamPriority::Now).value();
+      streamer->upload(dest(dst), 0, data, StreamPriority::Now).value();
   EXPECT_EQ(streamer->cancel(ticket), CancelResult::Cancelled);
   EXPECT_TRUE(streamer->drain(10s));
   EXPECT_EQ(streamer->status(ticket), StreamStatus::Cancelled);
@@ -404,22 +409,39 @@ TEST_F(StreamerTest, CancelledBeforeStartingNothingArrives) {
 TEST_F(StreamerTest, ErrorsAreValues) {
   make(64 * KiB);
   const auto data = random_bytes(16, 10);
-  EXPECT_EQ(streamer->upload(BufferTarget{}, data, StreamPriority::Now).error(),
+  EXPECT_EQ(streamer->upload(BufferDestination{}, 0, data, StreamPriority::Now).error(),
             UploadError::NullDestination);
   TestBuffer& dst = device_buffer(64);
-  EXPECT_EQ(streamer->upload(BufferTarget{.buffer = dst.buffer}, {}, StreamPriority::Now).error(),
+  // The same checks as a frame's: inside the described buffer, or refused with nothing queued.
+  EXPECT_EQ(streamer->upload(dest(dst), 56, data, StreamPriority::Now).error(),
+            UploadError::OutOfBounds);
+  EXPECT_EQ(streamer->write_in_place(dest(dst), 60, 8, StreamPriority::Now).error(),
+            UploadError::OutOfBounds);
+  EXPECT_EQ(streamer->upload(dest(dst), 0, {}, StreamPriority::Now).error(),
             UploadError::ZeroSize);
   Img img = image(VK_FORMAT_R8G8B8A8_UNORM, 16, 16, 1, 1);
-  EXPECT_EQ(streamer->upload(img.target, data, StreamPriority::Now).error(),
+  EXPECT_EQ(streamer->upload(img.dest, img.levels, data, StreamPriority::Now).error(),
             UploadError::SizeMismatch);
-  ImageTarget bad = img.target;
+  ImageDestination bad = img.dest;
   bad.format = VK_FORMAT_G8_B8R8_2PLANE_420_UNORM;
-  EXPECT_EQ(streamer->upload(bad, data, StreamPriority::Now).error(),
+  EXPECT_EQ(streamer->upload(bad, img.levels, data, StreamPriority::Now).error(),
             UploadError::UnsupportedFormat);
-  ImageTarget wide = img.target;
+  EXPECT_EQ(streamer->upload(img.dest, {.base_level = 1}, data, StreamPriority::Now).error(),
+            UploadError::NoSuchSubresource);
+  EXPECT_EQ(streamer->upload(img.dest, {.levels = 2}, data, StreamPriority::Now).error(),
+            UploadError::NoSuchSubresource);
+  EXPECT_EQ(streamer->upload(img.dest, {.base_layer = 1}, data, StreamPriority::Now).error(),
+            UploadError::NoSuchSubresource);
+  EXPECT_EQ(
+      streamer->upload(img.dest, {.new_layout = VK_IMAGE_LAYOUT_UNDEFINED}, data, StreamPriority::Now)
+          .error(),
+      UploadError::InvalidArgument);
+  EXPECT_EQ(streamer->image_bytes(img.dest).value(), 16u * 16 * 4);
+  ImageDestination wide = img.dest;
   wide.extent = {32768, 1, 1};  // one row of 128 KiB: more than the 64 KiB ring
   const auto row = random_bytes(128 * KiB, 11);
-  EXPECT_EQ(streamer->upload(wide, row, StreamPriority::Now).error(), UploadError::TooLarge);
+  EXPECT_EQ(streamer->upload(wide, img.levels, row, StreamPriority::Now).error(),
+            UploadError::TooLarge);
 
   // One ring, one size: the scheduler's ring_bytes may repeat StreamerConfig's, never differ.
   StreamerConfig config;
@@ -472,11 +494,11 @@ TEST_F(StreamerTest, AFailedFlushFailsItsUploadBeforeSubmittingAndTheNextOneArri
   streamer = std::move(Streamer::create(gpu->ring_device(), config).value());
   const auto lost = random_bytes(32 * KiB, 12), kept = random_bytes(32 * KiB, 13);
   TestBuffer& dst = device_buffer(lost.size());
-  auto a = streamer->upload(BufferTarget{.buffer = dst.buffer}, lost, StreamPriority::Now).value();
+  auto a = streamer->upload(dest(dst), 0, lost, StreamPriority::Now).value();
   (void)streamer->drain(10s);
   EXPECT_EQ(streamer->wait(a, 10s), StreamStatus::Failed);
   EXPECT_EQ(streamer->stats().submissions, 0u);  // nothing read the unflushed bytes
-  auto b = streamer->upload(BufferTarget{.buffer = dst.buffer}, kept, StreamPriority::Now).value();
+  auto b = streamer->upload(dest(dst), 0, kept, StreamPriority::Now).value();
   EXPECT_TRUE(streamer->drain(10s));
   ASSERT_EQ(streamer->wait(b, 10s), StreamStatus::Complete);
   EXPECT_EQ(read_buffer(b, dst.buffer, 0, kept.size()), kept);
@@ -558,14 +580,14 @@ TEST_F(StreamerTest, OwnershipMovesByAReleaseAfterTheLastPieceAndAMatchingAcquir
       std::move(Streamer::create(Device{gpu->physical_device, gpu->device, d}, config).value());
 
   Img img = image(VK_FORMAT_R8G8B8A8_UNORM, 128, 128, 2, 1);  // 80 KiB: several pieces
-  img.target.final_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-  const auto texels = random_bytes(streamer->image_bytes(img.target).value(), 12);
+  img.levels.new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+  const auto texels = random_bytes(streamer->image_bytes(img.dest, img.levels).value(), 12);
   const auto bytes = random_bytes(100 * KiB, 13);
   TestBuffer& dst = device_buffer(bytes.size() + 512);
-  const BufferTarget buffer{.buffer = dst.buffer, .offset = 512};
-  auto ti = streamer->upload(img.target, texels, StreamPriority::Now).value();
+  const BufferDestination buffer = dest(dst);
+  auto ti = streamer->upload(img.dest, img.levels, texels, StreamPriority::Now).value();
   ASSERT_EQ(streamer->wait(ti, 60s), StreamStatus::Complete);
-  auto tb = streamer->upload(buffer, bytes, StreamPriority::Now).value();
+  auto tb = streamer->upload(buffer, 512, bytes, StreamPriority::Now).value();
   ASSERT_EQ(streamer->wait(tb, 60s), StreamStatus::Complete);
   const uint64_t image_submission = *ti.value(), buffer_submission = *tb.value();
 
@@ -600,11 +622,15 @@ TEST_F(StreamerTest, OwnershipMovesByAReleaseAfterTheLastPieceAndAMatchingAcquir
   g_captured.clear();
   lock.unlock();
   VkCommandBuffer cmd = gpu->begin_commands();
-  streamer->record_acquire(cmd, img.target, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
-                           VK_ACCESS_2_SHADER_SAMPLED_READ_BIT);
-  streamer->record_acquire(cmd, buffer, bytes.size(),
-                           VK_PIPELINE_STAGE_2_VERTEX_ATTRIBUTE_INPUT_BIT,
-                           VK_ACCESS_2_VERTEX_ATTRIBUTE_READ_BIT);
+  ASSERT_TRUE(streamer->record_acquire(cmd, img.dest, img.levels,
+                                       VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
+                                       VK_ACCESS_2_SHADER_SAMPLED_READ_BIT));
+  ASSERT_TRUE(streamer->record_acquire(cmd, buffer, 512, bytes.size(),
+                                       VK_PIPELINE_STAGE_2_VERTEX_ATTRIBUTE_INPUT_BIT,
+                                       VK_ACCESS_2_VERTEX_ATTRIBUTE_READ_BIT));
+  // Arguments an upload would refuse record nothing.
+  EXPECT_EQ(streamer->record_acquire(cmd, buffer, 512, buffer.size, 0, 0).error(),
+            UploadError::OutOfBounds);
   lock.lock();
   ASSERT_EQ(g_captured.size(), 2u);
   const VkImageMemoryBarrier2& acquire = g_captured[0].images.at(0);
@@ -640,21 +666,21 @@ TEST_F(StreamerTest, OnATransferOnlyFamilyOwnershipMovesToTheConsumersFamily) {
 
   // 4 x the ring each: a texture by rows and levels, a BC7 mip chain with layers, a buffer.
   Img rgba = image(VK_FORMAT_R8G8B8A8_UNORM, 512, 512, 10, 1);
-  const auto texels = random_bytes(streamer->image_bytes(rgba.target).value(), 31);
+  const auto texels = random_bytes(streamer->image_bytes(rgba.dest, rgba.levels).value(), 31);
   std::optional<Img> bc;
   std::vector<std::byte> blocks;
   if (gpu->bc_formats) {
     bc = image(VK_FORMAT_BC7_UNORM_BLOCK, 512, 256, 10, 4);
-    blocks = random_bytes(streamer->image_bytes(bc->target).value(), 32);
+    blocks = random_bytes(streamer->image_bytes(bc->dest, bc->levels).value(), 32);
   }
   const auto bytes = random_bytes(MiB + 3, 33);
   TestBuffer& dst = device_buffer(bytes.size() + 256);
-  const BufferTarget buffer{.buffer = dst.buffer, .offset = 256};
+  const BufferDestination buffer = dest(dst);
 
-  auto ti = streamer->upload(rgba.target, texels, StreamPriority::Now, 60s).value();
-  auto tb = streamer->upload(buffer, bytes, StreamPriority::Prefetch, 60s).value();
+  auto ti = streamer->upload(rgba.dest, rgba.levels, texels, StreamPriority::Now, 60s).value();
+  auto tb = streamer->upload(buffer, 256, bytes, StreamPriority::Prefetch, 60s).value();
   StreamTicket tc;
-  if (bc) tc = streamer->upload(bc->target, blocks, StreamPriority::Prefetch, 60s).value();
+  if (bc) tc = streamer->upload(bc->dest, bc->levels, blocks, StreamPriority::Prefetch, 60s).value();
   ASSERT_EQ(streamer->wait(ti, 60s), StreamStatus::Complete);
   ASSERT_EQ(streamer->wait(tb, 60s), StreamStatus::Complete);
   if (bc) {
@@ -663,22 +689,47 @@ TEST_F(StreamerTest, OnATransferOnlyFamilyOwnershipMovesToTheConsumersFamily) {
 
   const auto acquire_image = [&](const Img& img) {
     return [&](VkCommandBuffer cmd) {
-      streamer->record_acquire(cmd, img.target, VK_PIPELINE_STAGE_2_COPY_BIT,
-                               VK_ACCESS_2_TRANSFER_READ_BIT);
+      ASSERT_TRUE(streamer->record_acquire(cmd, img.dest, img.levels,
+                                           VK_PIPELINE_STAGE_2_COPY_BIT,
+                                           VK_ACCESS_2_TRANSFER_READ_BIT));
     };
   };
   EXPECT_EQ(read_image(ti, *rgba.image, rgba.shape, acquire_image(rgba)), texels);
   EXPECT_EQ(read_buffer(tb, dst.buffer, 256, bytes.size(),
                         [&](VkCommandBuffer cmd) {
-                          streamer->record_acquire(cmd, buffer, bytes.size(),
-                                                   VK_PIPELINE_STAGE_2_COPY_BIT,
-                                                   VK_ACCESS_2_TRANSFER_READ_BIT);
+                          ASSERT_TRUE(streamer->record_acquire(cmd, buffer, 256, bytes.size(),
+                                                               VK_PIPELINE_STAGE_2_COPY_BIT,
+                                                               VK_ACCESS_2_TRANSFER_READ_BIT));
                         }),
             bytes);
   if (bc) {
     EXPECT_EQ(read_image(tc, *bc->image, bc->shape, acquire_image(*bc)), blocks);
   }
   EXPECT_LE(streamer->stats().ring.peak_held_bytes, 256 * KiB);
+}
+
+// The targets and barriers themselves (internal, pure functions).
+using detail::BufferTarget;
+using detail::ImageTarget;
+
+TEST(StreamTargets, ZeroLevelsOrLayersMeanTheRestOfTheImage) {
+  const ImageDestination dest{.image = reinterpret_cast<VkImage>(uintptr_t{0x1234}),
+                              .format = VK_FORMAT_R8G8B8A8_UNORM,
+                              .extent = {64, 32, 1},
+                              .mip_levels = 5,
+                              .array_layers = 3,
+                              .sharing = VK_SHARING_MODE_CONCURRENT};
+  const ImageTarget t = detail::image_target(dest, {.base_level = 2, .base_layer = 1}).value();
+  EXPECT_EQ(t.levels, 3u);
+  EXPECT_EQ(t.layers, 2u);
+  EXPECT_EQ(t.extent.width, 64u);  // level 0's, whatever base_level
+  EXPECT_EQ(t.final_layout, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL);
+  EXPECT_EQ(t.sharing, VK_SHARING_MODE_CONCURRENT);
+  EXPECT_EQ(detail::image_target(dest, {.base_level = 2, .levels = 4}).error(),
+            UploadError::NoSuchSubresource);
+  const BufferDestination buffer{reinterpret_cast<VkBuffer>(uintptr_t{0x99}), 1000};
+  EXPECT_EQ(detail::buffer_target(buffer, 600, 400).value().offset, 600u);
+  EXPECT_EQ(detail::buffer_target(buffer, 601, 400).error(), UploadError::OutOfBounds);
 }
 
 TEST(StreamBarriers, ReleaseAndAcquireMatchForAFamilyPair) {

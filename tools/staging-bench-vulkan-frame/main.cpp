@@ -24,6 +24,7 @@
 
 #include "example_device.hpp"
 #include "staging/vulkan.hpp"
+#include "staging/detail/vulkan/default_memory.hpp"
 
 namespace {
 

@@ -115,7 +115,7 @@ std::optional<uint32_t> Context::staging_type(bool prefer_device_local) const {
   vkGetBufferMemoryRequirements(device_, probe, &req);
   vkDestroyBuffer(device_, probe, nullptr);
   return staging::vulkan::choose_staging_memory_type(memory_properties_, req.memoryTypeBits,
-                                                     {.prefer_device_local = prefer_device_local});
+                                                     prefer_device_local);
 }
 
 std::optional<uint32_t> Context::cached_type() const {

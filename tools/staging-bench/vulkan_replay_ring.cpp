@@ -88,15 +88,14 @@ class RingReplay {
     Expected<StreamTicket, UploadError> ticket = unexpected(UploadError::ZeroSize);
     if (u.kind == ReplayKind::ImageCopy) {
       const PlannedImage& p = targets_.image_size(u);
-      ticket = streamer_->upload(ImageTarget{.image = targets_.image(u),
-                                             .format = VK_FORMAT_R8G8B8A8_UNORM,
-                                             .extent = {p.width, p.height, 1},
-                                             .final_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL},
-                                 data, StreamPriority::Now);
+      ticket = streamer_->upload(ImageDestination{.image = targets_.image(u),
+                                                  .format = VK_FORMAT_R8G8B8A8_UNORM,
+                                                  .extent = {p.width, p.height, 1}},
+                                 {.new_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL}, data,
+                                 StreamPriority::Now);
     } else {
       ticket = streamer_->upload(
-          BufferTarget{.buffer = targets_.device_buffer(), .offset = u.dst_offset}, data,
-          StreamPriority::Now);
+          targets_.device_destination(), u.dst_offset, data, StreamPriority::Now);
     }
     const double issue_s = seconds_since(t0);
     if (!ticket) return fail("Streamer::upload: " + std::string(to_string(ticket.error())));

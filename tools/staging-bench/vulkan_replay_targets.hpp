@@ -58,6 +58,10 @@ class ReplayTargets {
     return source_.data() + u.source_offset;
   }
   [[nodiscard]] VkBuffer device_buffer() const { return device_.buffer; }
+  /// The device buffer as a Streamer's uploads describe it.
+  [[nodiscard]] staging::vulkan::BufferDestination device_destination() const {
+    return {device_.buffer, device_.size};
+  }
   [[nodiscard]] std::byte* host_mapped() const { return host_.mapped; }
   [[nodiscard]] VkImage image(const PlannedUpload& u) const { return images_[u.image].image; }
   [[nodiscard]] const PlannedImage& image_size(const PlannedUpload& u) const {

@@ -41,6 +41,7 @@
 #include <thread>
 
 #include "vulkan_scenarios.hpp"
+#include "staging/detail/vulkan/default_memory.hpp"
 
 namespace staging::bench::vk {
 namespace {
@@ -189,7 +190,7 @@ std::unique_ptr<MemoryHook> make_hook(Context& vk, const MemoryChoice& m) {
   const staging::vulkan::Device d = vk.staging_device();
   return std::make_unique<DefaultMemory>(
       d.physical_device, d.device, d.dispatch,
-      MemoryPreference{.prefer_device_local = m.prefer_device_local});
+      m.prefer_device_local);
 }
 
 // A frame being filled.
@@ -838,7 +839,7 @@ class StreamBench {
         const uint64_t n = std::min(b_.chunk_, b_.total_ - off);
         auto frame = ring_.begin(b_.cmds_[free_cmds_.back()], n);
         if (!frame) {
-          if (frame.error().kind == BeginErrorKind::Refused &&
+          if (frame.error().kind == UploadError::RingFull &&
               frame.error().refusal == Refusal::AllInFlight) {
             blocked_ = true;  // every slot filling or in flight
             break;

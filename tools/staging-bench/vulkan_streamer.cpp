@@ -154,7 +154,7 @@ class StreamerBench {
     bool ok = true;
     Row row = measure(common_, "streamer-pointer", total_, [&] {
       const auto t0 = Clock::now();
-      auto ticket = streamer->upload(BufferTarget{.buffer = dst_.buffer},
+      auto ticket = streamer->upload(BufferDestination{dst_.buffer, dst_.size}, 0,
                                      std::span(source_, total_), StreamPriority::Now);
       ok = ticket && streamer->wait(*ticket, std::chrono::seconds(120)) == StreamStatus::Complete &&
            ok;
@@ -202,12 +202,10 @@ class StreamerBench {
       ++failures_;
       return;
     }
-    ImageTarget target{.format = format,
-                       .extent = {size, size, 1},
-                       .levels = mips,
-                       .final_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL};
+    ImageDestination target{.format = format, .extent = {size, size, 1}, .mip_levels = mips};
+    const ImageLevels levels{.new_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL};
     target.image = images[0].image;
-    const uint64_t chain = streamer->image_bytes(target).value();
+    const uint64_t chain = streamer->image_bytes(target, levels).value();
     if (chain > total_) {
       report_.note("streamer: a " + name + " chain is larger than --stream-mib; skipped");
       return;
@@ -218,7 +216,7 @@ class StreamerBench {
       std::vector<StreamTicket> tickets;
       for (const Image& img : images) {
         target.image = img.image;
-        auto t = streamer->upload(target, std::span(source_, chain), StreamPriority::Now);
+        auto t = streamer->upload(target, levels, std::span(source_, chain), StreamPriority::Now);
         ok = ok && t.has_value();
         if (t) tickets.push_back(*t);
       }

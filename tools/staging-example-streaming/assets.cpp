@@ -120,14 +120,13 @@ bool AssetResources::create(const StreamingDevice& d, const AssetSource& source)
   if (mesh.buffer == VK_NULL_HANDLE) return false;
 
   texture_target =
-      staging::vulkan::ImageTarget{.image = texture.image,
-                                   .format = VK_FORMAT_R8G8B8A8_UNORM,
-                                   .extent = {source.texture_size, source.texture_size, 1},
-                                   .levels = source.levels,
-                                   .final_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-                                   .sharing = VK_SHARING_MODE_EXCLUSIVE};
-  mesh_target = staging::vulkan::BufferTarget{
-      .buffer = mesh.buffer, .offset = 0, .sharing = VK_SHARING_MODE_EXCLUSIVE};
+      staging::vulkan::ImageDestination{.image = texture.image,
+                                        .format = VK_FORMAT_R8G8B8A8_UNORM,
+                                        .extent = {source.texture_size, source.texture_size, 1},
+                                        .mip_levels = source.levels,
+                                        .sharing = VK_SHARING_MODE_EXCLUSIVE};
+  mesh_target = staging::vulkan::BufferDestination{
+      .buffer = mesh.buffer, .size = mesh.size, .sharing = VK_SHARING_MODE_EXCLUSIVE};
   vertex_bytes = source.vertex_bytes;
   index_count = source.index_count;
   return true;

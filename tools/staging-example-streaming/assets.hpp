@@ -39,8 +39,8 @@ struct AssetResources {
   staging::vulkan::support::Image texture;
   VkImageView view = VK_NULL_HANDLE;
   staging::vulkan::support::Buffer mesh;  ///< vertices then indices
-  staging::vulkan::ImageTarget texture_target;
-  staging::vulkan::BufferTarget mesh_target;
+  staging::vulkan::ImageDestination texture_target;  ///< every level, sampled after the upload
+  staging::vulkan::BufferDestination mesh_target;
   uint64_t vertex_bytes = 0;
   uint32_t index_count = 0;
 

@@ -30,6 +30,7 @@
 #include <fstream>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "assets.hpp"
@@ -195,13 +196,18 @@ struct Session {
 
   void record_acquires(VkCommandBuffer cmd) const {
     for (const Version* v : acquires) {
-      streamer.record_acquire(cmd, v->resources.texture_target,
-                              VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
-                              VK_ACCESS_2_SHADER_SAMPLED_READ_BIT);
-      streamer.record_acquire(cmd, v->resources.mesh_target,
-                              v->resources.vertex_bytes + uint64_t{v->resources.index_count} * 4,
-                              VK_PIPELINE_STAGE_2_VERTEX_INPUT_BIT,
-                              VK_ACCESS_2_VERTEX_ATTRIBUTE_READ_BIT | VK_ACCESS_2_INDEX_READ_BIT);
+      // The destinations were checked by upload(): these cannot fail.
+      streamer
+          .record_acquire(cmd, v->resources.texture_target, {},
+                          VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
+                          VK_ACCESS_2_SHADER_SAMPLED_READ_BIT)
+          .value();
+      streamer
+          .record_acquire(cmd, v->resources.mesh_target, 0,
+                          v->resources.vertex_bytes + uint64_t{v->resources.index_count} * 4,
+                          VK_PIPELINE_STAGE_2_VERTEX_INPUT_BIT,
+                          VK_ACCESS_2_VERTEX_ATTRIBUTE_READ_BIT | VK_ACCESS_2_INDEX_READ_BIT)
+          .value();
     }
   }
 
@@ -221,12 +227,13 @@ struct Session {
     std::fill(placeholder_source.texels.begin(), placeholder_source.texels.end(), std::byte{110});
     placeholder.resources.create(device, placeholder_source);
     placeholder.texture = streamer
-                              .upload(placeholder.resources.texture_target,
+                              .upload(placeholder.resources.texture_target, {},
                                       placeholder_source.texels, StreamPriority::Now)
                               .value();
     placeholder.mesh =
         streamer
-            .upload(placeholder.resources.mesh_target, placeholder_source.mesh, StreamPriority::Now)
+            .upload(placeholder.resources.mesh_target, 0, placeholder_source.mesh,
+                    StreamPriority::Now)
             .value();
     streamer.wait(placeholder.texture, std::chrono::seconds(60));
     streamer.wait(placeholder.mesh, std::chrono::seconds(60));
@@ -240,12 +247,19 @@ struct Session {
     }
   }
 
-  // Uploads bytes to target, waiting for room in the queue a second at a time (backpressure).
-  template <typename Target>
-  StreamTicket upload_when_room(const Target& target, std::span<const std::byte> bytes,
+  // Uploads bytes (every level of a texture, or a mesh from offset 0), waiting for room in the
+  // queue a second at a time (backpressure).
+  template <typename Destination>
+  StreamTicket upload_when_room(const Destination& destination, std::span<const std::byte> bytes,
                                 StreamPriority p) {
     for (;;) {
-      auto ticket = streamer.upload(target, bytes, p, std::chrono::seconds(1));
+      auto ticket = [&] {
+        if constexpr (std::is_same_v<Destination, staging::vulkan::ImageDestination>) {
+          return streamer.upload(destination, {}, bytes, p, std::chrono::seconds(1));
+        } else {
+          return streamer.upload(destination, 0, bytes, p, std::chrono::seconds(1));
+        }
+      }();
       if (ticket) return *ticket;
       ++refused;
     }

@@ -184,7 +184,7 @@ static_assert(enum_names_complete<Route>(), "Route: a value has no name");
 /// backend only.
 enum class UploadError : uint8_t {
   /// The frame was finished, submitted, moved from, or default-constructed; a Vulkan Streamer is
-  /// being destroyed.
+  /// being destroyed (or, next_piece(), stopping).
   Inactive,
   /// The destination buffer, image or texture is null.
   NullDestination,
@@ -255,7 +255,9 @@ enum class UploadError : uint8_t {
   NoSlot,
   /// CUDA: a null pointer with bytes > 0, an address range that wraps, a policy Grow or
   /// Fallback, a stream capturing a graph, reserve(0), a commit of 0 bytes or of more than the
-  /// span, or a span that is empty or from another Uploader.
+  /// span, or a span that is empty or from another Uploader. Vulkan Streamer, next_piece(): the
+  /// ticket is empty, not an in-place upload of this streamer, or a piece of it is still
+  /// uncommitted (one piece at a time per upload).
   InvalidArgument,
   /// No room now, and the caller asked not to wait. CUDA, ExhaustionPolicy::Defer: no ring room
   /// (also: every pooled event is pending, or another call is waiting for room); Vulkan
@@ -264,7 +266,8 @@ enum class UploadError : uint8_t {
   /// No room within the timeout. CUDA, Wait or Split: no ring room (a stalled stream, or spans
   /// held uncommitted), or no free pooled event, or the ring lock not free within it; the
   /// failure's `reserve->oldest_pending` names the oldest pending point when the ring was
-  /// reached. Vulkan Streamer: the upload queue stayed at its cap for the whole timeout.
+  /// reached. Vulkan Streamer: the upload queue stayed at its cap for the whole timeout, or
+  /// (next_piece()) the ring had no room for the smallest next piece within it (0: at once).
   Timeout,
   /// CUDA: a CUDA call failed (the failure's `cuda` says which). When it is sticky, or was the
   /// record of the copies' event, the Uploader has failed too (failed()).
@@ -274,6 +277,11 @@ enum class UploadError : uint8_t {
   /// Vulkan Streamer: the device was lost; nothing streams any more (make a new device and
   /// streamer).
   DeviceLost,
+  /// Vulkan Streamer, next_piece(): the in-place upload was cancelled (or failed): no piece.
+  Cancelled,
+  /// Vulkan Streamer, next_piece(): every piece of the in-place upload has been handed out
+  /// already. The normal end of a next_piece() loop.
+  Done,
 };
 
 /// Names of UploadError's values, in order (to_string, enum_from_string).
@@ -306,7 +314,9 @@ constexpr auto enum_names(std::type_identity<UploadError>) noexcept {
                                           "Timeout",
                                           "Cuda",
                                           "Failed",
-                                          "DeviceLost"});
+                                          "DeviceLost",
+                                          "Cancelled",
+                                          "Done"});
 }
 static_assert(enum_names_complete<UploadError>(), "UploadError: a value has no name");
 

@@ -33,7 +33,6 @@
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/enum_names.hpp"
-#include "staging/detail/core/upload_pieces.hpp"
 
 namespace staging {
 
@@ -127,42 +126,37 @@ constexpr auto enum_names(std::type_identity<CancelResult>) noexcept {
 }
 static_assert(enum_names_complete<CancelResult>(), "CancelResult: a value has no name");
 
-/// A piece of an upload written in place: write `bytes` (the piece's region of the packed
-/// source, `piece.bytes` of them), then commit() or abandon() it.
-struct InPlacePiece {
-  /// Where the bytes go (source_offset: which part of the upload they are).
-  UploadPiece piece;
+/// A piece of an in-place upload (Streamer::write_in_place()), handed out by next_piece(): write
+/// the part of the upload it names into `bytes`, then commit() it, or abandon() it.
+///
+/// The part is bytes [source_offset, source_offset + source_bytes) of the upload as it would be
+/// packed tightly (a buffer: its bytes; an image: level after level, each layer after layer,
+/// slice after slice, row after row of texel blocks). In `bytes` those are `rows` rows of
+/// `row_bytes` bytes, row i starting at i × row_pitch. A buffer piece, and an image piece whose
+/// rows need no padding, is one run (rows 1, row_bytes == row_pitch == source_bytes); an image
+/// piece whose rows the device wants padded (optimalBufferCopyRowPitchAlignment) has rows of
+/// texel blocks, and the row_pitch - row_bytes bytes after each row are never read.
+///
+/// Threading: a piece is written by one thread at a time; commit() it from any thread.
+class InPlacePiece {
+ public:
   /// The staging bytes to write (valid until commit() or abandon()).
   std::span<std::byte> bytes;
-  /// The scheduler's batch number holding it (used by commit()).
-  uint64_t token = 0;
-};
+  /// Where the piece's part starts in the tightly packed upload.
+  uint64_t source_offset = 0;
+  /// The part's size in the tightly packed upload (rows × row_bytes).
+  uint64_t source_bytes = 0;
+  /// Rows of the part in `bytes` (>= 1).
+  uint64_t rows = 1;
+  /// Bytes of one row (row_bytes × rows == source_bytes).
+  uint64_t row_bytes = 0;
+  /// Bytes from one row's start to the next's in `bytes` (>= row_bytes).
+  uint64_t row_pitch = 0;
 
-/// Why next_piece() gave no piece.
-enum class InPlaceError : uint8_t {
-  /// The ticket is empty, not an in-place upload of this scheduler, or a piece of it is still
-  /// uncommitted (one piece at a time per upload).
-  BadTicket,
-  /// Every piece has been handed out already.
-  Done,
-  /// The upload was cancelled (or failed).
-  Cancelled,
-  /// The ring had no room for the smallest next piece within the timeout (0: refused at once).
-  Timeout,
-  /// The smallest next piece (one row of blocks) is larger than the ring: it can never fit.
-  TooLarge,
-  /// The scheduler is stopping.
-  Stopped,
-  /// The backend's device is lost: the upload failed.
-  DeviceLost,
+ private:
+  friend class StreamScheduler;
+  uint64_t token_ = 0;  // the scheduler's batch holding it (commit() and abandon() find it)
 };
-
-/// Names of InPlaceError's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<InPlaceError>) noexcept {
-  return std::to_array<std::string_view>(
-      {"BadTicket", "Done", "Cancelled", "Timeout", "TooLarge", "Stopped", "DeviceLost"});
-}
-static_assert(enum_names_complete<InPlaceError>(), "InPlaceError: a value has no name");
 
 /// What one round of the pump (the streamer's pump_once()) did.
 enum class PumpResult : uint8_t {

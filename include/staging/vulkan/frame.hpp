@@ -140,6 +140,10 @@ struct BufferDestination {
   VkBuffer buffer = VK_NULL_HANDLE;
   /// Its VkBufferCreateInfo::size in bytes (> 0).
   uint64_t size = 0;
+  /// Its VkBufferCreateInfo::sharingMode. Read by the Streamer only (which copies on a queue of
+  /// its own): EXCLUSIVE with two different families moves ownership to the consumer's family;
+  /// a frame records on the consumer's own queue and needs no transfer.
+  VkSharingMode sharing = VK_SHARING_MODE_EXCLUSIVE;
 };
 
 /// A destination image, described once (the values of its VkImageCreateInfo): regions uploaded
@@ -155,6 +159,8 @@ struct ImageDestination {
   uint32_t mip_levels = 1;
   /// Array layers (>= 1).
   uint32_t array_layers = 1;
+  /// Its VkImageCreateInfo::sharingMode (see BufferDestination::sharing).
+  VkSharingMode sharing = VK_SHARING_MODE_EXCLUSIVE;
 };
 
 /// Checks that bytes [offset, offset + size) lie inside `target`. Pure; safe from any thread.

@@ -1,12 +1,12 @@
 // Staging memory: persistently mapped, HOST_VISIBLE VkBuffers the CPU writes uploads into and
-// copy commands read from. Where that memory comes from is a hook (MemoryHook): the built-in
-// DefaultMemory allocates one VkDeviceMemory per buffer; an application with its own allocator
-// (VMA, an engine heap) implements the hook instead.
+// copy commands read from. Where that memory comes from is a hook (MemoryHook): by default the
+// ring (or streamer) allocates one VkDeviceMemory per buffer itself; an application with its own
+// allocator (VMA, an engine heap) implements the hook instead.
 //
-// Memory-type choice (choose_staging_memory_type, used by DefaultMemory), among the types the
+// Memory-type choice (choose_staging_memory_type, used by the built-in hook), among the types the
 // buffer allows that are HOST_VISIBLE:
 //   1. HOST_COHERENT is preferred: no flush needed, and a forgotten flush cannot lose bytes;
-//   2. then not DEVICE_LOCAL (unless prefer_device_local): staging lives in system memory, which
+//   2. then not DEVICE_LOCAL (unless prefer_device_local: RingConfig, StreamerConfig): staging lives in system memory, which
 //      the copy engine reads at the bus's rate, and leaves the (often small) mappable VRAM to
 //      resources that need it;
 //   3. then not HOST_CACHED: the CPU only writes staging memory, and write-combined memory takes
@@ -23,7 +23,6 @@
 #include <optional>
 
 #include "staging/core/errors.hpp"
-#include "staging/vulkan/dispatch.hpp"
 
 namespace staging::vulkan {
 
@@ -41,10 +40,10 @@ struct StagingMemory {
   bool coherent = true;
   /// The memory type index, for diagnostics.
   uint32_t memory_type = 0;
-  /// The hook's own handles (DefaultMemory: the VkDeviceMemory and its allocation size; a VMA
+  /// The hook's own handles (the built-in hook: the VkDeviceMemory and its allocation size; a VMA
   /// hook: the VmaAllocation). The ring never reads them.
   VkDeviceMemory memory = VK_NULL_HANDLE;
-  /// The hook's: DefaultMemory's allocation size (>= size, rounded to nonCoherentAtomSize).
+  /// The hook's: the built-in hook's allocation size (>= size, rounded to nonCoherentAtomSize).
   uint64_t memory_size = 0;
   /// The hook's: anything it needs to release the buffer (a VmaAllocation, ...).
   void* user = nullptr;
@@ -73,20 +72,13 @@ class MemoryHook {
   virtual void release(const StagingMemory& memory) noexcept = 0;
 };
 
-/// What choose_staging_memory_type() prefers. The defaults are the documented choice.
-struct MemoryPreference {
-  /// Rank DEVICE_LOCAL | HOST_VISIBLE types first (resizable BAR / UMA: the CPU writes straight
-  /// into VRAM). Off by default.
-  bool prefer_device_local = false;
-};
-
 /// The memory type index for staging buffers: the best HOST_VISIBLE type among `allowed_types`
 /// (a VkMemoryRequirements::memoryTypeBits mask) by the order in the file comment, or none when
 /// no allowed type is HOST_VISIBLE. PROTECTED and LAZILY_ALLOCATED types are never chosen.
 /// Pure; safe from any thread.
 [[nodiscard]] std::optional<uint32_t> choose_staging_memory_type(
     const VkPhysicalDeviceMemoryProperties& properties, uint32_t allowed_types,
-    const MemoryPreference& preference = {}) noexcept;
+    bool prefer_device_local = false) noexcept;
 
 /// The VkMappedMemoryRange that flushes bytes [offset, offset + size) of `memory`, for a
 /// MemoryHook's flush(): `memory.memory`, with the start rounded down and the end up to multiples
@@ -97,42 +89,6 @@ struct MemoryPreference {
 /// and an atom of 64: (100, 10) flushes {64, 64}; (990, 10) flushes {960, 40}.
 [[nodiscard]] VkMappedMemoryRange flush_range(const StagingMemory& memory, uint64_t offset,
                                               uint64_t size, uint64_t atom) noexcept;
-
-/// The built-in MemoryHook: one VkBuffer and one dedicated VkDeviceMemory per staging buffer, of
-/// the type choose_staging_memory_type() picks, mapped once for the buffer's whole life.
-///
-/// Ownership: references the device and dispatch it was made with, which must outlive it (and
-/// every buffer it made). Threading: as MemoryHook.
-class DefaultMemory final : public MemoryHook {
- public:
-  /// Reads the physical device's memory types and nonCoherentAtomSize once. Precondition: the
-  /// dispatch's vkGetPhysicalDevice* members are set (Ring::create checks the whole table).
-  DefaultMemory(VkPhysicalDevice physical_device, VkDevice device, const Dispatch& dispatch,
-                MemoryPreference preference = {}) noexcept;
-
-  /// vkCreateBuffer, vkAllocateMemory (a dedicated allocation, rounded up to whole atoms when
-  /// not coherent), vkBindBufferMemory, vkMapMemory. Errors: to_alloc_error() of the failing
-  /// call (last_error() has the VkResult); Other when no allowed memory type is HOST_VISIBLE
-  /// (last_error() VK_ERROR_FEATURE_NOT_PRESENT). A failure leaks nothing.
-  Expected<StagingMemory, AllocError> allocate(uint64_t size) override;
-  /// vkFlushMappedMemoryRanges of flush_range(). Errors: to_alloc_error() of its VkResult
-  /// (also kept in last_error()).
-  Expected<void, AllocError> flush(const StagingMemory& memory, uint64_t offset,
-                                   uint64_t size) override;
-  /// vkDestroyBuffer, vkUnmapMemory, vkFreeMemory; null handles are skipped.
-  void release(const StagingMemory& memory) noexcept override;
-
-  /// The VkResult of the last failed Vulkan call (VK_SUCCESS when none failed).
-  [[nodiscard]] VkResult last_error() const noexcept { return last_error_; }
-
- private:
-  VkDevice device_;
-  Dispatch dispatch_;
-  MemoryPreference preference_;
-  VkPhysicalDeviceMemoryProperties properties_{};
-  uint64_t atom_ = 1;
-  VkResult last_error_ = VK_SUCCESS;
-};
 
 /// The AllocError a failed allocation, bind or map VkResult stands for: OUT_OF_HOST_MEMORY,
 /// OUT_OF_DEVICE_MEMORY and TOO_MANY_OBJECTS: OutOfMemory; MEMORY_MAP_FAILED: MapFailed;

@@ -112,8 +112,13 @@ struct RingConfig {
   bool pad_image_rows = false;
   /// Flush written ranges even when the memory is coherent (a test of the non-coherent path).
   bool flush_always = false;
-  /// Where staging buffers come from; null: a built-in DefaultMemory. Must outlive the ring.
+  /// Where staging buffers come from; null: the built-in hook (one VkDeviceMemory per buffer,
+  /// of the type choose_staging_memory_type() picks). Must outlive the ring.
   MemoryHook* memory = nullptr;
+  /// The built-in hook (memory null) ranks DEVICE_LOCAL | HOST_VISIBLE types first: resizable BAR
+  /// or UMA, the CPU writes straight into VRAM. Off by default (see memory.hpp's memory-type
+  /// order). Ignored with a hook of your own.
+  bool prefer_device_local = false;
   /// The ring's timeline; may be null. Sees every staging range written, every frame's point and
   /// every release (EventKind::FrameWrite, FrameFinish, FrameRelease) and, under
   /// Strategy::Bytes, the byte ring's events (tokens: frame ids). Called on the ring's thread,
@@ -127,23 +132,17 @@ struct RingConfig {
   Duration destroy_timeout = std::chrono::seconds(5);
 };
 
-/// Why begin() gave no frame (BeginError::kind).
-enum class BeginErrorKind : uint8_t {
-  /// The command buffer is VK_NULL_HANDLE.
-  NullCommandBuffer,
-  /// The ring refused (`refusal` says why) and the policy is Defer — or Wait with a refusal that
-  /// waiting cannot cure. Take the fallback route with begin_fallback(), or skip the frame.
-  Refused,
-  /// Wait: the whole timeout passed with every slot still in flight. `oldest` is the point
-  /// waited for (a stalled queue is named, never waited on forever).
-  Timeout,
-};
-
-/// Why begin() gave no frame.
-struct BeginError {
-  /// What went wrong.
-  BeginErrorKind kind = BeginErrorKind::Refused;
-  /// Refused and Timeout: the core ring's refusal (Timeout: always AllInFlight).
+/// Why begin() gave no frame: the shared UploadError, with what the ring knows.
+struct BeginFailure {
+  /// What went wrong:
+  ///  - InvalidArgument: the command buffer is VK_NULL_HANDLE;
+  ///  - RingFull: the ring refused (`refusal` says why) and the policy is Defer — or Wait with a
+  ///    refusal that waiting cannot cure. Take the fallback route with begin_fallback(), or skip
+  ///    the frame;
+  ///  - Timeout: Wait, and the whole timeout passed with every slot still in flight; `oldest` is
+  ///    the point waited for (a stalled queue is named, never waited on forever).
+  UploadError kind = UploadError::RingFull;
+  /// RingFull and Timeout: the core ring's refusal (Timeout: always AllInFlight).
   Refusal refusal = Refusal::AllInFlight;
   /// Timeout: the point waited for (the oldest frame holding a slot).
   std::optional<RetirementPoint> oldest;
@@ -158,19 +157,15 @@ enum class WaitError : uint8_t {
   DeviceLost,
 };
 
-/// Names of the values of Strategy, BeginErrorKind and WaitError, in order (staging::to_string,
+/// Names of the values of Strategy and WaitError, in order (staging::to_string,
 /// enum_from_string).
 constexpr auto enum_names(std::type_identity<Strategy>) noexcept {
   return std::to_array<std::string_view>({"Slots", "Bytes"});
 }
-constexpr auto enum_names(std::type_identity<BeginErrorKind>) noexcept {
-  return std::to_array<std::string_view>({"NullCommandBuffer", "Refused", "Timeout"});
-}
 constexpr auto enum_names(std::type_identity<WaitError>) noexcept {
   return std::to_array<std::string_view>({"Timeout", "DeviceLost"});
 }
-static_assert(enum_names_complete<Strategy>() && enum_names_complete<BeginErrorKind>() &&
-                  enum_names_complete<WaitError>(),
+static_assert(enum_names_complete<Strategy>() && enum_names_complete<WaitError>(),
               "a vulkan enum value has no name");
 
 /// What a Ring has done. Plain data; a diagnostic, never a decision input.
@@ -337,10 +332,10 @@ class Ring {
   /// Begins a frame that records into `cmd` and will place at most `needed` bytes (use
   /// buffer_footprint()/image_footprint() to sum them; an underestimate is not an error — uploads
   /// that no longer fit take the fallback route). Retires what the GPU has finished first. When
-  /// the ring gives no slot, the policy decides (see RingConfig::policy). Errors:
-  /// NullCommandBuffer (any strategy), Refused, Timeout. Strategy::Bytes: never refuses otherwise;
+  /// the ring gives no slot, the policy decides (see RingConfig::policy). Errors (BeginFailure::kind):
+  /// InvalidArgument (any strategy), RingFull, Timeout. Strategy::Bytes: never refuses otherwise;
   /// `needed` is unused (each upload reserves its own bytes).
-  Expected<StagingFrame, BeginError> begin(VkCommandBuffer cmd, uint64_t needed);
+  Expected<StagingFrame, BeginFailure> begin(VkCommandBuffer cmd, uint64_t needed);
   /// begin(cmd, needed) sized by what recent frames asked for: `needed` is the most any of the
   /// last 8 finished frames tried to place (their uploads' footprints, on whichever route they
   /// went), 0 for the first frame (the smallest slot). A frame that asks for more than recent
@@ -348,7 +343,7 @@ class Ring {
   /// slot; one that asks for less leaves the rest of its slot unused. Pass `needed` when a frame
   /// is known to be larger than the ones before it (a level load). Errors: as begin(cmd,
   /// needed).
-  Expected<StagingFrame, BeginError> begin(VkCommandBuffer cmd);
+  Expected<StagingFrame, BeginFailure> begin(VkCommandBuffer cmd);
   /// Begins a frame on the fallback route: vkCmdUpdateBuffer where legal, else one-off staging
   /// buffers, within FallbackConfig's caps. Never fails; a null `cmd` gives an inactive frame.
   StagingFrame begin_fallback(VkCommandBuffer cmd);

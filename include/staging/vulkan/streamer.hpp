@@ -4,11 +4,11 @@
 //   auto streamer = Streamer::create(device, {.queue = transfer_queue,
 //                                             .families = {transfer_family, graphics_family}})
 //                       .value();
-//   StreamTicket t = streamer->upload(ImageTarget{...}, texels, StreamPriority::Now).value();
+//   StreamTicket t = streamer->upload(texture, {}, texels, StreamPriority::Now).value();
 //   ...
 //   if (auto wait = streamer->wait_info(t, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT))
 //     add *wait to the frame's VkSubmitInfo2 waits, and
-//     streamer->record_acquire(cmd, target, FRAGMENT_SHADER, SHADER_SAMPLED_READ) before use;
+//     streamer->record_acquire(cmd, texture, {}, FRAGMENT_SHADER, SHADER_SAMPLED_READ) before use;
 //   or, host-side: streamer->status(t) == StreamStatus::Complete (swap the texture in).
 //
 // It owns: its staging memory (one persistently mapped buffer of ring_bytes, the cap: uploads
@@ -55,17 +55,18 @@ namespace staging::vulkan {
 // On the streamer's queue, per upload:
 //   before its first piece   images: old_layout -> TRANSFER_DST_OPTIMAL (the whole range written)
 //   its pieces' copies       vkCmdCopyBuffer / vkCmdCopyBufferToImage
-//   after its last piece     images: TRANSFER_DST_OPTIMAL -> final_layout;
+//   after its last piece     images: TRANSFER_DST_OPTIMAL -> new_layout;
 //                            VK_SHARING_MODE_EXCLUSIVE with two families: the release of
 //                            ownership to the consumer's family (buffers too)
 // On the consumer's queue, after waiting on the upload's timeline value:
-//   Exclusive with two families: the matching acquire (acquire_barrier() / record_acquire()),
-//   into the consumer's command buffer before the first use. Otherwise nothing: the semaphore wait
-//   makes the copies visible to the stages it names.
+//   Exclusive with two families: the matching acquire (record_acquire()), into the consumer's
+//   command buffer before the first use. Otherwise nothing: the semaphore wait makes the copies
+//   visible to the stages it names.
 //
-// The release and acquire barriers of one upload match exactly (families, layouts, ranges), as
-// the specification requires; they are built from the same target by the same functions.
-// Pure functions over plain data; safe from any thread.
+// Which applies is the destination's `sharing` (its create-info's sharingMode): EXCLUSIVE with
+// two different families moves ownership; CONCURRENT across both families, or one family for
+// both, moves nothing. The release and acquire barriers of one upload match exactly (families,
+// layouts, ranges), as the specification requires; they are built from the same destination.
 
 /// staging's generic to_string(), visible here beside the layer's own overloads.
 using staging::to_string;
@@ -76,78 +77,24 @@ struct QueueFamilies {
   uint32_t consumer = 0;  ///< the family of the queue that uses the uploaded resources
 };
 
-/// A buffer destination: bytes [offset, offset + the upload's size) of `buffer` (created with
-/// TRANSFER_DST usage, not in use by any queue while the upload streams).
-struct BufferTarget {
-  VkBuffer buffer = VK_NULL_HANDLE;  ///< the destination
-  uint64_t offset = 0;               ///< where the upload's first byte goes
-  /// The buffer's VkBufferCreateInfo::sharingMode. EXCLUSIVE with two different families:
-  /// ownership moves by a release on the streamer's queue and an acquire the consumer records
-  /// (record_acquire()). CONCURRENT across both families (or one family for both): no ownership
-  /// transfer; the consumer only waits on the timeline value.
-  VkSharingMode sharing = VK_SHARING_MODE_EXCLUSIVE;
-};
-
-/// An image destination: levels [base_level, base_level + levels) and layers [base_layer,
-/// base_layer + layers) of `image` (optimal tiling, TRANSFER_DST usage, not in use by any queue
-/// while the upload streams), every texel of them written.
-struct ImageTarget {
-  VkImage image = VK_NULL_HANDLE;         ///< the destination
-  VkFormat format = VK_FORMAT_UNDEFINED;  ///< its format (texel_block() must know it)
+/// Which part of an ImageDestination a streamed upload writes — every texel of levels
+/// [base_level, base_level + levels) and layers [base_layer, base_layer + layers) — and the layouts
+/// around it. The defaults write every level and layer of a texture being filled, and leave it
+/// ready for sampling. The image must not be in use by any queue while the upload streams.
+struct ImageLevels {
   /// The aspect written (0: the format's only aspect; depth/stencil formats with both aspects
   /// need one named, and are transitioned with both).
   VkImageAspectFlags aspect = 0;
-  VkExtent3D extent{0, 0, 1};  ///< level 0's extent in texels (of the image, not of base_level)
-  uint32_t base_level = 0;     ///< the first level written
-  uint32_t levels = 1;         ///< levels written (>= 1)
-  uint32_t base_layer = 0;     ///< the first array layer written
-  uint32_t layers = 1;         ///< layers written (>= 1)
+  uint32_t base_level = 0;  ///< the first level written
+  uint32_t levels = 0;      ///< levels written; 0: every level from base_level on
+  uint32_t base_layer = 0;  ///< the first array layer written
+  uint32_t layers = 0;      ///< layers written; 0: every layer from base_layer on
   /// The subresources' layout before the upload; UNDEFINED discards their contents (right for a
   /// texture being filled).
   VkImageLayout old_layout = VK_IMAGE_LAYOUT_UNDEFINED;
   /// The layout the upload leaves them in (not UNDEFINED or PREINITIALIZED).
-  VkImageLayout final_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-  /// The image's VkImageCreateInfo::sharingMode (see BufferTarget::sharing).
-  VkSharingMode sharing = VK_SHARING_MODE_EXCLUSIVE;
+  VkImageLayout new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
 };
-
-/// True when an upload to a resource of `sharing` needs an ownership transfer between `families`
-/// (Exclusive, and two different families).
-[[nodiscard]] bool transfers_ownership(VkSharingMode sharing,
-                                       const QueueFamilies& families) noexcept;
-
-/// The aspects an image barrier of `target` names: both for a combined depth/stencil format,
-/// else the written aspect (resolved from 0). 0 for a format texel_block() does not know.
-[[nodiscard]] VkImageAspectFlags barrier_aspects(const ImageTarget& target) noexcept;
-
-/// The barrier recorded on the streamer's queue before an image upload's first copy: old_layout
-/// to TRANSFER_DST_OPTIMAL over the upload's range, after nothing (the resource is not in use)
-/// and before the copies.
-[[nodiscard]] VkImageMemoryBarrier2 image_begin_barrier(const ImageTarget& target) noexcept;
-
-/// The barrier recorded on the streamer's queue after an image upload's last copy:
-/// TRANSFER_DST_OPTIMAL to final_layout, and the release to the consumer's family when
-/// transfers_ownership(). Its second scope is empty: the timeline semaphore's signal orders it
-/// before the consumer's wait.
-[[nodiscard]] VkImageMemoryBarrier2 image_end_barrier(const ImageTarget& target,
-                                                      const QueueFamilies& families) noexcept;
-
-/// The release barrier of a buffer upload of `size` bytes, when transfers_ownership() (none
-/// otherwise: the semaphore alone makes the copies visible).
-[[nodiscard]] std::optional<VkBufferMemoryBarrier2> buffer_end_barrier(
-    const BufferTarget& target, uint64_t size, const QueueFamilies& families) noexcept;
-
-/// The acquire barrier the consumer records for an image upload (matching image_end_barrier()),
-/// making the copies visible to `stages`/`access`; none when !transfers_ownership().
-[[nodiscard]] std::optional<VkImageMemoryBarrier2> image_acquire_barrier(
-    const ImageTarget& target, const QueueFamilies& families, VkPipelineStageFlags2 stages,
-    VkAccessFlags2 access) noexcept;
-
-/// The acquire barrier for a buffer upload of `size` bytes (matching buffer_end_barrier()); none
-/// when !transfers_ownership().
-[[nodiscard]] std::optional<VkBufferMemoryBarrier2> buffer_acquire_barrier(
-    const BufferTarget& target, uint64_t size, const QueueFamilies& families,
-    VkPipelineStageFlags2 stages, VkAccessFlags2 access) noexcept;
 
 /// The family of `families` (vkGetPhysicalDeviceQueueFamilyProperties's answer, `count` of them)
 /// that supports TRANSFER and neither GRAPHICS nor COMPUTE — a dedicated copy engine — or none.
@@ -183,8 +130,12 @@ struct StreamerConfig {
   unsigned fill_threads = 0;
   /// Where the own pool's threads run (FillPoolConfig::pinning).
   ThreadPinning fill_pinning = ThreadPinning::None;
-  /// Staging memory source; null: a built-in DefaultMemory. Must outlive the streamer.
+  /// Staging memory source; null: the built-in hook (as RingConfig::memory). Must outlive the
+  /// streamer.
   MemoryHook* memory = nullptr;
+  /// The built-in hook ranks DEVICE_LOCAL | HOST_VISIBLE types first (RingConfig::
+  /// prefer_device_local). Ignored with a hook of your own.
+  bool prefer_device_local = false;
   /// The uploads' and the byte ring's timeline, one Event at a time (staging-sim, a Perfetto
   /// trace); may be null. Must outlive the streamer. Called from the streamer's threads with its
   /// lock held (see Observer).
@@ -223,6 +174,7 @@ static_assert(counters_complete<StreamerStats>(),
 
 namespace detail {
 class StreamerBackend;
+struct ImageTarget;
 }
 
 /// See the file comment.
@@ -249,42 +201,53 @@ class Streamer {
   Streamer(const Streamer&) = delete;
   Streamer& operator=(const Streamer&) = delete;
 
-  /// Queues `data` for bytes [target.offset, target.offset + data.size()) of the target buffer.
-  /// `data` must stay valid and unchanged until the ticket's status is past Streaming. When the
-  /// queue is at its cap, waits up to `timeout` (0: refuses at once). Errors (the shared
-  /// UploadError): NullDestination, ZeroSize, WouldBlock (at the cap, timeout 0), Timeout,
-  /// Inactive (the streamer is being destroyed), DeviceLost.
-  Expected<StreamTicket, UploadError> upload(const BufferTarget& target,
-                                             std::span<const std::byte> data,
+  /// Queues `data` for bytes [offset, offset + data.size()) of the described buffer — the same
+  /// arguments as StagingFrame::upload(), checked the same way. `data` must stay valid and
+  /// unchanged until the ticket's status is past Streaming. When the queue is at its cap, waits
+  /// up to `timeout` (0: refuses at once). Errors (the shared UploadError): NullDestination,
+  /// InvalidDestination, ZeroSize, Overflow, OutOfBounds (as check_destination()), WouldBlock
+  /// (at the cap, timeout 0), Timeout, Inactive (the streamer is being destroyed), DeviceLost.
+  Expected<StreamTicket, UploadError> upload(const BufferDestination& destination,
+                                             uint64_t offset, std::span<const std::byte> data,
                                              StreamPriority priority,
                                              Duration timeout = Duration{0});
-  /// Queues `texels` — every level and layer of the target, tightly packed (levels in order,
-  /// then layers, slices, rows of texel blocks; see upload_pieces.hpp) — for the target image.
-  /// Errors: NullDestination, ZeroSize, UnsupportedFormat (or an aspect the format lacks),
-  /// SizeMismatch, TooLarge (one row of texel blocks does not fit the staging memory),
-  /// WouldBlock, Timeout, Inactive, DeviceLost.
-  Expected<StreamTicket, UploadError> upload(const ImageTarget& target,
+  /// Queues `texels` — every texel of `levels` of the described image, tightly packed (level
+  /// after level, then layers, slices, rows of texel blocks; image_bytes() says how many) — for
+  /// the image. Errors: NullDestination, InvalidDestination, UnsupportedFormat, BadAspect,
+  /// NoSuchSubresource (a level or layer the image lacks), InvalidArgument (new_layout UNDEFINED
+  /// or PREINITIALIZED), SizeMismatch, TooLarge (one row of texel blocks does not fit the staging
+  /// memory), WouldBlock, Timeout, Inactive, DeviceLost.
+  Expected<StreamTicket, UploadError> upload(const ImageDestination& destination,
+                                             const ImageLevels& levels,
                                              std::span<const std::byte> texels,
                                              StreamPriority priority,
                                              Duration timeout = Duration{0});
-  /// The packed size upload() expects for an image target. Errors: NullDestination,
-  /// ZeroSize, UnsupportedFormat.
-  [[nodiscard]] Expected<uint64_t, UploadError> image_bytes(const ImageTarget& target) const;
+  /// The packed size upload() expects for `levels` of the image. Errors: as upload() up to
+  /// InvalidArgument.
+  [[nodiscard]] Expected<uint64_t, UploadError> image_bytes(const ImageDestination& destination,
+                                                            const ImageLevels& levels = {}) const;
 
-  /// Starts an upload of `size` bytes written in place (a decoder writes straight into staging):
-  /// take its pieces with next_piece(), write them, commit(). Errors: NullDestination,
-  /// ZeroSize, Inactive, DeviceLost.
-  Expected<StreamTicket, UploadError> write_in_place(const BufferTarget& target, uint64_t size,
+  /// Starts an upload of `size` bytes at `offset` of the buffer, written in place (a decoder
+  /// writes straight into staging): take its pieces with next_piece(), write them, commit().
+  /// Errors: as upload() for a buffer, without WouldBlock and Timeout (the ring's room is the
+  /// backpressure, at next_piece()).
+  Expected<StreamTicket, UploadError> write_in_place(const BufferDestination& destination,
+                                                     uint64_t offset, uint64_t size,
                                                      StreamPriority priority);
-  /// The same for every level and layer of an image target.
-  Expected<StreamTicket, UploadError> write_in_place(const ImageTarget& target,
+  /// The same for `levels` of an image (errors as upload() for an image, without SizeMismatch,
+  /// WouldBlock and Timeout).
+  Expected<StreamTicket, UploadError> write_in_place(const ImageDestination& destination,
+                                                     const ImageLevels& levels,
                                                      StreamPriority priority);
   /// Reserves the next piece of an in-place upload, as large as the staging memory's room and
   /// the batch size allow; waits up to `timeout` for room (0: refuses at once). The piece's bytes
   /// hold back the reuse of every later piece of the ring until committed: write them promptly.
-  /// One piece at a time per upload. Errors: BadTicket, Done, Cancelled, Timeout, TooLarge,
-  /// Stopped, DeviceLost.
-  Expected<InPlacePiece, InPlaceError> next_piece(const StreamTicket& ticket,
+  /// One piece at a time per upload; write it as InPlacePiece says (rows at its row_pitch).
+  /// Errors (UploadError): Done (every piece handed out: the loop's normal end), InvalidArgument
+  /// (not an in-place ticket of this streamer, or a piece of it still uncommitted), Cancelled,
+  /// Timeout, TooLarge (one row of texel blocks is larger than the staging memory), Inactive
+  /// (the streamer is stopping), DeviceLost.
+  Expected<InPlacePiece, UploadError> next_piece(const StreamTicket& ticket,
                                                   Duration timeout = Duration{0});
   /// Submits a written piece: one vkQueueSubmit2 (under StreamerConfig::queue_mutex when
   /// given). Returns the value of the streamer's semaphore it signals, or the submission's error
@@ -316,15 +279,23 @@ class Streamer {
   /// submitted yet), or when it never will (cancelled before starting).
   [[nodiscard]] std::optional<VkSemaphoreSubmitInfo> wait_info(const StreamTicket& ticket,
                                                                VkPipelineStageFlags2 stages) const;
-  /// Records into the consumer's `cmd` the acquire of `target` (the upload's, as given to
-  /// upload()) for `stages`/`access` — only when ownership moves between two families
-  /// (VK_SHARING_MODE_EXCLUSIVE); otherwise nothing. Record it after the wait on the ticket's value
-  /// (in a submission that waits on wait_info()), before the first use.
-  void record_acquire(VkCommandBuffer cmd, const ImageTarget& target, VkPipelineStageFlags2 stages,
-                      VkAccessFlags2 access) const;
-  /// The same for a buffer upload of `size` bytes.
-  void record_acquire(VkCommandBuffer cmd, const BufferTarget& target, uint64_t size,
-                      VkPipelineStageFlags2 stages, VkAccessFlags2 access) const;
+  /// Records into the consumer's `cmd` the acquire of an image upload (the destination and
+  /// levels as given to upload()) for `stages`/`access` — only when ownership moves between two
+  /// families (the destination's sharing EXCLUSIVE); otherwise nothing. Record it after the wait
+  /// on the ticket's value (in a submission that waits on wait_info()), before the first use.
+  /// Returns what upload() would answer for those arguments when they are invalid (nothing
+  /// recorded).
+  Expected<void, UploadError> record_acquire(VkCommandBuffer cmd,
+                                             const ImageDestination& destination,
+                                             const ImageLevels& levels,
+                                             VkPipelineStageFlags2 stages,
+                                             VkAccessFlags2 access) const;
+  /// The same for a buffer upload of `size` bytes at `offset`.
+  Expected<void, UploadError> record_acquire(VkCommandBuffer cmd,
+                                             const BufferDestination& destination,
+                                             uint64_t offset, uint64_t size,
+                                             VkPipelineStageFlags2 stages,
+                                             VkAccessFlags2 access) const;
 
   /// One round of the pump (when made without a pump thread): retires what the semaphore
   /// completed, cuts the next batches (Now first) as large as the staging memory's room allows,
@@ -343,8 +314,7 @@ class Streamer {
 
  private:
   Streamer() = default;
-  Expected<ImageShape, UploadError> shape_of(const ImageTarget& target) const;
-  Expected<StreamTicket, UploadError> queue_image(const ImageTarget& target,
+  Expected<StreamTicket, UploadError> queue_image(const detail::ImageTarget& target,
                                                   const std::byte* texels, uint64_t size,
                                                   StreamPriority priority, Duration timeout,
                                                   bool in_place);

@@ -156,8 +156,9 @@ class StreamScheduler {
   /// Reserves the next piece of an in-place upload, as large as the ring's room and the batch
   /// size allow; waits up to `timeout` for room (0: refuses at once). The piece's bytes hold
   /// back the reuse of every later piece of the ring until committed: write them promptly.
-  /// Errors: BadTicket, Done, Cancelled, Timeout, TooLarge, Stopped, DeviceLost.
-  Expected<InPlacePiece, InPlaceError> next_piece(const StreamTicket& ticket,
+  /// Errors (UploadError): InvalidArgument, Done, Cancelled, Timeout, TooLarge, Inactive
+  /// (stopping), DeviceLost.
+  Expected<InPlacePiece, UploadError> next_piece(const StreamTicket& ticket,
                                                   Duration timeout = Duration{0});
   /// Submits a written piece (a batch of its own). Returns the timeline value it signals, or
   /// the submission's error (the upload is then Failed).
