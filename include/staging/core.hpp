@@ -4,7 +4,6 @@
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/errors.hpp"
 #include "staging/core/fill_pool.hpp"
-#include "staging/core/invariant_checker.hpp"
 #include "staging/core/observer.hpp"
 #include "staging/core/slot_ring.hpp"
 #include "staging/core/stream.hpp"

@@ -20,11 +20,11 @@
 #include <utility>
 #include <vector>
 
-#include "staging/core/invariant_checker.hpp"
 #include "staging/core/observer.hpp"
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/assert.hpp"
-#include "staging/detail/core/steady_clock.hpp"
+#include "staging/detail/core/clock.hpp"
+#include "staging/detail/core/invariant_checker.hpp"
 
 namespace staging {
 namespace {

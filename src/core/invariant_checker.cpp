@@ -1,4 +1,4 @@
-#include "staging/core/invariant_checker.hpp"
+#include "staging/detail/core/invariant_checker.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -21,9 +21,9 @@
 #include "staging/core/stream.hpp"
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/clock.hpp"
 #include "staging/detail/core/copy_layout.hpp"
 #include "staging/detail/core/fill_engine.hpp"
-#include "staging/detail/core/steady_clock.hpp"
 
 namespace staging {
 
@@ -373,7 +373,7 @@ std::optional<InPlacePiece> StreamScheduler::cut_in_place_piece_locked(const Str
 }
 
 Expected<InPlacePiece, UploadError> StreamScheduler::next_piece(const StreamTicket& ticket,
-                                                                 Duration timeout) {
+                                                                Duration timeout) {
   detail::StreamUpload* u = ticket.upload_.get();
   if (u == nullptr || u->scheduler != this || !u->in_place) {
     return unexpected(UploadError::InvalidArgument);

@@ -24,7 +24,7 @@
 #include "frame_state.hpp"
 #include "recorder.hpp"
 #include "staging/detail/core/align.hpp"
-#include "staging/detail/core/steady_clock.hpp"
+#include "staging/detail/core/clock.hpp"
 #include "staging/vulkan/frame.hpp"
 #include "staging/vulkan/ring.hpp"
 #include "staging_memory.hpp"

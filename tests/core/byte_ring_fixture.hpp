@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/invariant_checker.hpp"
 #include "staging/core/observer.hpp"
+#include "staging/detail/core/invariant_checker.hpp"
 #include "staging/testing/fake_queue.hpp"
 #include "staging/testing/fake_region_allocator.hpp"
 

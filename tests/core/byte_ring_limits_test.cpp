@@ -10,7 +10,7 @@
 
 #include "byte_ring_fixture.hpp"
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/invariant_checker.hpp"
+#include "staging/detail/core/invariant_checker.hpp"
 
 namespace staging::test {
 namespace {

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/invariant_checker.hpp"
 #include "staging/core/slot_ring.hpp"
 #include "staging/detail/core/counters.hpp"
+#include "staging/detail/core/invariant_checker.hpp"
 #include "staging/detail/core/slot_lease.hpp"
 #include "staging/detail/core/staging_ring.hpp"
 #include "staging/testing/fake_queue.hpp"

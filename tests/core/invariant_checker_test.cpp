@@ -4,7 +4,7 @@
 //
 // Sketch notation: region bytes as [offset, end); "live" = the GPU may still read it (its token
 // has not completed).
-#include "staging/core/invariant_checker.hpp"
+#include "staging/detail/core/invariant_checker.hpp"
 
 #include <gtest/gtest.h>
 

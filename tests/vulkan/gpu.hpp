@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "staging/core/invariant_checker.hpp"
+#include "staging/detail/core/invariant_checker.hpp"
 #include "staging/detail/vulkan/ring_inspect.hpp"
 #include "staging/vulkan.hpp"
 #include "vulkan_test_device.hpp"

@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/invariant_checker.hpp"
+#include "staging/detail/core/invariant_checker.hpp"
 #include "staging/detail/core/shared_frame.hpp"
 #include "staging/detail/core/staging_ring.hpp"
 #include "staging/testing/fake_region_allocator.hpp"

@@ -12,8 +12,8 @@
 #include "sim_config.hpp"
 #include "sim_queue.hpp"
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/invariant_checker.hpp"
 #include "staging/core/slot_ring.hpp"
+#include "staging/detail/core/invariant_checker.hpp"
 
 namespace staging::sim {
 

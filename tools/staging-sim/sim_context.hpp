@@ -15,7 +15,7 @@
 #include "run_result.hpp"
 #include "sim_config.hpp"
 #include "sim_queue.hpp"
-#include "staging/core/invariant_checker.hpp"
+#include "staging/detail/core/invariant_checker.hpp"
 #include "staging/testing/fake_queue.hpp"
 #include "upload.hpp"
 

@@ -42,6 +42,7 @@
 namespace staging {
 
 class Observer;
+class Clock;
 class InvariantChecker;
 
 /// What a ring does when a reservation does not fit right now. Chosen per ring
@@ -359,11 +360,13 @@ class ByteRing {
   /// What a ring works with. The pointees must outlive the ring.
   struct Deps {
     RegionAllocator* allocator = nullptr;  ///< required
-    Clock* clock = nullptr;                ///< null: std::chrono::steady_clock
-    Observer* observer = nullptr;          ///< null: no timeline events
-    /// Fed every operation when given, whatever check_invariants says (e.g. a Record-mode
-    /// checker of staging-sim). Null: the ring makes its own Abort-mode checker when
-    /// check_invariants is set, and runs none otherwise.
+    /// Internal (the library's tests and simulator, which control time; staging/detail/ declares
+    /// it): leave null for std::chrono::steady_clock.
+    Clock* clock = nullptr;
+    Observer* observer = nullptr;  ///< null: no timeline events
+    /// Internal (staging-sim's Record-mode checker; staging/detail/ declares it): fed every
+    /// operation whatever check_invariants says. Leave null: the ring makes its own Abort-mode
+    /// checker when check_invariants is set, and runs none otherwise.
     InvariantChecker* checker = nullptr;
   };
   /// Makes a ring and creates region 0. Errors (CreateError), in this order: ZeroCapacity,

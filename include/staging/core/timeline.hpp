@@ -46,13 +46,4 @@ class CompletionSource {
   virtual TimelineValue wait(TimelineValue value, Duration timeout) = 0;
 };
 
-/// A monotonic clock, injectable so that tests and the simulator control time.
-/// Threading: called from the ring's thread.
-class Clock {
- public:
-  virtual ~Clock() = default;
-  /// Time since an arbitrary, fixed origin. Never decreases.
-  [[nodiscard]] virtual Duration now() = 0;
-};
-
 }  // namespace staging

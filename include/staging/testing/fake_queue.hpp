@@ -29,6 +29,7 @@
 
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/clock.hpp"
 #include "staging/detail/core/enum_names.hpp"
 
 namespace staging::testing {

@@ -124,8 +124,9 @@ struct RingConfig {
   /// Strategy::Bytes, the byte ring's events (tokens: frame ids). Called on the ring's thread,
   /// inside its calls. Must outlive the ring. For invariant checkers and profilers.
   Observer* observer = nullptr;
-  /// Strategy::Bytes: an invariant checker fed every reservation and completion of the byte ring
-  /// (ByteRing::Deps::checker; tokens: frame ids); may be null. Must outlive the ring.
+  /// Internal (the library's tests; leave null): Strategy::Bytes: an invariant checker fed every
+  /// reservation and completion of the byte ring (ByteRing::Deps::checker; tokens: frame ids).
+  /// Set ByteRingConfig::check_invariants to have the ring check itself. Must outlive the ring.
   InvariantChecker* checker = nullptr;
   /// The longest the destructor waits for frames still in flight before it gives up and leaks
   /// the ring's memory instead of freeing what the GPU may still read (see ~Ring).
@@ -332,9 +333,9 @@ class Ring {
   /// Begins a frame that records into `cmd` and will place at most `needed` bytes (use
   /// buffer_footprint()/image_footprint() to sum them; an underestimate is not an error — uploads
   /// that no longer fit take the fallback route). Retires what the GPU has finished first. When
-  /// the ring gives no slot, the policy decides (see RingConfig::policy). Errors (BeginFailure::kind):
-  /// InvalidArgument (any strategy), RingFull, Timeout. Strategy::Bytes: never refuses otherwise;
-  /// `needed` is unused (each upload reserves its own bytes).
+  /// the ring gives no slot, the policy decides (see RingConfig::policy). Errors
+  /// (BeginFailure::kind): InvalidArgument (any strategy), RingFull, Timeout. Strategy::Bytes:
+  /// never refuses otherwise; `needed` is unused (each upload reserves its own bytes).
   Expected<StagingFrame, BeginFailure> begin(VkCommandBuffer cmd, uint64_t needed);
   /// begin(cmd, needed) sized by what recent frames asked for: `needed` is the most any of the
   /// last 8 finished frames tried to place (their uploads' footprints, on whichever route they

@@ -29,9 +29,9 @@
 #include <vector>
 
 #include "staging/core/byte_ring.hpp"
-#include "staging/core/invariant_checker.hpp"
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/copy_layout.hpp"
+#include "staging/detail/core/invariant_checker.hpp"
 #include "staging/detail/core/limits.hpp"
 #include "staging/detail/core/staging_ring.hpp"
 #include "staging/testing/fake_queue.hpp"

@@ -1,4 +1,5 @@
-// SteadyClock: std::chrono::steady_clock as a Clock, the clock of a ring or streamer given none.
+// Clock: the monotonic clock a ring or streamer reads, injectable so that the library's tests and
+// simulator control time; SteadyClock, std::chrono::steady_clock as a Clock, for those given none.
 #pragma once
 
 #include <chrono>
@@ -6,6 +7,14 @@
 #include "staging/core/timeline.hpp"
 
 namespace staging {
+
+/// A monotonic clock. Threading: called from the ring's thread.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  /// Time since an arbitrary, fixed origin. Never decreases.
+  [[nodiscard]] virtual Duration now() = 0;
+};
 
 /// std::chrono::steady_clock as a Clock. Stateless; safe from any thread.
 class SteadyClock final : public Clock {
