@@ -485,16 +485,17 @@ void StreamScheduler::abandon(const StreamTicket& ticket, const InPlacePiece& pi
   STAGING_ASSERT(false, "StreamScheduler::abandon() of a piece not handed out");
 }
 
-CancelResult StreamScheduler::cancel(const StreamTicket& ticket) {
+StreamStatus StreamScheduler::cancel(const StreamTicket& ticket) {
   detail::StreamUpload* u = ticket.upload_.get();
-  if (u == nullptr || u->scheduler != this) return CancelResult::Unknown;
+  if (u == nullptr || u->scheduler != this) return StreamStatus::Failed;
   std::lock_guard lock(mutex_);
-  if (u->stopped) return CancelResult::Unknown;
   const StreamStatus s = u->status.load(std::memory_order_relaxed);
+  // Ended already (cancelled or failed), or too late: every piece is cut.
+  if (u->stopped) return u->failed ? StreamStatus::Failed : StreamStatus::Cancelled;
   if (s == StreamStatus::Submitted || s == StreamStatus::Complete || u->request.pieces.done()) {
-    return CancelResult::TooLate;
+    return s;
   }
-  if (s != StreamStatus::Queued && s != StreamStatus::Streaming) return CancelResult::Unknown;
+  if (s != StreamStatus::Queued && s != StreamStatus::Streaming) return s;
   u->stopped = true;
   const bool started = u->request.pieces.cut_bytes() > 0 || u->pending > 0;
   if (u->queued) unqueue_locked(*u);
@@ -504,7 +505,7 @@ CancelResult StreamScheduler::cancel(const StreamTicket& ticket) {
     ++stats_.cancelled;
   }
   if (u->pending == 0 && !u->piece_out) end_upload_locked(*u, StreamStatus::Cancelled);
-  return started ? CancelResult::Stopped : CancelResult::Cancelled;
+  return StreamStatus::Cancelled;
 }
 
 StreamStatus StreamScheduler::status(const StreamTicket& ticket) {

@@ -572,7 +572,7 @@ void Streamer::abandon(const StreamTicket& ticket, const InPlacePiece& piece) {
   scheduler_->abandon(ticket, piece);
 }
 
-CancelResult Streamer::cancel(const StreamTicket& ticket) {
+StreamStatus Streamer::cancel(const StreamTicket& ticket) {
   return scheduler_->cancel(ticket);
 }
 

@@ -204,10 +204,10 @@ TEST_F(StreamTest, NowIsCutBeforePrefetchEvenInsideALongUpload) {
 
 TEST_F(StreamTest, CancellingAQueuedUploadDropsIt) {
   auto a = scheduler->enqueue(buffer(32 * K)).value();
-  EXPECT_EQ(scheduler->cancel(a), CancelResult::Cancelled);
+  EXPECT_EQ(scheduler->cancel(a), StreamStatus::Cancelled);
   EXPECT_EQ(a.status(), StreamStatus::Cancelled);
-  EXPECT_FALSE(a.value());
-  EXPECT_EQ(scheduler->cancel(a), CancelResult::Unknown);
+  EXPECT_FALSE(a.value());  // nothing was cut: no value, nothing reaches the destination
+  EXPECT_EQ(scheduler->cancel(a), StreamStatus::Cancelled);  // again: still cancelled
   pump_all();
   EXPECT_TRUE(backend.submissions().empty());
   EXPECT_EQ(targets[0]->pieces, 0u);
@@ -219,7 +219,7 @@ TEST_F(StreamTest, CancellingAStartedUploadStopsItAfterThePiecesCut) {
   auto a = scheduler->enqueue(buffer(256 * K)).value();
   ASSERT_EQ(scheduler->pump_once(), PumpResult::Submitted);
   ASSERT_EQ(scheduler->pump_once(), PumpResult::Submitted);
-  EXPECT_EQ(scheduler->cancel(a), CancelResult::Stopped);
+  EXPECT_EQ(scheduler->cancel(a), StreamStatus::Cancelled);
   EXPECT_EQ(a.status(), StreamStatus::Cancelled);
   ASSERT_TRUE(a.value());
   EXPECT_EQ(*a.value(), backend.submissions().back().value);  // when the device is done with it
@@ -235,10 +235,11 @@ TEST_F(StreamTest, CancellingAStartedUploadStopsItAfterThePiecesCut) {
 TEST_F(StreamTest, CancellingWhenEveryPieceIsCutIsTooLate) {
   auto a = scheduler->enqueue(buffer(8 * K)).value();
   ASSERT_EQ(scheduler->pump_once(), PumpResult::Submitted);
-  EXPECT_EQ(scheduler->cancel(a), CancelResult::TooLate);
+  EXPECT_EQ(scheduler->cancel(a), StreamStatus::Submitted);  // too late: it completes
   pump_all();
   EXPECT_TRUE(arrived(0));
-  EXPECT_EQ(scheduler->cancel(StreamTicket{}), CancelResult::Unknown);
+  EXPECT_EQ(scheduler->cancel(a), StreamStatus::Submitted);
+  EXPECT_EQ(scheduler->cancel(StreamTicket{}), StreamStatus::Failed);
 }
 
 TEST_F(StreamTest, TheQueueCapRefusesOrWaitsAsTheCallerChooses) {
@@ -581,7 +582,7 @@ TEST(StreamSchedulerThreads, ProducersOnManyThreadsLoseNothing) {
         ASSERT_TRUE(ticket) << static_cast<int>(ticket.error());
         u.ticket = *ticket;
         if (rng() % 10 == 0) {
-          u.cancelled = scheduler->cancel(u.ticket) != CancelResult::TooLate;
+          u.cancelled = scheduler->cancel(u.ticket) == StreamStatus::Cancelled;
         }
         per_thread[t].push_back(std::move(u));
       }

@@ -356,7 +356,7 @@ TEST_F(StreamerTest, AHeldQueueBoundsWaitsRefusesAndRecovers) {
           ->write_in_place(dest(dst2), 0, more.size(), StreamPriority::Now)
           .value();
   EXPECT_EQ(streamer->next_piece(in_place, 10ms).error(), UploadError::Timeout);
-  EXPECT_EQ(streamer->cancel(in_place), CancelResult::Cancelled);
+  EXPECT_EQ(streamer->cancel(in_place), StreamStatus::Cancelled);
   release();
   auto second =
       streamer->upload(dest(dst2), 0, more, StreamPriority::Now, 60s).value();
@@ -399,7 +399,7 @@ TEST_F(StreamerTest, CancelledBeforeStartingNothingArrives) {
   TestBuffer& dst = device_buffer(data.size());
   auto ticket =
       streamer->upload(dest(dst), 0, data, StreamPriority::Now).value();
-  EXPECT_EQ(streamer->cancel(ticket), CancelResult::Cancelled);
+  EXPECT_EQ(streamer->cancel(ticket), StreamStatus::Cancelled);
   EXPECT_TRUE(streamer->drain(10s));
   EXPECT_EQ(streamer->status(ticket), StreamStatus::Cancelled);
   EXPECT_FALSE(streamer->wait_info(ticket, VK_PIPELINE_STAGE_2_COPY_BIT));

@@ -107,25 +107,6 @@ class StreamTicket {
   std::shared_ptr<detail::StreamUpload> upload_;
 };
 
-/// What cancel() did.
-enum class CancelResult : uint8_t {
-  /// The upload had not started: nothing of it reaches its destination.
-  Cancelled,
-  /// Some pieces were already cut: no more will be; the ticket's value says when the device is
-  /// done with the destination (partly written).
-  Stopped,
-  /// Every piece had been cut already: the upload completes as if not cancelled.
-  TooLate,
-  /// The ticket is empty, of another scheduler, or its upload had ended (failed or cancelled).
-  Unknown,
-};
-
-/// Names of CancelResult's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<CancelResult>) noexcept {
-  return std::to_array<std::string_view>({"Cancelled", "Stopped", "TooLate", "Unknown"});
-}
-static_assert(enum_names_complete<CancelResult>(), "CancelResult: a value has no name");
-
 /// A piece of an in-place upload (Streamer::write_in_place()), handed out by next_piece(): write
 /// the part of the upload it names into `bytes`, then commit() it, or abandon() it.
 ///

@@ -259,8 +259,15 @@ class Streamer {
   /// cancel() would: Stopped when pieces had been committed).
   void abandon(const StreamTicket& ticket, const InPlacePiece& piece);
 
-  /// Cancels an upload: see CancelResult.
-  CancelResult cancel(const StreamTicket& ticket);
+  /// Cancels an upload and answers its status after the call:
+  ///  - Cancelled: nothing more of it will be cut. When none of it had been cut, nothing reaches
+  ///    the destination and the ticket never gets a value; when some pieces had been, they
+  ///    still arrive, and the ticket's value (once known) says when the device is done with the
+  ///    destination (partly written). Also the answer for an upload cancelled before;
+  ///  - Streaming, Submitted or Complete: too late, every piece was cut already: the upload
+  ///    completes as if not cancelled;
+  ///  - Failed: the upload failed before, or the ticket is empty or another streamer's.
+  StreamStatus cancel(const StreamTicket& ticket);
   /// The upload's status, Complete once the streamer's semaphore has reached its value; Failed
   /// when it had not when the device was lost.
   [[nodiscard]] StreamStatus status(const StreamTicket& ticket);

@@ -168,8 +168,8 @@ class StreamScheduler {
   /// cancel() would: Stopped when pieces had been committed).
   void abandon(const StreamTicket& ticket, const InPlacePiece& piece);
 
-  /// Cancels an upload: see CancelResult. Any thread.
-  CancelResult cancel(const StreamTicket& ticket);
+  /// Cancels an upload: see Streamer::cancel(). Any thread.
+  StreamStatus cancel(const StreamTicket& ticket);
 
   /// The upload's status, Complete once the backend's timeline has reached its value; Failed
   /// when it had not when the backend's device was lost (StreamBackend::lost()).
