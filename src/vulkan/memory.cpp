@@ -21,8 +21,8 @@ std::optional<uint32_t> choose_staging_memory_type(
     const bool coherent = (flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
     const bool device_local = (flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0;
     const bool cached = (flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) != 0;
-    const int score = (coherent ? 4 : 0) +
-                      (device_local == prefer_device_local ? 2 : 0) + (cached ? 0 : 1);
+    const int score =
+        (coherent ? 4 : 0) + (device_local == prefer_device_local ? 2 : 0) + (cached ? 0 : 1);
     if (score > best_score) {  // strictly greater: ties keep the lowest index
       best = i;
       best_score = score;

@@ -5,9 +5,8 @@ namespace staging::vulkan::detail {
 MemorySource::MemorySource(const Device& device, const RingConfig& config)
     : hook_(config.memory), flush_always_(config.flush_always) {
   if (hook_ == nullptr) {
-    default_ =
-        std::make_unique<DefaultMemory>(device.physical_device, device.device, device.dispatch,
-                                        config.prefer_device_local);
+    default_ = std::make_unique<DefaultMemory>(device.physical_device, device.device,
+                                               device.dispatch, config.prefer_device_local);
     hook_ = default_.get();
   }
 }

@@ -7,9 +7,9 @@
 #include <memory>
 #include <optional>
 
+#include "staging/detail/vulkan/default_memory.hpp"
 #include "staging/vulkan/memory.hpp"
 #include "staging/vulkan/ring.hpp"
-#include "staging/detail/vulkan/default_memory.hpp"
 
 namespace staging::vulkan::detail {
 

@@ -123,9 +123,9 @@ Expected<ImageTarget, UploadError> image_target(const ImageDestination& destinat
   const uint32_t layers = destination.array_layers;
   // The first level's whole extent, as a frame's region: the destination, format, aspect, level
   // and layers checked as a frame checks them.
-  const TexelExtent first = mip_extent(
-      {destination.extent.width, destination.extent.height, destination.extent.depth},
-      levels.base_level < 32 ? levels.base_level : 0);
+  const TexelExtent first =
+      mip_extent({destination.extent.width, destination.extent.height, destination.extent.depth},
+                 levels.base_level < 32 ? levels.base_level : 0);
   const ImageRegion region{.aspect = levels.aspect,
                            .mip_level = levels.base_level,
                            .base_layer = levels.base_layer,

@@ -17,9 +17,9 @@
 #include "staging/detail/core/atomic_counters.hpp"
 #include "staging/detail/core/stream_scheduler.hpp"
 #include "staging/detail/core/upload_pieces.hpp"
+#include "staging/detail/vulkan/default_memory.hpp"
 #include "staging/detail/vulkan/format.hpp"
 #include "staging/detail/vulkan/stream_target.hpp"
-#include "staging/detail/vulkan/default_memory.hpp"
 
 namespace staging::vulkan {
 
@@ -47,9 +47,8 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
   StreamerBackend(const Device& device, const StreamerConfig& config)
       : device_(device.device), d_(device.dispatch), config_(config) {
     if (config.memory == nullptr) {
-      own_memory_ =
-          std::make_unique<DefaultMemory>(device.physical_device, device.device, device.dispatch,
-                                          config.prefer_device_local);
+      own_memory_ = std::make_unique<DefaultMemory>(device.physical_device, device.device,
+                                                    device.dispatch, config.prefer_device_local);
       hook_ = own_memory_.get();
     } else {
       hook_ = config.memory;
@@ -559,7 +558,7 @@ Expected<StreamTicket, UploadError> Streamer::write_in_place(const ImageDestinat
 }
 
 Expected<InPlacePiece, UploadError> Streamer::next_piece(const StreamTicket& ticket,
-                                                          Duration timeout) {
+                                                         Duration timeout) {
   return scheduler_->next_piece(ticket, timeout);
 }
 

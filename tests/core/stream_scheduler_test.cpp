@@ -326,8 +326,7 @@ TEST_F(StreamTest, APieceWrittenInPlaceArrives) {
       EXPECT_EQ(piece.error(), UploadError::Done);
       break;
     }
-    std::memcpy(piece->bytes.data(), decoded.data() + piece->source_offset,
-                piece->bytes.size());
+    std::memcpy(piece->bytes.data(), decoded.data() + piece->source_offset, piece->bytes.size());
     written += piece->bytes.size();
     ASSERT_TRUE(scheduler->commit(ticket, *piece));
   }
@@ -381,8 +380,7 @@ TEST_F(StreamTest, InPlacePiecesWaitForRoomThenTimeOut) {
   auto ticket = scheduler->write_in_place(buffer(256 * K)).value();
   for (int i = 0; i < 4; ++i) {
     auto piece = scheduler->next_piece(ticket).value();
-    std::memcpy(piece.bytes.data(), sources[0].data() + piece.source_offset,
-                piece.bytes.size());
+    std::memcpy(piece.bytes.data(), sources[0].data() + piece.source_offset, piece.bytes.size());
     ASSERT_TRUE(scheduler->commit(ticket, piece));
   }
   EXPECT_EQ(scheduler->next_piece(ticket).error(), UploadError::Timeout);  // refused at once

@@ -112,9 +112,10 @@ inline void streamer(const staging::vulkan::Device& device,
   // The render thread, each frame: swap the texture in once its value is reached.
   if (streamer->status(ticket) == StreamStatus::Complete) {
     waits.push_back(*streamer->wait_info(ticket, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT));
-    streamer->record_acquire(cmd, target, {}, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
-                             VK_ACCESS_2_SHADER_SAMPLED_READ_BIT).value();
-    material.texture = texture_view;
+    if (streamer->record_acquire(cmd, target, {}, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
+                                 VK_ACCESS_2_SHADER_SAMPLED_READ_BIT)) {
+      material.texture = texture_view;
+    }
   }
   // [snippet-end]
 }

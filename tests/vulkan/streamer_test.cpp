@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "gpu.hpp"
-#include "staging/detail/vulkan/format.hpp"
 #include "staging/detail/core/upload_pieces.hpp"
 #include "staging/detail/vulkan/default_memory.hpp"
+#include "staging/detail/vulkan/format.hpp"
 #include "staging/detail/vulkan/stream_target.hpp"
 
 namespace staging::vulkan::test {
@@ -179,9 +179,7 @@ TEST_F(StreamerTest, ABufferFourTimesTheRingArrivesWhole) {
   make(1 * MiB);
   const auto data = random_bytes(4 * MiB + 12345, 1);
   TestBuffer& dst = device_buffer(data.size() + 64);
-  auto ticket =
-      streamer->upload(dest(dst), 64, data, StreamPriority::Now)
-          .value();
+  auto ticket = streamer->upload(dest(dst), 64, data, StreamPriority::Now).value();
   ASSERT_EQ(streamer->wait(ticket, 60s), StreamStatus::Complete);
   EXPECT_EQ(read_buffer(ticket, dst.buffer, 64, data.size()), data);
   const auto s = streamer->stats();
@@ -267,9 +265,8 @@ TEST_F(StreamerTest, ManyThreadsRandomUploadsEveryByteArrives) {
       std::mt19937_64 r(t);
       for (Upload& u : uploads[t]) {
         const auto p = r() % 3 == 0 ? StreamPriority::Now : StreamPriority::Prefetch;
-        auto ticket =
-            u.img ? streamer->upload(u.img->dest, u.img->levels, u.data, p, 60s)
-                  : streamer->upload(dest(*u.buffer), u.offset, u.data, p, 60s);
+        auto ticket = u.img ? streamer->upload(u.img->dest, u.img->levels, u.data, p, 60s)
+                            : streamer->upload(dest(*u.buffer), u.offset, u.data, p, 60s);
         ASSERT_TRUE(ticket) << to_string(ticket.error());
         u.ticket = *ticket;
       }
@@ -303,8 +300,7 @@ TEST_F(StreamerTest, PiecesWrittenInPlaceArrive) {
       break;
     }
     // The "decoder" writes the piece's part of the image straight into staging memory.
-    std::memcpy(piece->bytes.data(), texels.data() + piece->source_offset,
-                piece->bytes.size());
+    std::memcpy(piece->bytes.data(), texels.data() + piece->source_offset, piece->bytes.size());
     written += piece->bytes.size();
     ASSERT_TRUE(streamer->commit(ticket, *piece));
   }
@@ -324,8 +320,7 @@ TEST_F(StreamerTest, AHeldQueueBoundsWaitsRefusesAndRecovers) {
   hold_queue();
   const auto a = random_bytes(2 * MiB, 6);
   TestBuffer& dst = device_buffer(a.size());
-  auto first =
-      streamer->upload(dest(dst), 0, a, StreamPriority::Prefetch).value();
+  auto first = streamer->upload(dest(dst), 0, a, StreamPriority::Prefetch).value();
   int submitted = 0, full = 0;
   for (int i = 0; i < 12; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -339,27 +334,20 @@ TEST_F(StreamerTest, AHeldQueueBoundsWaitsRefusesAndRecovers) {
   // The first upload is larger than the cap: it was taken alone, and stays queued.
   const auto more = random_bytes(300 * KiB, 7);
   TestBuffer& dst2 = device_buffer(more.size());
-  EXPECT_EQ(
-      streamer->upload(dest(dst2), 0, more, StreamPriority::Prefetch).error(),
-      UploadError::WouldBlock);
+  EXPECT_EQ(streamer->upload(dest(dst2), 0, more, StreamPriority::Prefetch).error(),
+            UploadError::WouldBlock);
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(
-      streamer->upload(dest(dst2), 0, more, StreamPriority::Prefetch, 30ms)
-          .error(),
-      UploadError::Timeout);
+  EXPECT_EQ(streamer->upload(dest(dst2), 0, more, StreamPriority::Prefetch, 30ms).error(),
+            UploadError::Timeout);
   EXPECT_GE(std::chrono::steady_clock::now() - t0, 30ms);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
   EXPECT_EQ(streamer->wait(first, 20ms), StreamStatus::Streaming);
   // In-place pieces find no room either.
-  auto in_place =
-      streamer
-          ->write_in_place(dest(dst2), 0, more.size(), StreamPriority::Now)
-          .value();
+  auto in_place = streamer->write_in_place(dest(dst2), 0, more.size(), StreamPriority::Now).value();
   EXPECT_EQ(streamer->next_piece(in_place, 10ms).error(), UploadError::Timeout);
   EXPECT_EQ(streamer->cancel(in_place), StreamStatus::Cancelled);
   release();
-  auto second =
-      streamer->upload(dest(dst2), 0, more, StreamPriority::Now, 60s).value();
+  auto second = streamer->upload(dest(dst2), 0, more, StreamPriority::Now, 60s).value();
   ASSERT_TRUE(streamer->drain(60s));
   ASSERT_EQ(streamer->status(first), StreamStatus::Complete);
   ASSERT_EQ(streamer->status(second), StreamStatus::Complete);
@@ -397,8 +385,7 @@ TEST_F(StreamerTest, CancelledBeforeStartingNothingArrives) {
   make(256 * KiB, {}, /*pump_thread=*/false);
   const auto data = random_bytes(64 * KiB, 9);
   TestBuffer& dst = device_buffer(data.size());
-  auto ticket =
-      streamer->upload(dest(dst), 0, data, StreamPriority::Now).value();
+  auto ticket = streamer->upload(dest(dst), 0, data, StreamPriority::Now).value();
   EXPECT_EQ(streamer->cancel(ticket), StreamStatus::Cancelled);
   EXPECT_TRUE(streamer->drain(10s));
   EXPECT_EQ(streamer->status(ticket), StreamStatus::Cancelled);
@@ -417,8 +404,7 @@ TEST_F(StreamerTest, ErrorsAreValues) {
             UploadError::OutOfBounds);
   EXPECT_EQ(streamer->write_in_place(dest(dst), 60, 8, StreamPriority::Now).error(),
             UploadError::OutOfBounds);
-  EXPECT_EQ(streamer->upload(dest(dst), 0, {}, StreamPriority::Now).error(),
-            UploadError::ZeroSize);
+  EXPECT_EQ(streamer->upload(dest(dst), 0, {}, StreamPriority::Now).error(), UploadError::ZeroSize);
   Img img = image(VK_FORMAT_R8G8B8A8_UNORM, 16, 16, 1, 1);
   EXPECT_EQ(streamer->upload(img.dest, img.levels, data, StreamPriority::Now).error(),
             UploadError::SizeMismatch);
@@ -433,7 +419,8 @@ TEST_F(StreamerTest, ErrorsAreValues) {
   EXPECT_EQ(streamer->upload(img.dest, {.base_layer = 1}, data, StreamPriority::Now).error(),
             UploadError::NoSuchSubresource);
   EXPECT_EQ(
-      streamer->upload(img.dest, {.new_layout = VK_IMAGE_LAYOUT_UNDEFINED}, data, StreamPriority::Now)
+      streamer
+          ->upload(img.dest, {.new_layout = VK_IMAGE_LAYOUT_UNDEFINED}, data, StreamPriority::Now)
           .error(),
       UploadError::InvalidArgument);
   EXPECT_EQ(streamer->image_bytes(img.dest).value(), 16u * 16 * 4);
@@ -680,7 +667,8 @@ TEST_F(StreamerTest, OnATransferOnlyFamilyOwnershipMovesToTheConsumersFamily) {
   auto ti = streamer->upload(rgba.dest, rgba.levels, texels, StreamPriority::Now, 60s).value();
   auto tb = streamer->upload(buffer, 256, bytes, StreamPriority::Prefetch, 60s).value();
   StreamTicket tc;
-  if (bc) tc = streamer->upload(bc->dest, bc->levels, blocks, StreamPriority::Prefetch, 60s).value();
+  if (bc)
+    tc = streamer->upload(bc->dest, bc->levels, blocks, StreamPriority::Prefetch, 60s).value();
   ASSERT_EQ(streamer->wait(ti, 60s), StreamStatus::Complete);
   ASSERT_EQ(streamer->wait(tb, 60s), StreamStatus::Complete);
   if (bc) {
@@ -689,8 +677,7 @@ TEST_F(StreamerTest, OnATransferOnlyFamilyOwnershipMovesToTheConsumersFamily) {
 
   const auto acquire_image = [&](const Img& img) {
     return [&](VkCommandBuffer cmd) {
-      ASSERT_TRUE(streamer->record_acquire(cmd, img.dest, img.levels,
-                                           VK_PIPELINE_STAGE_2_COPY_BIT,
+      ASSERT_TRUE(streamer->record_acquire(cmd, img.dest, img.levels, VK_PIPELINE_STAGE_2_COPY_BIT,
                                            VK_ACCESS_2_TRANSFER_READ_BIT));
     };
   };

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "example_device.hpp"
-#include "staging/vulkan.hpp"
 #include "staging/detail/vulkan/default_memory.hpp"
+#include "staging/vulkan.hpp"
 
 namespace {
 

@@ -29,9 +29,9 @@
 #include <map>
 #include <memory>
 
+#include "staging/detail/vulkan/default_memory.hpp"
 #include "vulkan_commands.hpp"
 #include "vulkan_scenarios.hpp"
-#include "staging/detail/vulkan/default_memory.hpp"
 
 namespace staging::bench::vk {
 namespace {

@@ -15,10 +15,10 @@
 #include <cstring>
 #include <map>
 
+#include "staging/detail/vulkan/default_memory.hpp"
 #include "vulkan_commands.hpp"
 #include "vulkan_replay_targets.hpp"
 #include "vulkan_scenarios.hpp"
-#include "staging/detail/vulkan/default_memory.hpp"
 
 namespace staging::bench::vk {
 namespace {

@@ -94,8 +94,8 @@ class RingReplay {
                                  {.new_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL}, data,
                                  StreamPriority::Now);
     } else {
-      ticket = streamer_->upload(
-          targets_.device_destination(), u.dst_offset, data, StreamPriority::Now);
+      ticket =
+          streamer_->upload(targets_.device_destination(), u.dst_offset, data, StreamPriority::Now);
     }
     const double issue_s = seconds_since(t0);
     if (!ticket) return fail("Streamer::upload: " + std::string(to_string(ticket.error())));

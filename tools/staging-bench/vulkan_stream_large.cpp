@@ -40,8 +40,8 @@
 #include <mutex>
 #include <thread>
 
-#include "vulkan_scenarios.hpp"
 #include "staging/detail/vulkan/default_memory.hpp"
+#include "vulkan_scenarios.hpp"
 
 namespace staging::bench::vk {
 namespace {
@@ -188,9 +188,8 @@ struct MemoryChoice {
 std::unique_ptr<MemoryHook> make_hook(Context& vk, const MemoryChoice& m) {
   if (m.name == "cached") return std::make_unique<TypedMemory>(vk, m.type);
   const staging::vulkan::Device d = vk.staging_device();
-  return std::make_unique<DefaultMemory>(
-      d.physical_device, d.device, d.dispatch,
-      m.prefer_device_local);
+  return std::make_unique<DefaultMemory>(d.physical_device, d.device, d.dispatch,
+                                         m.prefer_device_local);
 }
 
 // A frame being filled.

@@ -38,7 +38,7 @@ struct AssetSource {
 struct AssetResources {
   staging::vulkan::support::Image texture;
   VkImageView view = VK_NULL_HANDLE;
-  staging::vulkan::support::Buffer mesh;  ///< vertices then indices
+  staging::vulkan::support::Buffer mesh;             ///< vertices then indices
   staging::vulkan::ImageDestination texture_target;  ///< every level, sampled after the upload
   staging::vulkan::BufferDestination mesh_target;
   uint64_t vertex_bytes = 0;

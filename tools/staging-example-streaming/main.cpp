@@ -230,11 +230,10 @@ struct Session {
                               .upload(placeholder.resources.texture_target, {},
                                       placeholder_source.texels, StreamPriority::Now)
                               .value();
-    placeholder.mesh =
-        streamer
-            .upload(placeholder.resources.mesh_target, 0, placeholder_source.mesh,
-                    StreamPriority::Now)
-            .value();
+    placeholder.mesh = streamer
+                           .upload(placeholder.resources.mesh_target, 0, placeholder_source.mesh,
+                                   StreamPriority::Now)
+                           .value();
     streamer.wait(placeholder.texture, std::chrono::seconds(60));
     streamer.wait(placeholder.mesh, std::chrono::seconds(60));
     swap_in(0, placeholder, 0.5f);

@@ -175,7 +175,7 @@ static_assert(counters_complete<StreamerStats>(),
 namespace detail {
 class StreamerBackend;
 struct ImageTarget;
-}
+}  // namespace detail
 
 /// See the file comment.
 ///
@@ -207,8 +207,8 @@ class Streamer {
   /// up to `timeout` (0: refuses at once). Errors (the shared UploadError): NullDestination,
   /// InvalidDestination, ZeroSize, Overflow, OutOfBounds (as check_destination()), WouldBlock
   /// (at the cap, timeout 0), Timeout, Inactive (the streamer is being destroyed), DeviceLost.
-  Expected<StreamTicket, UploadError> upload(const BufferDestination& destination,
-                                             uint64_t offset, std::span<const std::byte> data,
+  Expected<StreamTicket, UploadError> upload(const BufferDestination& destination, uint64_t offset,
+                                             std::span<const std::byte> data,
                                              StreamPriority priority,
                                              Duration timeout = Duration{0});
   /// Queues `texels` — every texel of `levels` of the described image, tightly packed (level
@@ -248,7 +248,7 @@ class Streamer {
   /// Timeout, TooLarge (one row of texel blocks is larger than the staging memory), Inactive
   /// (the streamer is stopping), DeviceLost.
   Expected<InPlacePiece, UploadError> next_piece(const StreamTicket& ticket,
-                                                  Duration timeout = Duration{0});
+                                                 Duration timeout = Duration{0});
   /// Submits a written piece: one vkQueueSubmit2 (under StreamerConfig::queue_mutex when
   /// given). Returns the value of the streamer's semaphore it signals, or the submission's error
   /// (the upload is then Failed): UploadError::DeviceLost, or Failed (recording or submitting
@@ -299,9 +299,8 @@ class Streamer {
                                              VkAccessFlags2 access) const;
   /// The same for a buffer upload of `size` bytes at `offset`.
   Expected<void, UploadError> record_acquire(VkCommandBuffer cmd,
-                                             const BufferDestination& destination,
-                                             uint64_t offset, uint64_t size,
-                                             VkPipelineStageFlags2 stages,
+                                             const BufferDestination& destination, uint64_t offset,
+                                             uint64_t size, VkPipelineStageFlags2 stages,
                                              VkAccessFlags2 access) const;
 
   /// One round of the pump (when made without a pump thread): retires what the semaphore

@@ -159,7 +159,7 @@ class StreamScheduler {
   /// Errors (UploadError): InvalidArgument, Done, Cancelled, Timeout, TooLarge, Inactive
   /// (stopping), DeviceLost.
   Expected<InPlacePiece, UploadError> next_piece(const StreamTicket& ticket,
-                                                  Duration timeout = Duration{0});
+                                                 Duration timeout = Duration{0});
   /// Submits a written piece (a batch of its own). Returns the timeline value it signals, or
   /// the submission's error (the upload is then Failed).
   Expected<TimelineValue, UploadError> commit(const StreamTicket& ticket,
