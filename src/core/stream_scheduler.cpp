@@ -488,14 +488,20 @@ void StreamScheduler::abandon(const StreamTicket& ticket, const InPlacePiece& pi
 StreamStatus StreamScheduler::cancel(const StreamTicket& ticket) {
   detail::StreamUpload* u = ticket.upload_.get();
   if (u == nullptr || u->scheduler != this) return StreamStatus::Failed;
-  std::lock_guard lock(mutex_);
-  const StreamStatus s = u->status.load(std::memory_order_relaxed);
-  // Ended already (cancelled or failed), or too late: every piece is cut.
-  if (u->stopped) return u->failed ? StreamStatus::Failed : StreamStatus::Cancelled;
-  if (s == StreamStatus::Submitted || s == StreamStatus::Complete || u->request.pieces.done()) {
-    return s;
+  {
+    std::lock_guard lock(mutex_);
+    if (u->stopped) return u->failed ? StreamStatus::Failed : StreamStatus::Cancelled;
+    const StreamStatus s = u->status.load(std::memory_order_relaxed);
+    const bool too_late = s == StreamStatus::Submitted || s == StreamStatus::Complete ||
+                          u->request.pieces.done() ||
+                          (s != StreamStatus::Queued && s != StreamStatus::Streaming);
+    if (!too_late) return stop_locked(*u);
   }
-  if (s != StreamStatus::Queued && s != StreamStatus::Streaming) return s;
+  return status(ticket);  // too late (every piece is cut) or ended: as the status reads now
+}
+
+StreamStatus StreamScheduler::stop_locked(detail::StreamUpload& upload) {
+  detail::StreamUpload* u = &upload;
   u->stopped = true;
   const bool started = u->request.pieces.cut_bytes() > 0 || u->pending > 0;
   if (u->queued) unqueue_locked(*u);

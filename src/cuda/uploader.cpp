@@ -888,9 +888,10 @@ TimelineValue Uploader::completed() {
   return impl_->timeline->completed();
 }
 
-bool Uploader::wait(TimelineValue point, Duration timeout) {
-  if (impl_->failure() != cudaSuccess) return false;
-  return impl_->timeline->wait(point, timeout) >= point;
+Expected<void, WaitError> Uploader::wait(TimelineValue point, Duration timeout) {
+  if (impl_->failure() != cudaSuccess) return unexpected(WaitError::Failed);
+  if (impl_->timeline->wait(point, timeout) >= point) return {};
+  return unexpected(impl_->failure() != cudaSuccess ? WaitError::Failed : WaitError::Timeout);
 }
 
 Expected<void, UploadFailure> Uploader::stream_wait(cudaStream_t stream, TimelineValue point) {

@@ -72,7 +72,7 @@ Expected<StagingFrame, BeginFailure> RingImpl::begin(VkCommandBuffer cmd, uint64
     if (config.policy == ExhaustionPolicy::Fallback) return begin_fallback(cmd, refusal);
     if (config.policy == ExhaustionPolicy::Wait && refusal == Refusal::AllInFlight) {
       // Wait for the oldest frame in flight on the ring route (pending is in finish order). When
-      // every slot is held by open frames instead, waiting cannot help: answer Refused.
+      // every slot is held by open frames instead, waiting cannot help: answer RingFull.
       const auto oldest = std::find_if(pending.begin(), pending.end(),
                                        [](const Pending& p) { return p.route == Route::Ring; });
       if (oldest != pending.end()) {

@@ -73,6 +73,7 @@ TEST(EnumNames, EveryCoreEnumHasItsNames) {
                              "DeviceLost",
                              "Cancelled",
                              "Done"});
+  expect_names<WaitError>({"Timeout", "DeviceLost", "Failed"});
   expect_names<FinishError>({"Inactive", "NullSemaphore", "PointAlreadyReached", "DeviceLost",
                              "WritersActive", "SharedConflict", "FlushFailed", "NotFinished",
                              "NullEncoder", "ForeignLease"});

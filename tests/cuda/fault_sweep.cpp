@@ -109,7 +109,7 @@ void script(Uploader& u, SweepDevice& device, cudaStream_t s1, cudaStream_t s2,
   UploadOptions wait;
   wait.policy = ExhaustionPolicy::Wait;
   const TimelineValue last = upload(100 * KiB, s2, wait);
-  u.wait(last, 2s);
+  (void)u.wait(last, 2s);  // may fail: the sweep checks only that nothing breaks
   (void)u.stats();
 }
 

@@ -44,7 +44,7 @@ inline void uploader(void* device_ptr, const void* host_ptr, uint64_t bytes, cud
   // host_ptr may be reused now: every byte is in the ring or already on its way.
   if (!point) return;  // point.error().kind: WouldBlock, Timeout, TooLarge, Cuda, Failed, ...
   if (!uploader->stream_wait(other_stream, *point)) return;  // GPU-side dependency, no host wait
-  uploader->wait(*point, std::chrono::seconds(1));           // host-side, bounded
+  if (!uploader->wait(*point, std::chrono::seconds(1))) return;  // host-side: Timeout, Failed
 
   // In place: write straight into pinned memory (Split may give less than asked), then commit.
   auto span = uploader->reserve(n);

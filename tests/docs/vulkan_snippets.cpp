@@ -109,8 +109,8 @@ inline void streamer(const staging::vulkan::Device& device,
                                 .mip_levels = 12};
   StreamTicket ticket = streamer->upload(target, {}, texels, StreamPriority::Prefetch).value();
 
-  // The render thread, each frame: swap the texture in once its value is reached.
-  if (streamer->status(ticket) == StreamStatus::Complete) {
+  // The render thread: swap the texture in once its value is reached (once: one acquire).
+  if (material.texture != texture_view && streamer->status(ticket) == StreamStatus::Complete) {
     waits.push_back(*streamer->wait_info(ticket, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT));
     if (streamer->record_acquire(cmd, target, {}, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
                                  VK_ACCESS_2_SHADER_SAMPLED_READ_BIT)) {

@@ -22,8 +22,9 @@
 // I2 offsets meet the requested alignment and every offset, size and byte count the ring decides
 // with is overflow-checked (cumulative statistics count modulo 2^64); I3 bytes
 // are reclaimed only when completed >= token; I4 a reservation never extends past its region
-// (nor into its neighbour); I5 all regions together stay <= the cap. An InvariantChecker
-// (invariant_checker.hpp) verifies them on every operation when enabled.
+// (nor into its neighbour); I5 all regions together stay <= the cap. With
+// ByteRingConfig::check_invariants the ring verifies them on every operation (the internal
+// checker of staging/detail/core/invariant_checker.hpp).
 #pragma once
 
 #include <cstdint>

@@ -11,7 +11,8 @@
 //
 // The errors, one name per idea whatever the backend: why staging memory could not be created
 // (AllocError), which route a frame's bytes take (Route), why an upload was refused (UploadError),
-// why a frame could not be finished (FinishError) and why a create() made nothing (CreateError).
+// why a frame could not be finished (FinishError), why a wait returned early (WaitError) and why
+// a create() made nothing (CreateError).
 // A Vulkan frame, a Vulkan shared-frame writer, a WebGPU frame and the CUDA uploader answer with
 // the same values, and each call's documentation lists the values it can return. Every enum has
 // names for staging::to_string and enum_from_string.
@@ -194,8 +195,7 @@ enum class UploadError : uint8_t {
   /// WebGPU texture copy).
   Overflow,
   /// The format's texel block is not known (Vulkan: multi-planar or undefined formats, see
-  /// texel_block(), and for a Streamer's image target an aspect the format lacks; WebGPU: a
-  /// region whose block is not set).
+  /// texel_block(); WebGPU: a region whose block is not set).
   UnsupportedFormat,
   /// Vulkan: the aspect is not one aspect of the format.
   BadAspect,
@@ -219,6 +219,8 @@ enum class UploadError : uint8_t {
   /// Vulkan, Strategy::Bytes with a policy other than Fallback: the byte ring refused the
   /// reservation (Ring::last_reserve_error() says why: WouldBlock, Timeout naming the oldest
   /// pending frame, CapExceeded, AllocationFailed). Retry later, or use the Fallback policy.
+  /// Vulkan Ring::begin() (BeginFailure::kind), Strategy::Slots: the ring gave no slot and the
+  /// policy is Defer, or Wait with a refusal waiting cannot cure (BeginFailure::refusal).
   RingFull,
   /// No route can ever take it. CUDA (Wait, Defer): larger than the ring. Vulkan frame: larger
   /// than the fallback route's one-off cap (FallbackConfig::max_oneoff_bytes) and than the ring
@@ -257,7 +259,8 @@ enum class UploadError : uint8_t {
   /// Fallback, a stream capturing a graph, reserve(0), a commit of 0 bytes or of more than the
   /// span, or a span that is empty or from another Uploader. Vulkan Streamer, next_piece(): the
   /// ticket is empty, not an in-place upload of this streamer, or a piece of it is still
-  /// uncommitted (one piece at a time per upload).
+  /// uncommitted (one piece at a time per upload); an image upload's new_layout UNDEFINED or
+  /// PREINITIALIZED. Vulkan Ring::begin(): a null command buffer.
   InvalidArgument,
   /// No room now, and the caller asked not to wait. CUDA, ExhaustionPolicy::Defer: no ring room
   /// (also: every pooled event is pending, or another call is waiting for room); Vulkan
@@ -268,11 +271,15 @@ enum class UploadError : uint8_t {
   /// failure's `reserve->oldest_pending` names the oldest pending point when the ring was
   /// reached. Vulkan Streamer: the upload queue stayed at its cap for the whole timeout, or
   /// (next_piece()) the ring had no room for the smallest next piece within it (0: at once).
+  /// Vulkan Ring::begin(), policy Wait: every slot stayed in flight for wait_timeout
+  /// (BeginFailure::oldest names the point waited for).
   Timeout,
   /// CUDA: a CUDA call failed (the failure's `cuda` says which). When it is sticky, or was the
   /// record of the copies' event, the Uploader has failed too (failed()).
   Cuda,
   /// CUDA: the Uploader failed earlier on a sticky CUDA error; it does nothing any more.
+  /// Vulkan Streamer, commit(): recording or submitting the piece failed otherwise than by a
+  /// lost device (nothing was submitted; the upload is Failed).
   Failed,
   /// Vulkan Streamer: the device was lost; nothing streams any more (make a new device and
   /// streamer).
@@ -359,6 +366,25 @@ constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
        "SharedConflict", "FlushFailed", "NotFinished", "NullEncoder", "ForeignLease"});
 }
 static_assert(enum_names_complete<FinishError>(), "FinishError: a value has no name");
+
+/// Why a bounded wait returned without its point reached: vulkan::Ring::wait() and wait_idle(),
+/// cuda::Uploader::wait(). Waiting again later is allowed; the point may still be reached.
+enum class WaitError : uint8_t {
+  /// The point was not reached within the timeout (Vulkan: also a vkWaitSemaphores failure
+  /// other than VK_ERROR_DEVICE_LOST).
+  Timeout,
+  /// Vulkan: the device was lost; every frame in flight has been failed (as Ring::poll() does).
+  DeviceLost,
+  /// CUDA: the Uploader failed earlier on a sticky CUDA error (Uploader::error() says which);
+  /// nothing completes any more.
+  Failed,
+};
+
+/// Names of WaitError's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<WaitError>) noexcept {
+  return std::to_array<std::string_view>({"Timeout", "DeviceLost", "Failed"});
+}
+static_assert(enum_names_complete<WaitError>(), "WaitError: a value has no name");
 
 /// Why a create() made nothing, whatever it makes: a byte ring, a slot ring's configuration, a
 /// fill pool, a Vulkan ring or streamer, a WebGPU ring, a CUDA uploader. Each create() lists, in

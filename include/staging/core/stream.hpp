@@ -115,8 +115,9 @@ class StreamTicket {
 /// slice after slice, row after row of texel blocks). In `bytes` those are `rows` rows of
 /// `row_bytes` bytes, row i starting at i × row_pitch. A buffer piece, and an image piece whose
 /// rows need no padding, is one run (rows 1, row_bytes == row_pitch == source_bytes); an image
-/// piece whose rows the device wants padded (optimalBufferCopyRowPitchAlignment) has rows of
-/// texel blocks, and the row_pitch - row_bytes bytes after each row are never read.
+/// piece laid out with padded rows has rows of texel blocks, and the row_pitch - row_bytes bytes
+/// after each row are never read. The Vulkan Streamer packs rows tightly (every piece is one
+/// run); a writer that copies row by row at row_pitch is right either way.
 ///
 /// Threading: a piece is written by one thread at a time; commit() it from any thread.
 class InPlacePiece {

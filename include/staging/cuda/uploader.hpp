@@ -421,8 +421,9 @@ class Uploader {
   /// The highest point such that every point up to it has completed. Never decreases.
   [[nodiscard]] TimelineValue completed();
   /// Waits up to `timeout` until completed() >= point (polling, sleeping up to 100 µs between
-  /// polls); returns true when it is. Returns false at once if the Uploader has failed.
-  bool wait(TimelineValue point, Duration timeout);
+  /// polls). Errors (the shared WaitError): Timeout; Failed, at once, when the Uploader has
+  /// failed (error() says why).
+  Expected<void, WaitError> wait(TimelineValue point, Duration timeout);
   /// Makes `stream` wait for the copies of the upload/commit that returned `point` (their own
   /// stream work; cudaStreamWaitEvent), without blocking the host. Point 0 or a completed point:
   /// nothing to wait for. Errors: Cuda (cudaErrorInvalidValue for a point never returned,

@@ -6,10 +6,9 @@
 // Memory-type choice (choose_staging_memory_type, used by the built-in hook), among the types the
 // buffer allows that are HOST_VISIBLE:
 //   1. HOST_COHERENT is preferred: no flush needed, and a forgotten flush cannot lose bytes;
-//   2. then not DEVICE_LOCAL (unless prefer_device_local: RingConfig, StreamerConfig): staging
-//   lives in system memory, which
-//      the copy engine reads at the bus's rate, and leaves the (often small) mappable VRAM to
-//      resources that need it;
+//   2. then not DEVICE_LOCAL (unless RingConfig or StreamerConfig::prefer_device_local): staging
+//      lives in system memory, which the copy engine reads at the bus's rate, and leaves the
+//      (often small) mappable VRAM to resources that need it;
 //   3. then not HOST_CACHED: the CPU only writes staging memory, and write-combined memory takes
 //      streaming writes without polluting the cache;
 //   4. then the lowest index (the driver lists its preferred types first).

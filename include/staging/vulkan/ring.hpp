@@ -95,7 +95,7 @@ struct RingConfig {
   /// What the ring does when it has no room for a frame (Strategy::Slots: begin() got no slot)
   /// or for an upload (Strategy::Bytes: the byte ring refused it under byte_ring.policy). The
   /// core's ExhaustionPolicy (byte_ring.hpp):
-  ///  - Defer: answer at once: begin() answers Refused, an upload RingFull;
+  ///  - Defer: answer at once: begin() and an upload answer RingFull;
   ///  - Wait (Strategy::Slots only): begin() waits up to wait_timeout for the oldest frame in
   ///    flight, then answers Timeout naming it (TooLarge and AllocationFailed are answered at
   ///    once); a byte ring waits per upload instead, with byte_ring.policy = Wait;
@@ -149,25 +149,12 @@ struct BeginFailure {
   std::optional<RetirementPoint> oldest;
 };
 
-/// Why wait() or wait_idle() returned without the point(s) reached.
-enum class WaitError : uint8_t {
-  /// vkWaitSemaphores did not succeed within the timeout (VK_TIMEOUT, or any failure other than
-  /// VK_ERROR_DEVICE_LOST).
-  Timeout,
-  /// The device was lost: every frame in flight has been failed (as poll() does).
-  DeviceLost,
-};
-
-/// Names of the values of Strategy and WaitError, in order (staging::to_string,
+/// Names of the values of Strategy, in order (staging::to_string,
 /// enum_from_string).
 constexpr auto enum_names(std::type_identity<Strategy>) noexcept {
   return std::to_array<std::string_view>({"Slots", "Bytes"});
 }
-constexpr auto enum_names(std::type_identity<WaitError>) noexcept {
-  return std::to_array<std::string_view>({"Timeout", "DeviceLost"});
-}
-static_assert(enum_names_complete<Strategy>() && enum_names_complete<WaitError>(),
-              "a vulkan enum value has no name");
+static_assert(enum_names_complete<Strategy>(), "a vulkan enum value has no name");
 
 /// What a Ring has done. Plain data; a diagnostic, never a decision input.
 struct Stats {
@@ -184,7 +171,7 @@ struct Stats {
   uint64_t frames_dropped = 0;   ///< frames destroyed (or assigned over) unfinished
   /// Frames that took the fallback route (begin_fallback() or a refusal under Fallback).
   uint64_t frames_fallback = 0;
-  uint64_t begin_refused = 0;   ///< begin() answers of Refused
+  uint64_t begin_refused = 0;   ///< begin() answers of RingFull
   uint64_t begin_timeouts = 0;  ///< begin() answers of Timeout
   uint64_t waits = 0;           ///< begin() calls that waited (Wait policy)
   Duration wait_time{0};        ///< the time those calls spent waiting, in total

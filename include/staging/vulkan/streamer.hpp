@@ -205,8 +205,9 @@ class Streamer {
   /// arguments as StagingFrame::upload(), checked the same way. `data` must stay valid and
   /// unchanged until the ticket's status is past Streaming. When the queue is at its cap, waits
   /// up to `timeout` (0: refuses at once). Errors (the shared UploadError): NullDestination,
-  /// InvalidDestination, ZeroSize, Overflow, OutOfBounds (as check_destination()), WouldBlock
-  /// (at the cap, timeout 0), Timeout, Inactive (the streamer is being destroyed), DeviceLost.
+  /// InvalidDestination, ZeroSize, Overflow, OutOfBounds (as check_destination()), TooLarge (its
+  /// first piece and its alignment do not fit the staging memory), WouldBlock (at the cap,
+  /// timeout 0), Timeout, Inactive (the streamer is being destroyed), DeviceLost.
   Expected<StreamTicket, UploadError> upload(const BufferDestination& destination, uint64_t offset,
                                              std::span<const std::byte> data,
                                              StreamPriority priority,
@@ -215,15 +216,16 @@ class Streamer {
   /// after level, then layers, slices, rows of texel blocks; image_bytes() says how many) — for
   /// the image. Errors: NullDestination, InvalidDestination, UnsupportedFormat, BadAspect,
   /// NoSuchSubresource (a level or layer the image lacks), InvalidArgument (new_layout UNDEFINED
-  /// or PREINITIALIZED), SizeMismatch, TooLarge (one row of texel blocks does not fit the staging
-  /// memory), WouldBlock, Timeout, Inactive, DeviceLost.
+  /// or PREINITIALIZED), Overflow (the packed size does not fit 64 bits), SizeMismatch (also for
+  /// empty texels), TooLarge (one row of texel blocks does not fit the staging memory),
+  /// WouldBlock, Timeout, Inactive, DeviceLost.
   Expected<StreamTicket, UploadError> upload(const ImageDestination& destination,
                                              const ImageLevels& levels,
                                              std::span<const std::byte> texels,
                                              StreamPriority priority,
                                              Duration timeout = Duration{0});
   /// The packed size upload() expects for `levels` of the image. Errors: as upload() up to
-  /// InvalidArgument.
+  /// Overflow.
   [[nodiscard]] Expected<uint64_t, UploadError> image_bytes(const ImageDestination& destination,
                                                             const ImageLevels& levels = {}) const;
 
@@ -255,8 +257,8 @@ class Streamer {
   /// failed otherwise; nothing was submitted).
   Expected<TimelineValue, UploadError> commit(const StreamTicket& ticket,
                                               const InPlacePiece& piece);
-  /// Gives a piece back unwritten: its bytes are reclaimed and the upload is cancelled (as
-  /// cancel() would: Stopped when pieces had been committed).
+  /// Gives a piece back unwritten: its bytes are reclaimed and the upload ends Cancelled, as
+  /// cancel() would (the ticket keeps a value when pieces had been committed).
   void abandon(const StreamTicket& ticket, const InPlacePiece& piece);
 
   /// Cancels an upload and answers its status after the call:

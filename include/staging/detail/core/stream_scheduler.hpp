@@ -165,7 +165,7 @@ class StreamScheduler {
   Expected<TimelineValue, UploadError> commit(const StreamTicket& ticket,
                                               const InPlacePiece& piece);
   /// Gives a piece back unwritten: its bytes are reclaimed, and the upload is cancelled (as
-  /// cancel() would: Stopped when pieces had been committed).
+  /// cancel() would: the ticket keeps a value when pieces had been committed).
   void abandon(const StreamTicket& ticket, const InPlacePiece& piece);
 
   /// Cancels an upload: see Streamer::cancel(). Any thread.
@@ -219,6 +219,8 @@ class StreamScheduler {
   Expected<std::shared_ptr<detail::StreamUpload>, EnqueueError> make_upload(
       const StreamRequest& request, bool in_place) const;
   void retire_locked(TimelineValue completed);
+  // cancel() of an upload not fully cut: no more pieces of it are cut. Returns Cancelled.
+  StreamStatus stop_locked(detail::StreamUpload& upload);
   uint64_t cut_locked(uint64_t free, bool padded, std::vector<Cut>& cuts,
                       uint64_t* batch_alignment);
   Batch* plan_locked(uint64_t* wait_token);
