@@ -200,15 +200,15 @@ std::string describe(const ReserveError& e) {
   const std::string kind(to_string(e.kind)), cause(to_string(e.cause));
   int n = 0;
   switch (e.kind) {
-    case ReserveErrorKind::ZeroSize:
+    case UploadError::ZeroSize:
       n = std::snprintf(buf, sizeof buf, "ZeroSize: a reservation of 0 bytes");
       break;
-    case ReserveErrorKind::Overflow:
+    case UploadError::Overflow:
       n = std::snprintf(buf, sizeof buf,
                         "Overflow: size + alignment - 1 exceeds 2^64 - 1 (needed %llu+ bytes)",
                         u(e.needed));
       break;
-    case ReserveErrorKind::Timeout:
+    case UploadError::Timeout:
       n = std::snprintf(buf, sizeof buf,
                         "Timeout (%s): waited %llu ns for token %llu, oldest pending token %llu; "
                         "needed %llu bytes, free %llu (largest run %llu)",
@@ -216,14 +216,13 @@ std::string describe(const ReserveError& e) {
                         u(e.wait_for.value_or(0)), u(e.oldest_pending.value_or(0)), u(e.needed),
                         u(e.free_total), u(e.free_contiguous));
       break;
-    case ReserveErrorKind::AllocationFailed:
+    case UploadError::AllocationFailed:
       n = std::snprintf(buf, sizeof buf,
                         "AllocationFailed (%s): creating a region of %llu bytes failed with %s",
                         cause.c_str(), u(e.needed),
                         std::string(to_string(e.alloc_error.value_or(AllocError::Other))).c_str());
       break;
-    case ReserveErrorKind::WouldBlock:
-    case ReserveErrorKind::CapExceeded:
+    default:  // WouldBlock, TooLarge
       if (e.oldest_pending) {
         n = std::snprintf(buf, sizeof buf,
                           "%s (%s): needed %llu bytes, free %llu (largest run %llu); oldest "
@@ -552,7 +551,7 @@ struct ByteRing::Impl {
 
   // --- refusals -------------------------------------------------------------------------------
 
-  ReserveError make_error(ReserveErrorKind kind, BlockCause cause, uint64_t needed) const {
+  ReserveError make_error(UploadError kind, BlockCause cause, uint64_t needed) const {
     ReserveError e;
     e.kind = kind;
     e.cause = cause;
@@ -567,7 +566,7 @@ struct ByteRing::Impl {
                                        BlockCause cause, uint64_t needed) {
     ++stats.would_blocks;
     ++stats.would_blocks_by_cause[cause_index(cause)];
-    ReserveError e = make_error(ReserveErrorKind::WouldBlock, cause, needed);
+    ReserveError e = make_error(UploadError::WouldBlock, cause, needed);
     if (observer != nullptr) {
       observer->on_event(Event{.kind = EventKind::WouldBlock,
                                .time = now(),
@@ -587,7 +586,7 @@ struct ByteRing::Impl {
     if (observer != nullptr) {
       report_cap_refusal(req, policy, true);
     }
-    return unexpected(make_error(ReserveErrorKind::CapExceeded, BlockCause::Cap, needed));
+    return unexpected(make_error(UploadError::TooLarge, BlockCause::Cap, needed));
   }
 
   // The cap stops a Grow or Fallback for now: as Defer, with cause Cap.
@@ -601,7 +600,7 @@ struct ByteRing::Impl {
 
   Unexpected<ReserveError> allocation_failed(AllocError error, BlockCause cause, uint64_t bytes) {
     ++stats.allocation_failures;
-    ReserveError e = make_error(ReserveErrorKind::AllocationFailed, cause, bytes);
+    ReserveError e = make_error(UploadError::AllocationFailed, cause, bytes);
     e.alloc_error = error;
     return unexpected(std::move(e));
   }
@@ -616,7 +615,7 @@ struct ByteRing::Impl {
     uint64_t min_need;
   };
 
-  // Split's plan for `req`, or none when no chunk can ever be placed (CapExceeded).
+  // Split's plan for `req`, or none when no chunk can ever be placed (TooLarge).
   std::optional<SplitPlan> plan_split(const ReserveRequest& req) const {
     const uint64_t granularity = req.granularity == 0 ? 1 : req.granularity;
     const uint64_t max_cap = ring_max_capacity();
@@ -687,7 +686,7 @@ struct ByteRing::Impl {
       e.error.wait_for = wait_for;
       return e;
     }
-    ReserveError e = make_error(ReserveErrorKind::WouldBlock, cause, needed);
+    ReserveError e = make_error(UploadError::WouldBlock, cause, needed);
     e.wait_for = wait_for;
     return unexpected(std::move(e));
   }
@@ -756,7 +755,7 @@ struct ByteRing::Impl {
     }
     if (placed) return *placed;
     ++stats.timeouts;
-    ReserveError e = make_error(ReserveErrorKind::Timeout, cause, needed);
+    ReserveError e = make_error(UploadError::Timeout, cause, needed);
     e.wait_for = target;
     e.waited = waited;
     if (observer != nullptr) {
@@ -779,9 +778,8 @@ struct ByteRing::Impl {
     if (size != 0 && size <= UINT64_MAX - (alignment - 1)) [[likely]]
       return std::nullopt;
     ++stats.invalid_requests;
-    return unexpected(
-        make_error(size == 0 ? ReserveErrorKind::ZeroSize : ReserveErrorKind::Overflow,
-                   BlockCause::Cap, size));
+    return unexpected(make_error(size == 0 ? UploadError::ZeroSize : UploadError::Overflow,
+                                 BlockCause::Cap, size));
   }
 
   // The whole request in any ring region (region 0 first), or none. No policy.
@@ -831,7 +829,7 @@ struct ByteRing::Impl {
     Expected<Reservation, ReserveError> r = apply_policy(req, alignment, /*count_wait=*/false);
     const ExhaustionPolicy policy = req.policy.value_or(config.policy);
     const bool waits = policy == ExhaustionPolicy::Wait || policy == ExhaustionPolicy::Split;
-    if (r || !waits || r.error().kind != ReserveErrorKind::WouldBlock) return r;
+    if (r || !waits || r.error().kind != UploadError::WouldBlock) return r;
     return wait_for_room(source, req, alignment, r.error());
   }
 

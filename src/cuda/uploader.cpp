@@ -172,26 +172,16 @@ struct Uploader::Impl {
   };
 
   UploadFailure map_reserve_error(const ReserveError& re) {
-    UploadError kind = UploadError::InvalidArgument;
+    // The ring's own vocabulary, but for the two an Uploader words differently: a request the
+    // ring cannot place at all was the caller's argument, and a region that could not be made
+    // failed in CUDA.
+    UploadError kind = re.kind;
     cudaError_t cuda = cudaSuccess;
-    switch (re.kind) {
-      case ReserveErrorKind::ZeroSize:
-      case ReserveErrorKind::Overflow:
-        kind = UploadError::InvalidArgument;
-        break;
-      case ReserveErrorKind::WouldBlock:
-        kind = UploadError::WouldBlock;
-        break;
-      case ReserveErrorKind::Timeout:
-        kind = UploadError::Timeout;
-        break;
-      case ReserveErrorKind::CapExceeded:
-        kind = UploadError::TooLarge;
-        break;
-      case ReserveErrorKind::AllocationFailed:
-        kind = UploadError::Cuda;
-        cuda = allocator->last_error();
-        break;
+    if (kind == UploadError::ZeroSize || kind == UploadError::Overflow) {
+      kind = UploadError::InvalidArgument;
+    } else if (kind == UploadError::AllocationFailed) {
+      kind = UploadError::Cuda;
+      cuda = allocator->last_error();
     }
     // A wait that ended early because the timeline failed is the failure, not a timeout.
     if (const cudaError_t f = failure(); f != cudaSuccess) {
@@ -218,14 +208,14 @@ struct Uploader::Impl {
         // Defer never blocks behind a reservation that waits for room: the ring is full anyway.
         if (ring_waiters.load(std::memory_order_relaxed) > 0) {
           ReserveError re;
-          re.kind = ReserveErrorKind::WouldBlock;
+          re.kind = UploadError::WouldBlock;
           re.needed = size;
           return {std::nullopt, map_reserve_error(re)};
         }
         lock.lock();
       } else if (!lock_within(lock, timeout)) {
         ReserveError re;
-        re.kind = ReserveErrorKind::Timeout;
+        re.kind = UploadError::Timeout;
         re.needed = size;
         return {std::nullopt, map_reserve_error(re)};
       }
@@ -249,7 +239,7 @@ struct Uploader::Impl {
       if (try_only) return {};
       // Every pooled event is pending: the ring is as good as full.
       ReserveError re;
-      re.kind = may_wait ? ReserveErrorKind::Timeout : ReserveErrorKind::WouldBlock;
+      re.kind = may_wait ? UploadError::Timeout : UploadError::WouldBlock;
       re.needed = size;
       re.oldest_pending = ring->oldest_pending();
       return {std::nullopt, map_reserve_error(re)};

@@ -43,7 +43,7 @@ ByteStrategy::FrameBytes* ByteStrategy::frame_bytes(uint64_t frame) noexcept {
   return nullptr;
 }
 
-Expected<void, Refusal> ByteStrategy::begin(uint64_t frame, uint64_t /*needed*/) {
+Expected<void, UploadError> ByteStrategy::begin(uint64_t frame, uint64_t /*needed*/) {
   if (spare_.empty()) {
     live_.emplace_back();
   } else {
@@ -64,7 +64,7 @@ PlaceResult ByteStrategy::place(uint64_t frame, uint64_t size, uint64_t alignmen
       ReserveRequest{.size = size, .alignment = alignment, .token = frame, .owner = frame});
   result.completion_advanced = ring_->completed() != seen;
   if (!r) {
-    if (r.error().kind == ReserveErrorKind::Overflow) {
+    if (r.error().kind == UploadError::Overflow) {
       result.miss = PlaceResult::Miss::Overflow;
     } else {
       last_refusal_ = r.error();

@@ -26,7 +26,7 @@ class ByteStrategy final : public RingStrategy, private RegionAllocator {
   ByteStrategy(const ByteStrategy&) = delete;
   ByteStrategy& operator=(const ByteStrategy&) = delete;
 
-  Expected<void, Refusal> begin(uint64_t frame, uint64_t needed) override;
+  Expected<void, UploadError> begin(uint64_t frame, uint64_t needed) override;
   PlaceResult place(uint64_t frame, uint64_t size, uint64_t alignment) override;
   Expected<void, AllocError> flush(uint64_t frame) override;
   void end(uint64_t frame) override;

@@ -135,18 +135,18 @@ Expected<Placement, UploadError> RingImpl::place(FrameState& f, uint64_t size, u
 // vkCmdUpdateBuffer where legal and within the frame's budget, else a one-off buffer.
 Expected<Placement, UploadError> RingImpl::place_fallback(FrameState& f, uint64_t size,
                                                           bool update_ok) {
-  if (update_ok && config.fallback.update_buffer && size <= kMaxUpdateBytes && size % 4 == 0 &&
-      f.update_bytes + size <= config.fallback.max_update_bytes_per_frame) {
+  if (update_ok && config.fallback_update_buffer && size <= kMaxUpdateBytes && size % 4 == 0 &&
+      f.update_bytes + size <= config.fallback_max_update_bytes) {
     f.update_bytes += size;
     ++stats.update_buffer_uploads;
     stats.update_buffer_bytes += size;
     return Placement{Placement::Kind::Update, VK_NULL_HANDLE, 0, f.arena.allocate(size)};
   }
-  if (size > config.fallback.max_oneoff_bytes ||
-      stats.oneoff_live_bytes > config.fallback.max_oneoff_bytes - size) {
+  if (size > config.fallback_max_oneoff_bytes ||
+      stats.oneoff_live_bytes > config.fallback_max_oneoff_bytes - size) {
     ++stats.fallback_cap_refusals;
     // Above the cap itself and above anything the ring can hold: no frame will ever take it.
-    if (size > config.fallback.max_oneoff_bytes && size > strategy->largest_placement())
+    if (size > config.fallback_max_oneoff_bytes && size > strategy->largest_placement())
       return unexpected(UploadError::TooLarge);
     return unexpected(UploadError::FallbackCapReached);
   }
@@ -362,7 +362,7 @@ void StagingFrame::drop() noexcept {
 Route StagingFrame::route() const noexcept {
   return state_ ? state_->route : Route::Ring;
 }
-std::optional<Refusal> StagingFrame::refusal() const noexcept {
+std::optional<UploadError> StagingFrame::refusal() const noexcept {
   return state_ ? state_->refusal : std::nullopt;
 }
 uint64_t StagingFrame::id() const noexcept {
@@ -433,8 +433,8 @@ ImageRegion described(const ImageDestination& dst, const ImageRegion& region) no
 
 using detail::described;
 
-Expected<ImageSpan, UploadError> StagingFrame::reserve(const ImageDestination& dst,
-                                                       const ImageRegion& region) {
+Expected<InPlacePiece, UploadError> StagingFrame::reserve(const ImageDestination& dst,
+                                                          const ImageRegion& region) {
   if (!state_) return unexpected(UploadError::Inactive);
   if (auto checked = check_destination(dst, region); !checked) return unexpected(checked.error());
   return reserve(described(dst, region));
@@ -448,7 +448,7 @@ Expected<void, UploadError> StagingFrame::upload(const ImageDestination& dst,
   return upload(described(dst, region), texels);
 }
 
-Expected<ImageSpan, UploadError> StagingFrame::reserve(const ImageRegion& region) {
+Expected<InPlacePiece, UploadError> StagingFrame::reserve(const ImageRegion& region) {
   if (!state_) return unexpected(UploadError::Inactive);
   const Expected<detail::ImageLayout, UploadError> layout =
       detail::image_layout(region, ring_->limits);
@@ -480,7 +480,7 @@ Expected<void, UploadError> StagingFrame::upload(const ImageRegion& region,
       detail::image_layout(region, ring_->limits);
   if (!layout) return unexpected(layout.error());
   if (texels.size() != layout->texels.packed_bytes) return unexpected(UploadError::SizeMismatch);
-  const Expected<ImageSpan, UploadError> span = reserve(region);
+  const Expected<InPlacePiece, UploadError> span = reserve(region);
   if (!span) return unexpected(span.error());
   repack_rows(span->bytes.data(), texels.data(), layout->texels);
   return {};

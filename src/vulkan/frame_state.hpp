@@ -40,13 +40,17 @@ struct ImageLayout {
             .imageExtent = region.extent};
   }
   /// What the caller writes: `bytes` (texels.padded_bytes of them) and their pitches.
-  [[nodiscard]] ImageSpan span(std::span<std::byte> bytes) const noexcept {
-    return {.bytes = bytes,
-            .row_pitch = texels.row_pitch,
-            .slice_pitch = texels.slice_pitch,
-            .layer_pitch = texels.layer_pitch,
-            .row_bytes = texels.row_bytes,
-            .rows = texels.rows};
+  /// Rows of every slice and layer follow each other at row_pitch (bufferImageHeight 0): the
+  /// region is rows × images rows.
+  [[nodiscard]] InPlacePiece span(std::span<std::byte> bytes) const noexcept {
+    InPlacePiece piece;
+    piece.bytes = bytes;
+    piece.source_offset = 0;
+    piece.source_bytes = texels.packed_bytes;
+    piece.rows = uint64_t{texels.rows} * texels.images;
+    piece.row_bytes = texels.row_bytes;
+    piece.row_pitch = texels.row_pitch;
+    return piece;
   }
 };
 
@@ -137,7 +141,7 @@ struct FrameState {
   uint64_t id = 0;  // its number on the ring's frame sequence
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   Route route = Route::Ring;
-  std::optional<Refusal> refusal;
+  std::optional<UploadError> refusal;
   uint64_t staged_bytes = 0;
   uint64_t update_bytes = 0;
   uint64_t demand = 0;  // what its uploads asked to place, padding included (any route)

@@ -63,14 +63,14 @@ Expected<StagingFrame, BeginFailure> RingImpl::begin(VkCommandBuffer cmd, uint64
   };
   for (;;) {
     // The frame's number is the sequence's next (take_state() hands it out).
-    const Expected<void, Refusal> taken = strategy->begin(next_frame, needed);
+    const Expected<void, UploadError> taken = strategy->begin(next_frame, needed);
     if (taken) {
       stop_waiting();
       return StagingFrame(this, take_state(cmd, Route::Ring));
     }
-    const Refusal refusal = taken.error();
+    const UploadError refusal = taken.error();
     if (config.policy == ExhaustionPolicy::Fallback) return begin_fallback(cmd, refusal);
-    if (config.policy == ExhaustionPolicy::Wait && refusal == Refusal::AllInFlight) {
+    if (config.policy == ExhaustionPolicy::Wait && refusal == UploadError::RingFull) {
       // Wait for the oldest frame in flight on the ring route (pending is in finish order). When
       // every slot is held by open frames instead, waiting cannot help: answer RingFull.
       const auto oldest = std::find_if(pending.begin(), pending.end(),
@@ -87,12 +87,12 @@ Expected<StagingFrame, BeginFailure> RingImpl::begin(VkCommandBuffer cmd, uint64
         }
         stop_waiting();
         ++stats.begin_timeouts;
-        return unexpected(BeginFailure{UploadError::Timeout, refusal, point});
+        return unexpected(BeginFailure{UploadError::Timeout, point});
       }
     }
     stop_waiting();
     ++stats.begin_refused;
-    return unexpected(BeginFailure{UploadError::RingFull, refusal, std::nullopt});
+    return unexpected(BeginFailure{refusal, std::nullopt});
   }
 }
 
@@ -122,7 +122,7 @@ std::unique_ptr<FrameState> RingImpl::take_state(VkCommandBuffer cmd, Route rout
   return state;
 }
 
-StagingFrame RingImpl::begin_fallback(VkCommandBuffer cmd, std::optional<Refusal> refusal) {
+StagingFrame RingImpl::begin_fallback(VkCommandBuffer cmd, std::optional<UploadError> refusal) {
   if (cmd == VK_NULL_HANDLE) return StagingFrame();
   std::unique_ptr<FrameState> state = take_state(cmd, Route::Fallback);
   state->refusal = refusal;

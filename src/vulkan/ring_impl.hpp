@@ -87,7 +87,7 @@ struct RingImpl {
   [[nodiscard]] uint64_t recent_demand() const noexcept;
   /// Remembers what a finished frame tried to place.
   void note_demand(uint64_t bytes) noexcept;
-  StagingFrame begin_fallback(VkCommandBuffer cmd, std::optional<Refusal> refusal);
+  StagingFrame begin_fallback(VkCommandBuffer cmd, std::optional<UploadError> refusal);
   std::unique_ptr<FrameState> take_state(VkCommandBuffer cmd, Route route);
   void recycle(std::unique_ptr<FrameState> frame) noexcept;
 

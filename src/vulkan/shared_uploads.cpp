@@ -75,7 +75,7 @@ Expected<void, UploadError> SharedWriter::upload(const BufferDestination& dst, u
   return {};
 }
 
-Expected<ImageSpan, UploadError> SharedWriter::reserve(const ImageRegion& region) {
+Expected<InPlacePiece, UploadError> SharedWriter::reserve(const ImageRegion& region) {
   if (state_ == nullptr) return unexpected(UploadError::Inactive);
   const Expected<detail::ImageLayout, UploadError> layout =
       detail::image_layout(region, state_->limits);
@@ -92,8 +92,8 @@ Expected<ImageSpan, UploadError> SharedWriter::reserve(const ImageRegion& region
   return layout->span(*bytes);
 }
 
-Expected<ImageSpan, UploadError> SharedWriter::reserve(const ImageDestination& dst,
-                                                       const ImageRegion& region) {
+Expected<InPlacePiece, UploadError> SharedWriter::reserve(const ImageDestination& dst,
+                                                          const ImageRegion& region) {
   if (state_ == nullptr) return unexpected(UploadError::Inactive);
   if (auto checked = check_destination(dst, region); !checked) return unexpected(checked.error());
   return reserve(detail::described(dst, region));
@@ -106,7 +106,7 @@ Expected<void, UploadError> SharedWriter::upload(const ImageRegion& region,
       detail::image_layout(region, state_->limits);
   if (!layout) return unexpected(layout.error());
   if (texels.size() != layout->texels.packed_bytes) return unexpected(UploadError::SizeMismatch);
-  const Expected<ImageSpan, UploadError> span = reserve(region);
+  const Expected<InPlacePiece, UploadError> span = reserve(region);
   if (!span) return unexpected(span.error());
   repack_rows(span->bytes.data(), texels.data(), layout->texels);
   return {};

@@ -14,8 +14,8 @@ Expected<SlotBuffer, AllocError> SlotStrategy::create(uint64_t capacity) {
   return SlotBuffer(memory_, *made);
 }
 
-Expected<void, Refusal> SlotStrategy::begin(uint64_t frame, uint64_t needed) {
-  Expected<SlotLease, Refusal> lease = ring_.begin(needed);
+Expected<void, UploadError> SlotStrategy::begin(uint64_t frame, uint64_t needed) {
+  Expected<SlotLease, UploadError> lease = ring_.begin(needed);
   if (!lease) return unexpected(lease.error());
   const SlotBuffer* buffer = &ring_.buffer(*lease);
   open_.push_back(Open{frame, std::move(*lease), buffer});

@@ -50,7 +50,7 @@ class SlotStrategy final : public RingStrategy, private StagingAllocator<SlotBuf
   /// Validated by the caller (Ring::create).
   SlotStrategy(MemorySource& memory, const staging::StagingRingConfig& config);
 
-  Expected<void, Refusal> begin(uint64_t frame, uint64_t needed) override;
+  Expected<void, UploadError> begin(uint64_t frame, uint64_t needed) override;
   PlaceResult place(uint64_t frame, uint64_t size, uint64_t alignment) override;
   Expected<void, AllocError> flush(uint64_t frame) override;
   void end(uint64_t frame) override;

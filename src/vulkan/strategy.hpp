@@ -66,7 +66,7 @@ class RingStrategy {
  public:
   virtual ~RingStrategy() = default;
   /// Frame `frame` opens and will place at most `needed` bytes (padding included).
-  virtual Expected<void, Refusal> begin(uint64_t frame, uint64_t needed) = 0;
+  virtual Expected<void, UploadError> begin(uint64_t frame, uint64_t needed) = 0;
   /// Places `size` (> 0) bytes aligned to `alignment` for open frame `frame`.
   virtual PlaceResult place(uint64_t frame, uint64_t size, uint64_t alignment) = 0;
   /// Flushes what open frame `frame` wrote (non-coherent memory). Errors: the first failed

@@ -68,7 +68,7 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
         .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
         .flags =
             VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT | VK_COMMAND_POOL_CREATE_TRANSIENT_BIT,
-        .queueFamilyIndex = config_.families.stream,
+        .queueFamilyIndex = config_.queue_family,
     };
     if (d_.vkCreateCommandPool(device_, &pool_info, nullptr, &pool_) != VK_SUCCESS) return false;
     const VkSemaphoreTypeCreateInfo type{
@@ -291,8 +291,8 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
       if (!p.piece.last) continue;
       const auto* t = static_cast<const UploadTarget*>(p.context);
       if (t->image) {
-        images_.push_back(image_end_barrier(t->image_target, config_.families));
-      } else if (auto b = buffer_end_barrier(t->buffer, t->size, config_.families)) {
+        images_.push_back(image_end_barrier(t->image_target, families()));
+      } else if (auto b = buffer_end_barrier(t->buffer, t->size, families())) {
         buffers_.push_back(*b);
       }
     }
@@ -312,6 +312,10 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
     counters_.add<&S::barriers>(1);
     images_.clear();
     buffers_.clear();
+  }
+
+  QueueFamilies families() const noexcept {
+    return {config_.queue_family, config_.consumer_family};
   }
 
   VkDevice device_;
@@ -388,7 +392,8 @@ Expected<std::unique_ptr<Streamer>, CreateError> Streamer::create(const Device& 
     return unexpected(CreateError::InvalidConfig);  // two sizes for one ring
   }
   std::unique_ptr<Streamer> s(new Streamer());
-  s->families_ = config.families;
+  s->queue_family_ = config.queue_family;
+  s->consumer_family_ = config.consumer_family;
   s->backend_ = std::make_unique<detail::StreamerBackend>(device, config);
   if (!s->backend_->init()) return unexpected(CreateError::ObjectCreationFailed);
   if (config.fill_pool) {
@@ -607,7 +612,8 @@ Expected<void, UploadError> Streamer::record_acquire(VkCommandBuffer cmd,
                                                      VkAccessFlags2 access) const {
   const auto target = detail::image_target(destination, levels);
   if (!target) return unexpected(target.error());
-  const auto barrier = detail::image_acquire_barrier(*target, families(), stages, access);
+  const auto barrier =
+      detail::image_acquire_barrier(*target, {queue_family_, consumer_family_}, stages, access);
   if (!barrier) return {};
   VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
   dep.imageMemoryBarrierCount = 1;
@@ -623,7 +629,8 @@ Expected<void, UploadError> Streamer::record_acquire(VkCommandBuffer cmd,
                                                      VkAccessFlags2 access) const {
   const auto target = detail::buffer_target(destination, offset, size);
   if (!target) return unexpected(target.error());
-  const auto barrier = detail::buffer_acquire_barrier(*target, size, families(), stages, access);
+  const auto barrier = detail::buffer_acquire_barrier(
+      *target, size, {queue_family_, consumer_family_}, stages, access);
   if (!barrier) return {};
   VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
   dep.bufferMemoryBarrierCount = 1;
@@ -642,10 +649,6 @@ VkSemaphore Streamer::semaphore() const noexcept {
 
 TimelineValue Streamer::completed() const {
   return backend_->completed();
-}
-
-const QueueFamilies& Streamer::families() const noexcept {
-  return families_;
 }
 
 StreamerStats Streamer::stats() const {

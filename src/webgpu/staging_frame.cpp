@@ -37,7 +37,7 @@ void on_slot_mapped(WGPUBufferMapAsyncStatus status, void* userdata) {
 
 }  // namespace
 
-StagingFrame::StagingFrame(StagingRing& ring, std::optional<Refusal> refusal) noexcept
+StagingFrame::StagingFrame(StagingRing& ring, std::optional<UploadError> refusal) noexcept
     : ring_(&ring), state_(State::Recording), refusal_(refusal) {}
 
 StagingFrame::StagingFrame(StagingRing& ring, SlotLease lease, WGPUBuffer slot_buffer,

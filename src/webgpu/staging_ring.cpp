@@ -38,8 +38,8 @@ StagingRing::~StagingRing() {
   wgpuDeviceRelease(device_);
 }
 
-Expected<StagingFrame, Refusal> StagingRing::begin(uint64_t needed) {
-  Expected<SlotLease, Refusal> lease = core_.begin(needed);
+Expected<StagingFrame, UploadError> StagingRing::begin(uint64_t needed) {
+  Expected<SlotLease, UploadError> lease = core_.begin(needed);
   if (!lease) {
     if (policy_ == ExhaustionPolicy::Defer) return unexpected(lease.error());
     ++route_stats_->queue_write_frames;

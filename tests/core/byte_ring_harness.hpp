@@ -353,25 +353,24 @@ class Harness final : public Observer {
            std::to_string(current_timeout_.count()));
     }
     // M6
-    if ((req.size == 0) != (!result && result.error().kind == ReserveErrorKind::ZeroSize)) {
+    if ((req.size == 0) != (!result && result.error().kind == UploadError::ZeroSize)) {
       fail("M6: ZeroSize answered wrongly for size " + std::to_string(req.size));
     }
     if (!result) {
       if (last_reserved_) fail("M6: an error was answered after a reservation was placed");
       const ReserveError& e = result.error();
-      const bool blocked =
-          e.kind == ReserveErrorKind::WouldBlock || e.kind == ReserveErrorKind::Timeout;
+      const bool blocked = e.kind == UploadError::WouldBlock || e.kind == UploadError::Timeout;
       if (blocked && e.cause != BlockCause::Cap && !ring_regions_busy_before && !ring_has_live()) {
         fail("M6: " + staging::describe(e) + " while the ring regions were empty (size " +
              std::to_string(req.size) + ")");
       }
-      if (e.kind == ReserveErrorKind::Timeout) {
+      if (e.kind == UploadError::Timeout) {
         const std::optional<TimelineValue> oldest =
             unreclaimed_.empty() ? std::nullopt : std::optional(unreclaimed_.front().r.token);
         if (e.oldest_pending != oldest) fail("M6: Timeout names the wrong oldest token");
       }
-      if (e.kind == ReserveErrorKind::CapExceeded && req.size <= capacity) {
-        fail("M6: CapExceeded for " + std::to_string(req.size) + " bytes, within the ring");
+      if (e.kind == UploadError::TooLarge && req.size <= capacity) {
+        fail("M6: TooLarge for " + std::to_string(req.size) + " bytes, within the ring");
       }
       return;
     }

@@ -69,7 +69,7 @@ TEST_F(ByteRingLimits, FallbackNearTwoToThe64NeverWrapsPastTheCap) {
   EXPECT_TRUE(first->fallback);
   const auto second = ring->reserve(req(kTwo63));
   ASSERT_FALSE(second);
-  EXPECT_EQ(second.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(second.error().kind, UploadError::WouldBlock);
   EXPECT_EQ(second.error().cause, BlockCause::Cap);
   EXPECT_EQ(ring->held_bytes(), 64 + kTwo63);
   EXPECT_EQ(ring->stats().fallback_held_bytes, kTwo63);
@@ -89,7 +89,7 @@ TEST_F(ByteRingLimits, NeededSaturatesInsteadOfWrapping) {
   ASSERT_TRUE(ring->reserve(req(10)));
   const auto r = ring->reserve(req(UINT64_MAX - 4));
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(r.error().kind, UploadError::WouldBlock);
   EXPECT_EQ(r.error().cause, BlockCause::InFlight);
   EXPECT_EQ(r.error().needed, UINT64_MAX);
   EXPECT_EQ(r.error().free_total, UINT64_MAX - 10);
@@ -116,7 +116,7 @@ TEST_F(ByteRingLimits, SplitNeverPlacesAnEmptyChunk) {
   split.granularity = kTwo63;
   const auto r = ring->reserve(split);
   ASSERT_FALSE(r) << "placed " << r->size << " bytes";
-  EXPECT_EQ(r.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(r.error().kind, UploadError::WouldBlock);
   EXPECT_EQ(r.error().wait_for, 2u);  // B's token frees region 1 for the whole request
   // Once B retires, region 1 takes the whole request.
   queue.complete_through(2);
@@ -139,7 +139,7 @@ TEST_F(ByteRingLimits, SplitWithAGranularityAboveEveryRegionPlacesWholeRequests)
   EXPECT_EQ(a->size, 40u);
   const auto b = ring->reserve(split);  // 24 bytes left: no chunk of a 2^64-1 granularity
   ASSERT_FALSE(b);
-  EXPECT_EQ(b.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(b.error().kind, UploadError::WouldBlock);
   expect_no_violation();
 }
 
@@ -191,7 +191,7 @@ TEST_F(ByteRingLimits, AnAlignmentWhoseRoundingOverflowsIsNeverPlacedOverLiveByt
   aligned.alignment = kTwo63;
   const auto r = ring->reserve(aligned);
   ASSERT_FALSE(r) << "placed at " << r->offset;
-  EXPECT_EQ(r.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(r.error().kind, UploadError::WouldBlock);
   EXPECT_EQ(r.error().needed, UINT64_MAX - kTwo63);  // the skipped tail (2^63 - 2) plus the byte
   expect_no_violation();
 }

@@ -34,7 +34,7 @@ TEST_F(PolicyTest, DeferAnswersAtOnceWithTheCauseWhatIsNeededAndWhatIsFree) {
   ring->retire(a.token);
   auto frag = reserve(req(24));
   ASSERT_FALSE(frag);
-  EXPECT_EQ(frag.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(frag.error().kind, UploadError::WouldBlock);
   EXPECT_EQ(frag.error().cause, BlockCause::Fragmentation);
   EXPECT_EQ(frag.error().needed, 8u + 24u);  // the 8-byte tail would be skipped
   EXPECT_EQ(frag.error().free_total, 28u);
@@ -54,13 +54,13 @@ TEST_F(PolicyTest, DeferAnswersAtOnceWithTheCauseWhatIsNeededAndWhatIsFree) {
 }
 
 // A request of exactly the ring's size can be held once the ring is empty: WouldBlock
-// (InFlight) while 8 bytes are live, never CapExceeded; then it fits.
+// (InFlight) while 8 bytes are live, never TooLarge; then it fits.
 TEST_F(PolicyTest, ARequestOfExactlyTheRingsSizeIsNeverRefusedForGood) {
   make(64);
   const Reservation a = take(8);  // its token is not submitted: nothing retires by itself
   auto r = reserve(req(64));
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(r.error().kind, UploadError::WouldBlock);
   EXPECT_EQ(r.error().cause, BlockCause::InFlight);
   ring->retire(a.token);
   EXPECT_EQ(take(64).offset, 0u);
@@ -70,7 +70,7 @@ TEST_F(PolicyTest, DeferRefusesForGoodWhatTheRingCanNeverHold) {
   make(64);
   auto r = reserve(req(65));
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().kind, ReserveErrorKind::CapExceeded);
+  EXPECT_EQ(r.error().kind, UploadError::TooLarge);
   EXPECT_EQ(r.error().cause, BlockCause::Cap);
   EXPECT_EQ(ring->stats().cap_refusals, 1u);
 }
@@ -135,7 +135,7 @@ TEST_F(PolicyTest, WaitOnAStalledQueueTimesOutNamingTheOldestTokenAndRecovers) {
   auto r = reserve(req(8));
   ASSERT_FALSE(r);
   const ReserveError& e = r.error();
-  EXPECT_EQ(e.kind, ReserveErrorKind::Timeout);
+  EXPECT_EQ(e.kind, UploadError::Timeout);
   EXPECT_EQ(e.cause, BlockCause::InFlight);
   EXPECT_EQ(e.oldest_pending, a.token);
   EXPECT_EQ(e.wait_for, a.token);
@@ -167,7 +167,7 @@ TEST_F(PolicyTest, WaitTimeoutIsOverridablePerCallAndZeroPollsOnce) {
   r.timeout = Duration{0};
   auto polled = reserve(r);
   ASSERT_FALSE(polled);
-  EXPECT_EQ(polled.error().kind, ReserveErrorKind::Timeout);
+  EXPECT_EQ(polled.error().kind, UploadError::Timeout);
   EXPECT_EQ(clock.now(), Duration{0});
   EXPECT_EQ(queue.wait_calls(), 1u);
   r.timeout = 30us;
@@ -196,7 +196,7 @@ TEST_F(PolicyTest, WaitNeverHangsOnASourceThatMakesNoProgress) {
   ASSERT_TRUE(reserve_waiting(r, stuck, req(64)));
   auto refused = reserve_waiting(r, stuck, req(8));
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().kind, ReserveErrorKind::Timeout);
+  EXPECT_EQ(refused.error().kind, UploadError::Timeout);
   EXPECT_EQ(stuck.calls, 1);
 }
 
@@ -212,7 +212,7 @@ TEST_F(PolicyTest, ReserveAnswersAWaitAtOnceNamingTheTokenToWaitFor) {
   queue.submit();
   auto refused = ring->reserve(req(8));
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(refused.error().kind, UploadError::WouldBlock);
   EXPECT_EQ(refused.error().cause, BlockCause::InFlight);
   EXPECT_EQ(refused.error().wait_for, TimelineValue{1});
   EXPECT_EQ(refused.error().oldest_pending, TimelineValue{1});
@@ -272,7 +272,7 @@ TEST_F(PolicyTest, WaitRefusesAtOnceWhatTheRingCanNeverHold) {
   take(8);
   auto r = reserve(req(65));
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().kind, ReserveErrorKind::CapExceeded);
+  EXPECT_EQ(r.error().kind, UploadError::TooLarge);
   EXPECT_EQ(clock.now(), Duration{0});
 }
 
@@ -398,7 +398,7 @@ TEST_F(PolicyTest, SplitRefusesAGranularityNoRegionCanHold) {
   r.granularity = 65;
   auto refused = reserve(r);
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().kind, ReserveErrorKind::CapExceeded);
+  EXPECT_EQ(refused.error().kind, UploadError::TooLarge);
   r.size = 60;  // fits whole: the granularity does not matter
   EXPECT_TRUE(reserve(r));
 }
@@ -411,7 +411,7 @@ TEST_F(PolicyTest, SplitOnAStalledQueueTimesOutAndRecovers) {
   queue.stall();
   auto r = reserve(req(500));
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().kind, ReserveErrorKind::Timeout);
+  EXPECT_EQ(r.error().kind, UploadError::Timeout);
   EXPECT_EQ(r.error().oldest_pending, a.token);
   EXPECT_EQ(clock.now(), 200us);
   queue.release();
@@ -435,7 +435,7 @@ TEST_F(PolicyTest, GrowAddsRegionsUpToTheCapAndNeverBeyond) {
   EXPECT_EQ(ring->stats().grows, 3u);
   auto refused = reserve(req(32));
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(refused.error().kind, UploadError::WouldBlock);
   EXPECT_EQ(refused.error().cause, BlockCause::Cap);
   EXPECT_EQ(ring->held_bytes(), 256u);
   EXPECT_EQ(allocator.log().peak_live_bytes, 256u);
@@ -444,7 +444,7 @@ TEST_F(PolicyTest, GrowAddsRegionsUpToTheCapAndNeverBeyond) {
   EXPECT_EQ(events.with("grow r1").front(), "grow r1 64 InFlight");
   auto never = reserve(req(257));
   ASSERT_FALSE(never);
-  EXPECT_EQ(never.error().kind, ReserveErrorKind::CapExceeded);
+  EXPECT_EQ(never.error().kind, UploadError::TooLarge);
 }
 
 // Grown regions sit idle once their reservations retire and are released after trim_after
@@ -496,7 +496,7 @@ TEST_F(PolicyTest, GrowReportsAnAllocationFailure) {
   allocator.fail_next(1, AllocError::DeviceLost);
   auto r = reserve(req(8));
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().kind, ReserveErrorKind::AllocationFailed);
+  EXPECT_EQ(r.error().kind, UploadError::AllocationFailed);
   EXPECT_EQ(r.error().alloc_error, AllocError::DeviceLost);
   EXPECT_EQ(ring->held_bytes(), 64u);
   EXPECT_EQ(ring->stats().allocation_failures, 1u);
@@ -507,7 +507,7 @@ TEST_F(PolicyTest, GrowReportsAnAllocationFailure) {
 
 // capacity 64, cap 160, fallback_cap 64; the ring is full:
 //   fallback 40 -> region 1 (40 bytes)    fallback 30 -> 40 + 30 > 64: WouldBlock (Cap)
-//   fallback 24 -> region 2 (24 bytes)    fallback 100 -> can never fit: CapExceeded
+//   fallback 24 -> region 2 (24 bytes)    fallback 100 -> can never fit: TooLarge
 TEST_F(PolicyTest, FallbackIsADedicatedRegionCountedAndCapped) {
   make({.capacity = 64, .cap = 160, .policy = ExhaustionPolicy::Fallback, .fallback_cap = 64});
   take(64);
@@ -518,13 +518,13 @@ TEST_F(PolicyTest, FallbackIsADedicatedRegionCountedAndCapped) {
   EXPECT_EQ(allocator.size(1), 40u);
   auto over = reserve(req(30));
   ASSERT_FALSE(over);
-  EXPECT_EQ(over.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(over.error().kind, UploadError::WouldBlock);
   EXPECT_EQ(over.error().cause, BlockCause::Cap);
   const Reservation f2 = take(24);
   EXPECT_TRUE(f2.fallback);
   auto never = reserve(req(100));
   ASSERT_FALSE(never);
-  EXPECT_EQ(never.error().kind, ReserveErrorKind::CapExceeded);
+  EXPECT_EQ(never.error().kind, UploadError::TooLarge);
   const ByteRingStats& s = ring->stats();
   EXPECT_EQ(s.fallbacks, 2u);
   EXPECT_EQ(s.fallbacks_by_cause[kInFlight], 2u);
@@ -556,11 +556,11 @@ TEST_F(PolicyTest, FallbackWithNoRoomUnderTheCapAnswersAsDefer) {
   take(64);
   auto now = reserve(req(8));
   ASSERT_FALSE(now);
-  EXPECT_EQ(now.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(now.error().kind, UploadError::WouldBlock);
   EXPECT_EQ(now.error().cause, BlockCause::Cap);
   auto never = reserve(req(65));
   ASSERT_FALSE(never);
-  EXPECT_EQ(never.error().kind, ReserveErrorKind::CapExceeded);
+  EXPECT_EQ(never.error().kind, UploadError::TooLarge);
   EXPECT_EQ(ring->held_bytes(), 64u);
 }
 
@@ -570,7 +570,7 @@ TEST_F(PolicyTest, FallbackReportsAnAllocationFailure) {
   allocator.fail_next(1);
   auto r = reserve(req(8));
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().kind, ReserveErrorKind::AllocationFailed);
+  EXPECT_EQ(r.error().kind, UploadError::AllocationFailed);
   EXPECT_EQ(r.error().alloc_error, AllocError::OutOfMemory);
   EXPECT_EQ(ring->stats().fallback_held_bytes, 0u);
 }
@@ -689,7 +689,7 @@ TEST_F(PolicyTest, FallbackCapsAreInclusive) {
   EXPECT_EQ(ring->stats().fallback_held_bytes, 48u);
   auto never = reserve(req(65));  // above the fallback cap and every ring region
   ASSERT_FALSE(never);
-  EXPECT_EQ(never.error().kind, ReserveErrorKind::CapExceeded);
+  EXPECT_EQ(never.error().kind, UploadError::TooLarge);
 }
 
 // The held bytes may reach the cap exactly: capacity 64 + fallback regions of 96 == cap 160.
@@ -841,13 +841,13 @@ TEST_F(PolicyTest, GrowReleasesIdleRegionsWhenTheCapNeedsTheirBytes) {
 }
 
 // fallback_cap 32 and a full ring: a 64-byte request is above the fallback cap but the ring
-// itself can take it once bytes retire — WouldBlock (Cap), not CapExceeded.
+// itself can take it once bytes retire — WouldBlock (Cap), not TooLarge.
 TEST_F(PolicyTest, FallbackAboveTheFallbackCapWaitsWhenTheRingCanHoldIt) {
   make({.capacity = 64, .cap = 160, .policy = ExhaustionPolicy::Fallback, .fallback_cap = 32});
   take(64);
   auto r = reserve(req(64));
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(r.error().kind, UploadError::WouldBlock);
   EXPECT_EQ(r.error().cause, BlockCause::Cap);
 }
 

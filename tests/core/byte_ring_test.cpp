@@ -150,7 +150,7 @@ TEST_F(ByteRingTest, FullAndEmptyAreNeverConfused) {
   EXPECT_EQ(ring->largest_free(), 0u);
   auto refused = reserve(req(1));
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(refused.error().kind, UploadError::WouldBlock);
   EXPECT_EQ(refused.error().cause, BlockCause::InFlight);
   EXPECT_EQ(refused.error().free_total, 0u);
   EXPECT_EQ(refused.error().oldest_pending, a.token);
@@ -276,7 +276,7 @@ TEST_F(ByteRingTest, ZeroSizeIsAClearError) {
   make(64);
   auto r = reserve(req(0));
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().kind, ReserveErrorKind::ZeroSize);
+  EXPECT_EQ(r.error().kind, UploadError::ZeroSize);
   EXPECT_EQ(describe(r.error()), "ZeroSize: a reservation of 0 bytes");
   EXPECT_EQ(ring->stats().invalid_requests, 1u);
   EXPECT_EQ(ring->stats().reservations, 0u);
@@ -289,15 +289,15 @@ TEST_F(ByteRingTest, HugeRequestsNearTwoToThe64AreClearErrors) {
     // Size alone: it can never fit.
     auto r = reserve(req(UINT64_MAX));
     ASSERT_FALSE(r) << to_string(policy);
-    EXPECT_EQ(r.error().kind, ReserveErrorKind::CapExceeded) << to_string(policy);
+    EXPECT_EQ(r.error().kind, UploadError::TooLarge) << to_string(policy);
     EXPECT_EQ(r.error().cause, BlockCause::Cap);
     EXPECT_EQ(r.error().needed, UINT64_MAX);
     EXPECT_EQ(describe(r.error()),
-              "CapExceeded (Cap): needed 18446744073709551615 bytes, free 64 (largest run 64)");
+              "TooLarge (Cap): needed 18446744073709551615 bytes, free 64 (largest run 64)");
     // Size + alignment padding would overflow 64 bits.
     auto o = reserve(req(UINT64_MAX - 2, 8));
     ASSERT_FALSE(o);
-    EXPECT_EQ(o.error().kind, ReserveErrorKind::Overflow) << to_string(policy);
+    EXPECT_EQ(o.error().kind, UploadError::Overflow) << to_string(policy);
     EXPECT_EQ(ring->stats().cap_refusals, 1u);
     EXPECT_EQ(ring->stats().invalid_requests, 1u);
     EXPECT_EQ(ring->held_bytes(), 64u);  // nothing was allocated for them
@@ -325,11 +325,11 @@ TEST_F(ByteRingTest, MisalignedRequestsAreHonouredOrRefusedClearly) {
   const Reservation a = take(5);
   auto big = reserve(req(8, 128));
   ASSERT_FALSE(big);
-  EXPECT_EQ(big.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(big.error().kind, UploadError::WouldBlock);
   EXPECT_EQ(big.error().cause, BlockCause::Fragmentation);  // 59 bytes free, none aligned
   auto over = reserve(req(2, UINT64_MAX));
   ASSERT_FALSE(over);
-  EXPECT_EQ(over.error().kind, ReserveErrorKind::Overflow);
+  EXPECT_EQ(over.error().kind, UploadError::Overflow);
   EXPECT_EQ(describe(over.error()),
             "Overflow: size + alignment - 1 exceeds 2^64 - 1 (needed 2+ bytes)");
   queue.submit();
@@ -341,7 +341,7 @@ TEST_F(ByteRingTest, MisalignedRequestsAreHonouredOrRefusedClearly) {
   // Only offset 0 is a multiple of UINT64_MAX, and it is taken: refused, not misplaced.
   auto only_zero = reserve(req(1, UINT64_MAX));
   ASSERT_FALSE(only_zero);
-  EXPECT_EQ(only_zero.error().kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(only_zero.error().kind, UploadError::WouldBlock);
   EXPECT_EQ(only_zero.error().cause, BlockCause::Fragmentation);
 }
 
@@ -406,7 +406,7 @@ TEST_P(WraparoundStress, PayloadsAroundTheContiguousFreeRegionAfterWraparoundUnd
     switch (sc.policy) {
       case ExhaustionPolicy::Defer:  // at once, with what is needed and free; no wait
         ASSERT_FALSE(r);
-        EXPECT_EQ(r.error().kind, ReserveErrorKind::WouldBlock);
+        EXPECT_EQ(r.error().kind, UploadError::WouldBlock);
         EXPECT_EQ(r.error().cause, BlockCause::InFlight);
         EXPECT_EQ(r.error().needed, 17u);
         EXPECT_EQ(r.error().free_total, 16u);

@@ -49,7 +49,7 @@ TEST(ByteRingWait, ASourceThatAnswersBelowTheTargetEndsTheWaitAtOnce) {
   ASSERT_TRUE(reserve_waiting(ring, source, request(1)));
   const auto b = reserve_waiting(ring, source, request(2));
   ASSERT_FALSE(b);
-  EXPECT_EQ(b.error().kind, ReserveErrorKind::Timeout);
+  EXPECT_EQ(b.error().kind, UploadError::Timeout);
   EXPECT_EQ(b.error().oldest_pending, TimelineValue{1});
   EXPECT_EQ(source.waits, 1);  // not 10 s / 1 µs of calls
   EXPECT_LT(b.error().waited, std::chrono::milliseconds(1));

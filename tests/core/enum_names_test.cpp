@@ -40,7 +40,6 @@ TEST(EnumNames, EveryCoreEnumHasItsNames) {
                              "TooManySlots", "SlotTooLarge", "UnsupportedPolicy",
                              "MissingDependency", "MissingFunction", "ApiVersionTooOld", "NoDevice",
                              "AllocationFailed", "ObjectCreationFailed", "ThreadStartFailed"});
-  expect_names<Refusal>({"TooLarge", "AllInFlight", "AllocationFailed"});
   expect_names<Route>({"Ring", "Fallback"});
   expect_names<UploadError>({"Inactive",
                              "NullDestination",
@@ -80,8 +79,6 @@ TEST(EnumNames, EveryCoreEnumHasItsNames) {
   expect_names<PlaceError>({"ZeroSize", "Overflow", "DoesNotFit", "Inactive"});
   expect_names<ExhaustionPolicy>({"Defer", "Wait", "Split", "Grow", "Fallback"});
   expect_names<BlockCause>({"InFlight", "Fragmentation", "Cap"});
-  expect_names<ReserveErrorKind>(
-      {"ZeroSize", "Overflow", "WouldBlock", "Timeout", "CapExceeded", "AllocationFailed"});
   expect_names<Invariant>({"I1", "I2", "I3", "I4", "I5"});
   expect_names<CounterUnit>({"Count", "Bytes", "Nanoseconds"});
   expect_names<testing::DelayModel::Kind>({"Fixed", "SeededRandom", "Bursty", "Stalled"});

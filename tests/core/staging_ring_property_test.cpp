@@ -9,7 +9,7 @@
 //      intact when its fence fires (the "GPU" reads them then) — no growth, replacement or other
 //      frame's write touched them;
 //   P4 every placement is aligned, inside its slot, and disjoint from the lease's earlier ones;
-//   P5 refusals are right: TooLarge iff needed > max_slot_bytes; AllInFlight only when the model
+//   P5 refusals are right: TooLarge iff needed > max_slot_bytes; RingFull only when the model
 //      has no slot to give; AllocationFailed only when a failure was armed.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -135,7 +135,7 @@ void run_sequence(const std::vector<Op>& ops, std::size_t slots, bool poll_fires
         const bool failure_consumed = allocator.log().failed != failures_before;
         if (needed > kMax) {  // P5
           RC_ASSERT(!result);
-          RC_ASSERT(result.error() == Refusal::TooLarge);
+          RC_ASSERT(result.error() == UploadError::TooLarge);
           RC_ASSERT(!failure_consumed);
           break;
         }
@@ -147,12 +147,12 @@ void run_sequence(const std::vector<Op>& ops, std::size_t slots, bool poll_fires
           RC_ASSERT(!failure_consumed);
           model.state[k] = SlotState::Recording;
           leases.push_back({std::move(*result), {}});
-        } else if (result.error() == Refusal::AllInFlight) {
+        } else if (result.error() == UploadError::RingFull) {
           for (SlotState s : model.state)
             RC_ASSERT(!gives_slot(s));  // P5
           RC_ASSERT(!failure_consumed);
         } else {
-          RC_ASSERT(result.error() == Refusal::AllocationFailed);  // P5: only an armed failure
+          RC_ASSERT(result.error() == UploadError::AllocationFailed);  // P5: only an armed failure
           RC_ASSERT(armed && failure_consumed);
           armed = false;
           // At most one slot changed: an Empty/Abandoned/Failed one became Failed (a failed

@@ -126,7 +126,7 @@ TEST_F(RingTest, SteadyStateReusesSlotsAndCreatesNothing) {
   EXPECT_EQ(ring.stats().refusals(), 0u);
 }
 
-//   [InFlight #1] [InFlight #2] [InFlight #3]  begin ─► AllInFlight
+//   [InFlight #1] [InFlight #2] [InFlight #3]  begin ─► RingFull
 TEST_F(RingTest, EverySlotInFlightIsRefused) {
   submit_frame(1);
   submit_frame(1);
@@ -134,7 +134,7 @@ TEST_F(RingTest, EverySlotInFlightIsRefused) {
   EXPECT_EQ(states(), (std::vector<S>{S::InFlight, S::InFlight, S::InFlight}));
   const auto refused = ring.begin(1);
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error(), Refusal::AllInFlight);
+  EXPECT_EQ(refused.error(), UploadError::RingFull);
   EXPECT_EQ(ring.stats().refusals_all_in_flight, 1u);
   EXPECT_EQ(allocator.log().created, 3u);  // nothing created for the refused frame
 }
@@ -188,7 +188,7 @@ TEST_F(RingTest, FinishingWithAValueChecksTheLeaseAsFinishDoes) {
 TEST_F(RingTest, AFrameLargerThanMaxSlotBytesIsRefusedAsTooLarge) {
   const auto refused = ring.begin(MAX_SLOT_BYTES + 1);
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error(), Refusal::TooLarge);
+  EXPECT_EQ(refused.error(), UploadError::TooLarge);
   EXPECT_EQ(ring.stats().refusals_too_large, 1u);
   EXPECT_EQ(allocator.log().created, 0u);
   EXPECT_TRUE(ring.begin(MAX_SLOT_BYTES));  // exactly the max still gets a slot
@@ -234,7 +234,7 @@ TEST_F(RingTest, AFailedGrowthKeepsTheOldBufferAndTheSlotReady) {
   allocator.fail_next(1);
   const auto refused = ring.begin(1024 * K);
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error(), Refusal::AllocationFailed);
+  EXPECT_EQ(refused.error(), UploadError::AllocationFailed);
   EXPECT_EQ(ring.last_alloc_error(), AllocError::OutOfMemory);
   EXPECT_EQ(ring.state(0), S::Ready);
   EXPECT_EQ(ring.capacity(0), 64 * K);
@@ -280,7 +280,7 @@ TEST_F(RingTest, AFailedCreationLeavesTheSlotFailedAndTheNextFrameRecovers) {
   allocator.fail_next(1, AllocError::DeviceLost);
   const auto refused = ring.begin(1);
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error(), Refusal::AllocationFailed);
+  EXPECT_EQ(refused.error(), UploadError::AllocationFailed);
   EXPECT_EQ(ring.last_alloc_error(), AllocError::DeviceLost);
   EXPECT_EQ(ring.state(0), S::Failed);
   EXPECT_EQ(ring.buffer(0), nullptr);
@@ -346,14 +346,14 @@ TEST_F(RingTest, ConcurrentRecordingFramesGetDistinctSlots) {
   EXPECT_NE(a.slot(), b.slot());
   EXPECT_NE(b.slot(), c.slot());
   EXPECT_NE(a.slot(), c.slot());
-  EXPECT_EQ(ring.begin(1).error(), Refusal::AllInFlight);
+  EXPECT_EQ(ring.begin(1).error(), UploadError::RingFull);
 }
 
 TEST_F(RingTest, ThePolicyHoldsForAnyNumberOfSlots) {
   ring = make({.slots = 5});
   for (int i = 0; i < 5; ++i)
     submit_frame(1);
-  EXPECT_EQ(ring.begin(1).error(), Refusal::AllInFlight);
+  EXPECT_EQ(ring.begin(1).error(), UploadError::RingFull);
   in_flight[3].signal();
   EXPECT_EQ(std::move(ring.begin(1)).value().slot(), 3u);
 }
@@ -385,7 +385,7 @@ TEST(StagingRingConfig, OneSlotSizeWhenMinEqualsMax) {
           .value();
   SlotLease whole = std::move(ring.begin(4096)).value();
   EXPECT_EQ(whole.capacity(), 4096u);
-  EXPECT_EQ(ring.begin(4097).error(), Refusal::TooLarge);
+  EXPECT_EQ(ring.begin(4097).error(), UploadError::TooLarge);
   SlotLease empty = std::move(ring.begin(0)).value();
   EXPECT_EQ(empty.capacity(), 4096u);
 }

@@ -98,7 +98,8 @@ inline void streamer(const staging::vulkan::Device& device,
   std::optional<uint32_t> transfer = transfer_only_family(families.data(), count);
 
   auto streamer = Streamer::create(device, {.queue = transfer_queue,
-                                            .families = {*transfer, graphics_family},
+                                            .queue_family = *transfer,
+                                            .consumer_family = graphics_family,
                                             .ring_bytes = 64 << 20})
                       .value();
 

@@ -26,7 +26,7 @@
  *   fence[s] = PACK(..)   slot_fence.cpp: SlotFence::reset, the ring thread's plain store.
  *   choose()              staging_ring.hpp: StagingRing::choose, with StagingRing::begin's one
  *                         poll and retry: any slot in a state choose() accepts, or none
- *                         (Refusal::AllInFlight). Capacities are abstracted away: any Ready slot
+ *                         (UploadError::RingFull). Capacities are abstracted away: any Ready slot
  *                         fits, growing it is a free choice, and so is the preference among
  *                         acceptable slots (TooLarge and AllocationFailed are not modelled).
  *   take()                staging_ring.hpp: StagingRing::take: one read of the word, the
@@ -140,7 +140,7 @@ inline remember(s, g, from) {
 }
 
 /* StagingRing::choose and begin's poll-and-retry, over-approximated: any slot whose state
- * choose() accepts (Ready, Abandoned, Failed, Empty) may be picked, or none (AllInFlight). The
+ * choose() accepts (Ready, Abandoned, Failed, Empty) may be picked, or none (RingFull). The
  * accepted states are stable against every other thread (only the ring moves a slot out of
  * them), so whichever slot the real scan picks, one slot at a time, is still acceptable when
  * take() runs, and is among these choices; which one it prefers (capacities) is abstracted. */
@@ -205,7 +205,7 @@ end:
      choose(pick);
      if
      :: pick != NSLOTS -> take(pick)
-     :: else -> skip /* Refusal::AllInFlight: the frame takes its other route */
+     :: else -> skip /* UploadError::RingFull: the frame takes its other route */
      fi;
      pick = 0; st = 0; w = 0; g = 0
   :: finish_ch ? s, g ->

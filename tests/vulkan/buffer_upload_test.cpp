@@ -215,7 +215,7 @@ TEST_P(BufferStress, HundredsOfFramesOfRandomBufferUploadsArriveByteForByte) {
   RingConfig config;
   config.slot_ring = {.slots = 3, .min_slot_bytes = 64 * KiB, .max_slot_bytes = 8 * MiB};
   config.policy = ExhaustionPolicy::Fallback;
-  config.fallback.max_oneoff_bytes = 160 * MiB;
+  config.fallback_max_oneoff_bytes = 160 * MiB;
   config.observer = &checker;
   config.checker = &invariants;
   config = with_setup(config, GetParam(), 6 * MiB);

@@ -110,7 +110,7 @@ TEST_F(ByteStrategy, TheByteRingWrapsAroundOnTheDevice) {
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error(), UploadError::RingFull);
   ASSERT_TRUE(ring.last_reserve_error().has_value());
-  EXPECT_EQ(ring.last_reserve_error()->kind, ReserveErrorKind::WouldBlock);
+  EXPECT_EQ(ring.last_reserve_error()->kind, UploadError::WouldBlock);
   EXPECT_EQ(ring.last_reserve_error()->cause, BlockCause::InFlight);
 
   open_gate(1);
@@ -141,7 +141,7 @@ TEST_F(ByteStrategy, WaitNamesTheOldestFrameWhileTheQueueIsHeldThenSucceeds) {
   const auto timed_out = frame(ring, h, 0, 300 * KiB, 4);
   ASSERT_FALSE(timed_out);
   EXPECT_EQ(timed_out.error(), UploadError::RingFull);
-  EXPECT_EQ(ring.last_reserve_error()->kind, ReserveErrorKind::Timeout);
+  EXPECT_EQ(ring.last_reserve_error()->kind, UploadError::Timeout);
   EXPECT_EQ(ring.last_reserve_error()->oldest_pending, TimelineValue{1});
   EXPECT_EQ(ring.stats().byte_ring.timeouts, 1u);
 

@@ -17,7 +17,7 @@ constexpr uint64_t MiB = 1024 * KiB;
 TEST_F(GpuTest, FallbackFramesUseUpdateBufferWhereLegalAndOneOffBuffersElsewhere) {
   StagingChecker checker(*gpu);
   RingConfig config;
-  config.fallback.max_oneoff_bytes = 256 * KiB;
+  config.fallback_max_oneoff_bytes = 256 * KiB;
   config.observer = &checker;
   Ring ring = Ring::create(gpu->ring_device(), config).value();
   Harness h(*gpu, 1 * MiB, 3);
@@ -55,7 +55,7 @@ TEST_F(GpuTest, FallbackFramesUseUpdateBufferWhereLegalAndOneOffBuffersElsewhere
 
 TEST_F(GpuTest, TheUpdateBufferBudgetPerFrameSendsTheRestToOneOffBuffers) {
   RingConfig config;
-  config.fallback.max_update_bytes_per_frame = 1 * KiB;
+  config.fallback_max_update_bytes = 1 * KiB;
   Ring ring = Ring::create(gpu->ring_device(), config).value();
   Harness h(*gpu, 64 * KiB, 4);
   VkCommandBuffer cmd = h.commands();
@@ -70,7 +70,7 @@ TEST_F(GpuTest, TheUpdateBufferBudgetPerFrameSendsTheRestToOneOffBuffers) {
 
 TEST_F(GpuTest, UpdateBufferCanBeSwitchedOff) {
   RingConfig config;
-  config.fallback.update_buffer = false;
+  config.fallback_update_buffer = false;
   Ring ring = Ring::create(gpu->ring_device(), config).value();
   Harness h(*gpu, 64 * KiB, 5);
   VkCommandBuffer cmd = h.commands();
@@ -95,13 +95,12 @@ TEST_F(GpuTest, AFrameLargerThanAnySlotTakesTheFallbackRouteOrIsRefused) {
   VkCommandBuffer cmd = h.commands();
   const Expected<StagingFrame, BeginFailure> refused = defer.begin(cmd, 2 * MiB);
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().kind, UploadError::RingFull);
-  EXPECT_EQ(refused.error().refusal, Refusal::TooLarge);
+  EXPECT_EQ(refused.error().kind, UploadError::TooLarge);
   EXPECT_EQ(defer.stats().begin_refused, 1u);
 
   StagingFrame frame = fallback.begin(cmd, 2 * MiB).value();
   EXPECT_EQ(frame.route(), Route::Fallback);
-  EXPECT_EQ(frame.refusal(), Refusal::TooLarge);
+  EXPECT_EQ(frame.refusal(), UploadError::TooLarge);
   ASSERT_TRUE(h.upload(frame, 3, 1536 * KiB));
   h.submit(cmd, frame.finish(kAfterCopies).value());
   h.verify();
@@ -115,8 +114,8 @@ TEST_F(GpuTest, AFrameLargerThanAnySlotTakesTheFallbackRouteOrIsRefused) {
 TEST_F(GpuTest, AnUploadNoRouteCanEverTakeIsTooLargeNotRetryLater) {
   RingConfig config;
   config.slot_ring.max_slot_bytes = 256 * KiB;
-  config.fallback.max_oneoff_bytes = 512 * KiB;
-  config.fallback.update_buffer = false;
+  config.fallback_max_oneoff_bytes = 512 * KiB;
+  config.fallback_update_buffer = false;
   Ring ring = Ring::create(gpu->ring_device(), config).value();
   Harness h(*gpu, 2 * MiB, 11);
 

@@ -57,8 +57,8 @@ struct Seen {
 RingConfig script_config(Setup setup) {
   RingConfig config;
   config.slot_ring.max_slot_bytes = 64 * KiB;  // the 100 KiB upload takes the fallback route
-  config.fallback.update_buffer = false;       // every fallback upload allocates a buffer
-  config.fallback.max_oneoff_bytes = 512 * KiB;
+  config.fallback_update_buffer = false;       // every fallback upload allocates a buffer
+  config.fallback_max_oneoff_bytes = 512 * KiB;
   config.flush_always = true;  // the flush path runs on coherent memory too
   config.destroy_timeout = std::chrono::seconds(10);
   return with_setup(config, setup, 64 * KiB);

@@ -241,7 +241,7 @@ TEST_F(GpuTest, AnAllocationFailureLeavesTheSlotFailedAndTheNextFrameRecovers) {
   memory.fail = 1;
   const auto refused = ring.begin(cmd, 4096);
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().refusal, Refusal::AllocationFailed);
+  EXPECT_EQ(refused.error().kind, UploadError::AllocationFailed);
   EXPECT_EQ(ring.last_alloc_error(), AllocError::OutOfMemory);
   EXPECT_EQ(detail::slot(ring, 0)->state, SlotState::Failed);
 
@@ -265,7 +265,7 @@ TEST_F(GpuTest, UnderTheFallbackPolicyAnAllocationFailureStillDeliversTheBytes) 
   memory.fail = 1;
   StagingFrame frame = ring.begin(cmd, 4096).value();
   EXPECT_EQ(frame.route(), Route::Fallback);
-  EXPECT_EQ(frame.refusal(), Refusal::AllocationFailed);
+  EXPECT_EQ(frame.refusal(), UploadError::AllocationFailed);
   ASSERT_TRUE(h.upload(frame, 0, 4000));    // vkCmdUpdateBuffer needs no allocation
   ASSERT_TRUE(h.upload(frame, 5001, 999));  // a one-off: the allocator works again
   h.submit(cmd, frame.finish(kAfterCopies).value());

@@ -47,7 +47,8 @@ struct StreamSeen {
 StreamerConfig stream_config(Gpu& gpu, std::mutex& queue_mutex) {
   StreamerConfig config;
   config.queue = gpu.queue;
-  config.families = {gpu.queue_family, gpu.queue_family};
+  config.queue_family = gpu.queue_family;
+  config.consumer_family = gpu.queue_family;
   config.queue_mutex = &queue_mutex;
   config.ring_bytes = 64 * KiB;
   return config;

@@ -56,14 +56,11 @@ class StreamerTest : public GpuTest {
     GpuTest::TearDown();
   }
 
-  void make(uint64_t ring_bytes, StreamSchedulerConfig schedule = {}, bool pump_thread = true,
-            QueueFamilies families = {}) {
+  void make(uint64_t ring_bytes, StreamSchedulerConfig schedule = {}, bool pump_thread = true) {
     StreamerConfig config;
     config.queue = gpu->queue;
-    config.families = families;
-    if (families.stream == 0 && families.consumer == 0) {
-      config.families = {gpu->queue_family, gpu->queue_family};
-    }
+    config.queue_family = gpu->queue_family;
+    config.consumer_family = gpu->queue_family;
     config.queue_mutex = &queue_mutex;
     config.ring_bytes = ring_bytes;
     config.schedule = schedule;
@@ -433,7 +430,8 @@ TEST_F(StreamerTest, ErrorsAreValues) {
   // One ring, one size: the scheduler's ring_bytes may repeat StreamerConfig's, never differ.
   StreamerConfig config;
   config.queue = gpu->queue;
-  config.families = {gpu->queue_family, gpu->queue_family};
+  config.queue_family = gpu->queue_family;
+  config.consumer_family = gpu->queue_family;
   config.ring_bytes = 64 * KiB;
   config.schedule.ring_bytes = 128 * KiB;
   EXPECT_EQ(Streamer::create(gpu->ring_device(), config).error(), CreateError::InvalidConfig);
@@ -473,7 +471,8 @@ TEST_F(StreamerTest, AFailedFlushFailsItsUploadBeforeSubmittingAndTheNextOneArri
   memory.fail = 1;
   StreamerConfig config;
   config.queue = gpu->queue;
-  config.families = {gpu->queue_family, gpu->queue_family};
+  config.queue_family = gpu->queue_family;
+  config.consumer_family = gpu->queue_family;
   config.queue_mutex = &queue_mutex;
   config.ring_bytes = 256 * KiB;
   config.pump_thread = false;
@@ -549,7 +548,8 @@ VkResult VKAPI_CALL count_submit(VkQueue queue, uint32_t count, const VkSubmitIn
 }
 
 TEST_F(StreamerTest, OwnershipMovesByAReleaseAfterTheLastPieceAndAMatchingAcquire) {
-  const QueueFamilies families{.stream = gpu->queue_family, .consumer = gpu->queue_family + 1};
+  const detail::QueueFamilies families{.stream = gpu->queue_family,
+                                       .consumer = gpu->queue_family + 1};
   g_foreign_family = families.consumer;
   g_captured.clear();
   g_submissions = 0;
@@ -560,7 +560,8 @@ TEST_F(StreamerTest, OwnershipMovesByAReleaseAfterTheLastPieceAndAMatchingAcquir
   d.vkQueueSubmit2 = &count_submit;
   StreamerConfig config;
   config.queue = gpu->queue;
-  config.families = families;
+  config.queue_family = gpu->queue_family;
+  config.consumer_family = g_foreign_family;
   config.queue_mutex = &queue_mutex;
   config.ring_bytes = 64 * KiB;
   streamer =
@@ -647,7 +648,8 @@ TEST_F(StreamerTest, OnATransferOnlyFamilyOwnershipMovesToTheConsumersFamily) {
   if (transfer == nullptr) GTEST_SKIP() << "the device has no transfer-only queue family";
   StreamerConfig config;
   config.queue = transfer->queue;
-  config.families = {transfer->family, gpu->queue_family};
+  config.queue_family = transfer->family;
+  config.consumer_family = gpu->queue_family;
   config.ring_bytes = 256 * KiB;
   streamer = std::move(Streamer::create(gpu->ring_device(), config).value());
 
@@ -698,6 +700,7 @@ TEST_F(StreamerTest, OnATransferOnlyFamilyOwnershipMovesToTheConsumersFamily) {
 // The targets and barriers themselves (internal, pure functions).
 using detail::BufferTarget;
 using detail::ImageTarget;
+using detail::QueueFamilies;
 
 TEST(StreamTargets, ZeroLevelsOrLayersMeanTheRestOfTheImage) {
   const ImageDestination dest{.image = reinterpret_cast<VkImage>(uintptr_t{0x1234}),

@@ -285,7 +285,7 @@ TEST_F(WebGpuRing, QueueWriteRouteIsByteExact) {
 
   StagingFrame fallback = ring->begin(big.size() + texels.size()).value();
   ASSERT_EQ(fallback.route(), Route::Fallback);
-  ASSERT_EQ(fallback.refusal(), Refusal::TooLarge);
+  ASSERT_EQ(fallback.refusal(), UploadError::TooLarge);
   EXPECT_EQ(fallback.upload(dst, 0, big.data(), big.size()), Route::Fallback);
   EXPECT_EQ(fallback.upload(region, texels.data(), texels.size()), Route::Fallback);
   EXPECT_EQ(fallback.reserve(dst, 0, 16).error(), UploadError::NoSlot);
@@ -362,7 +362,7 @@ TEST_F(WebGpuRing, UploadsOutsideADescribedDestinationAreRefusedAndTheFrameStill
   std::printf("  7 uploads outside their destinations refused; the frame's 2 good ones exact\n");
 }
 
-// Three frames in flight: the fourth is refused (AllInFlight) and goes by queue writes; once the
+// Three frames in flight: the fourth is refused (RingFull) and goes by queue writes; once the
 // map callbacks ran, every slot is Ready and the next frame gets one.
 TEST_F(WebGpuRing, AllInFlightRefusalAndRecovery) {
   StateTracker tracker;
@@ -388,10 +388,10 @@ TEST_F(WebGpuRing, AllInFlightRefusalAndRecovery) {
     EXPECT_EQ(ring->state(i), S::InFlight);
   StagingFrame refused = ring->begin(4 * K).value();
   ASSERT_EQ(refused.route(), Route::Fallback);
-  EXPECT_EQ(refused.refusal(), Refusal::AllInFlight);
+  EXPECT_EQ(refused.refusal(), UploadError::RingFull);
   EXPECT_EQ(upload(refused, 3), Route::Fallback);
   submit_frame(refused);
-  show("frame 3: begin -> AllInFlight, queue writes:");
+  show("frame 3: begin -> RingFull, queue writes:");
   ASSERT_TRUE(wait_until([&] { return all_slots_settled(); }));
   tracker.observe(*ring, "after the map callbacks");
   show("after the map callbacks:");
@@ -569,7 +569,7 @@ TEST_F(WebGpuRing, UploadErrors) {
   // Under Defer, begin() answers the refusal instead of falling back.
   auto defer = make_ring({.slots = 1, .min_slot_bytes = 64 * K, .max_slot_bytes = 64 * K},
                          ExhaustionPolicy::Defer);
-  EXPECT_EQ(defer->begin(128 * K).error(), Refusal::TooLarge);
+  EXPECT_EQ(defer->begin(128 * K).error(), UploadError::TooLarge);
   EXPECT_EQ(defer->begin_fallback().route(), Route::Fallback);
   EXPECT_EQ(read_buffer(dst, 0, bytes.size()), bytes);
   // Slots are capped at 1 GiB: their mapped ranges are mirrored in the wasm heap.

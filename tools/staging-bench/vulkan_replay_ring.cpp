@@ -70,7 +70,8 @@ class RingReplay {
     ring_ = std::make_unique<Ring>(std::move(*ring));
     StreamerConfig c;
     c.queue = vk_.graphics().queue;
-    c.families = {vk_.graphics().family, vk_.graphics().family};
+    c.queue_family = vk_.graphics().family;
+    c.consumer_family = vk_.graphics().family;
     c.queue_mutex = &queue_mutex_;
     c.fill_threads = 1;
     auto s = Streamer::create(vk_.staging_device(), c);

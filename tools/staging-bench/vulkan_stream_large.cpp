@@ -838,8 +838,7 @@ class StreamBench {
         const uint64_t n = std::min(b_.chunk_, b_.total_ - off);
         auto frame = ring_.begin(b_.cmds_[free_cmds_.back()], n);
         if (!frame) {
-          if (frame.error().kind == UploadError::RingFull &&
-              frame.error().refusal == Refusal::AllInFlight) {
+          if (frame.error().kind == UploadError::RingFull) {
             blocked_ = true;  // every slot filling or in flight
             break;
           }

@@ -90,7 +90,8 @@ class StreamerBench {
   std::unique_ptr<Streamer> make_streamer(const Queue& queue, unsigned threads) {
     StreamerConfig c;
     c.queue = queue.queue;
-    c.families = {queue.family, queue.family};
+    c.queue_family = queue.family;
+    c.consumer_family = queue.family;
     c.ring_bytes = o_.ring_mib * MiB;
     c.schedule.max_batch_bytes = o_.chunk_mib * MiB;
     c.schedule.max_queued_bytes = UINT64_MAX / 2;

@@ -130,7 +130,8 @@ std::vector<AssetSource> generate_sources(const Options& o) {
 std::unique_ptr<Streamer> make_streamer(example::StreamingDevice& device, const Options& o) {
   StreamerConfig config;
   config.queue = device.transfer;
-  config.families = {device.transfer_family, device.graphics_family};
+  config.queue_family = device.transfer_family;
+  config.consumer_family = device.graphics_family;
   config.queue_mutex = device.dedicated_transfer() ? nullptr : &device.graphics_mutex;
   config.ring_bytes = uint64_t{o.ring_mib} << 20;
   auto made = Streamer::create(device.staging_device(), config);

@@ -93,7 +93,7 @@ void upload_texture(staging::vulkan::StagingFrame& frame, int n, std::mt19937_64
                                             .offset = {x, y, 0},
                                             .extent = {kTile, kTile, 1},
                                             .old_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
-    staging::vulkan::ImageSpan span = frame.reserve(tile).value();
+    staging::InPlacePiece span = frame.reserve(tile).value();
     for (uint32_t row = 0; row < span.rows; ++row) {
       std::byte* dst = span.bytes.data() + row * span.row_pitch;
       fill(rng, dst, span.row_bytes);  // the row, written in place

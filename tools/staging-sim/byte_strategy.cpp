@@ -278,7 +278,7 @@ class ByteStrategy final : public StrategyRunner {
       }
       const ReserveError& e = placed.error();
       switch (e.kind) {
-        case ReserveErrorKind::WouldBlock: {
+        case UploadError::WouldBlock: {
           // Come back at the next tick or when the queue next completes something, whichever is
           // first (the bytes may then be free).
           flush(true);
@@ -293,7 +293,7 @@ class ByteStrategy final : public StrategyRunner {
           ctx_->sync_truth();
           break;
         }
-        case ReserveErrorKind::Timeout:
+        case UploadError::Timeout:
           flush(true);
           if (!e.oldest_pending || !ctx_->queue.can_complete(*e.oldest_pending)) {
             ctx_->direct(remaining, e.cause);
@@ -304,10 +304,7 @@ class ByteStrategy final : public StrategyRunner {
             ctx_->sync_truth();
           }
           break;
-        case ReserveErrorKind::CapExceeded:
-        case ReserveErrorKind::AllocationFailed:
-        case ReserveErrorKind::ZeroSize:
-        case ReserveErrorKind::Overflow:
+        default:  // TooLarge, AllocationFailed, ZeroSize, Overflow
           ctx_->direct(remaining, e.cause);
           remaining = 0;
           break;

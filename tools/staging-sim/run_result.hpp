@@ -139,7 +139,7 @@ struct RunResult {
   uint64_t fallback_bytes = 0;
   uint64_t timeouts = 0;
   uint64_t cap_refusals = 0;
-  /// Uploads (or remainders) the caller sent by another route (CapExceeded, a refused frame, or
+  /// Uploads (or remainders) the caller sent by another route (TooLarge, a refused frame, or
   /// a queue that would never free the bytes): their count and bytes.
   uint64_t direct = 0;
   uint64_t direct_bytes = 0;

@@ -12,7 +12,7 @@
 //   * before frame f starts, frame f - frames_in_flight - 1 has completed (frame pacing);
 //   * WouldBlock: come back at the next poll tick or the queue's next completion, whichever is
 //     first (never when nothing can change: then it gives up); Timeout: try again while the queue
-//     can still complete; CapExceeded, or a queue that will never free the bytes: send the upload
+//     can still complete; TooLarge, or a queue that will never free the bytes: send the upload
 //     by another route ("direct", counted);
 //   * the ring is polled (retire) before every upload and every poll_interval in between.
 //

@@ -226,11 +226,12 @@ class SlotStrategy final : public StrategyRunner {
         after_begin(before);
         return;
       }
-      if (lease.error() == Refusal::TooLarge || lease.error() == Refusal::AllocationFailed) {
+      if (lease.error() == UploadError::TooLarge ||
+          lease.error() == UploadError::AllocationFailed) {
         go_direct(BlockCause::Cap);
         return;
       }
-      // AllInFlight: the GPU still holds every slot.
+      // RingFull: the GPU still holds every slot.
       if (gpu_.empty()) {
         go_direct(BlockCause::InFlight);
         return;

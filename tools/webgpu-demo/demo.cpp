@@ -6,7 +6,7 @@
 // small buffer — with a scripted schedule of the ring's other paths so every state shows up on
 // the page (frame % 150):
 //    20: the slot's buffer destroyed while its re-map is pending → Failed, replaced when picked
-//    60: a burst of three extra frames in one tick → AllInFlight refusal, queue writes
+//    60: a burst of three extra frames in one tick → RingFull refusal, queue writes
 //   100: an encoder dropped without submit → Abandoned, replaced when picked
 //   130: a full-image frame (1 MiB) over max_slot_bytes (512 KiB) → TooLarge, queue writes
 // demo.js calls demo_frame() once per requestAnimationFrame, reads demo_state_json() and reads the

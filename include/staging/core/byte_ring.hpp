@@ -63,11 +63,11 @@ enum class ExhaustionPolicy : uint8_t {
   /// fits now and otherwise answers WouldBlock naming wait_for; reserve_waiting() waits.
   Split,
   /// Add ring capacity (a new region) up to the cap; idle extra regions are trimmed after
-  /// trim_after. Beyond the cap: WouldBlock with cause Cap (as Defer), or CapExceeded when the
+  /// trim_after. Beyond the cap: WouldBlock with cause Cap (as Defer), or TooLarge when the
   /// request is larger than region 0 and than the room the cap leaves beside it.
   Grow,
   /// Place the reservation in a one-off dedicated region, counted and capped (fallback_cap and
-  /// the total cap). Beyond the caps: WouldBlock with cause Cap (as Defer), or CapExceeded when
+  /// the total cap). Beyond the caps: WouldBlock with cause Cap (as Defer), or TooLarge when
   /// the request is larger than the fallback cap and than every ring region.
   Fallback,
 };
@@ -140,45 +140,28 @@ struct ReserveRequest {
   std::optional<Duration> timeout;
   /// Split: chunks smaller than the request are multiples of this (e.g. a texture row pitch);
   /// 0 is treated as 1. A request larger than every ring region with a granularity larger than
-  /// every ring region is CapExceeded (no chunk can be placed).
+  /// every ring region is TooLarge (no chunk can be placed).
   uint64_t granularity = 1;
 };
 
-/// Why a reservation was refused.
-enum class ReserveErrorKind : uint8_t {
-  /// size == 0.
-  ZeroSize,
-  /// size + alignment - 1 exceeds 2^64 - 1 (no placement of it could be computed).
-  Overflow,
-  /// Not enough space now (Defer; Grow/Fallback beyond their caps; Wait/Split from
-  /// ByteRing::reserve(), which never waits: `wait_for` then names the token to wait for).
-  /// Nothing waited.
-  WouldBlock,
-  /// reserve_waiting() waited for the timeout (or less, when the CompletionSource answered that
-  /// the token cannot be reached by waiting) and the bytes did not free up; `wait_for` names
-  /// the token waited for last, `oldest_pending` the oldest one not retired.
-  Timeout,
-  /// The request can never be met under the policy in force: Defer/Wait: larger than every ring
-  /// region; Split: that, with a granularity larger than every ring region too; Grow: larger
-  /// than region 0 and than the room the cap leaves beside it; Fallback: larger than the
-  /// fallback cap and than every ring region.
-  CapExceeded,
-  /// Creating a Grow or Fallback region failed (alloc_error says why).
-  AllocationFailed,
-};
-
-/// Names of ReserveErrorKind's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<ReserveErrorKind>) noexcept {
-  return std::to_array<std::string_view>(
-      {"ZeroSize", "Overflow", "WouldBlock", "Timeout", "CapExceeded", "AllocationFailed"});
-}
-static_assert(enum_names_complete<ReserveErrorKind>(), "ReserveErrorKind: a value has no name");
-
 /// A refused reservation, with what the caller needs to decide what to do next.
 struct ReserveError {
-  /// What went wrong.
-  ReserveErrorKind kind = ReserveErrorKind::WouldBlock;
-  /// Why the bytes were not there (WouldBlock, Timeout, CapExceeded; AllocationFailed: why a
+  /// What went wrong, in the vocabulary every backend shares (errors.hpp). A ring answers:
+  ///  - ZeroSize: size == 0;
+  ///  - Overflow: size + alignment - 1 exceeds 2^64 - 1 (no placement of it could be computed);
+  ///  - WouldBlock: not enough space now (Defer; Grow/Fallback beyond their caps; Wait/Split
+  ///    from ByteRing::reserve(), which never waits: `wait_for` then names the token to wait
+  ///    for). Nothing waited;
+  ///  - Timeout: reserve_waiting() waited for the timeout (or less, when the CompletionSource
+  ///    answered that the token cannot be reached by waiting) and the bytes did not free up;
+  ///    `wait_for` names the token waited for last, `oldest_pending` the oldest one not retired;
+  ///  - TooLarge: the request can never be met under the policy in force: Defer/Wait: larger
+  ///    than every ring region; Split: that, with a granularity larger than every ring region
+  ///    too; Grow: larger than region 0 and than the room the cap leaves beside it; Fallback:
+  ///    larger than the fallback cap and than every ring region;
+  ///  - AllocationFailed: creating a Grow or Fallback region failed (alloc_error says why).
+  UploadError kind = UploadError::WouldBlock;
+  /// Why the bytes were not there (WouldBlock, Timeout, TooLarge; AllocationFailed: why a
   /// region was being added). Cap for ZeroSize and Overflow, where it means nothing.
   BlockCause cause = BlockCause::InFlight;
   /// Bytes the request needed in region 0, alignment padding and a wrap's skipped tail
@@ -278,7 +261,7 @@ struct ByteRingStats {
   uint64_t fallbacks = 0;                  ///< dedicated Fallback regions created
   uint64_t fallbacks_by_cause[3] = {};     ///< indexed by BlockCause
   uint64_t fallback_bytes = 0;             ///< their total bytes
-  uint64_t cap_refusals = 0;               ///< CapExceeded answers
+  uint64_t cap_refusals = 0;               ///< TooLarge answers
   uint64_t peak_held_bytes = 0;            ///< highest bytes of all regions together
   uint64_t held_bytes = 0;                 ///< bytes of all regions now (<= cap)
   uint64_t in_flight_bytes = 0;            ///< reserved and not yet retired now (skips included)
@@ -393,7 +376,7 @@ class ByteRing {
   /// In order: ZeroSize (size 0); Overflow (size + alignment - 1 exceeds 2^64 - 1); a placement
   /// in region 0, then in grown regions (no clock read and no virtual call on this path unless
   /// an observer or checker is given; no allocation once the ring's FIFO has grown to its
-  /// working set); else the policy. Defer and Wait answer CapExceeded (cause Cap) for a size no
+  /// working set); else the policy. Defer and Wait answer TooLarge (cause Cap) for a size no
   /// ring region can hold. Wait answers WouldBlock as Defer does, and Split places what fits now
   /// or answers WouldBlock — both naming in `wait_for` the token whose completion frees enough
   /// (reserve_waiting() is the call that waits). Every refusal carries its cause, what was

@@ -189,10 +189,11 @@ enum class UploadError : uint8_t {
   Inactive,
   /// The destination buffer, image or texture is null.
   NullDestination,
-  /// Size 0, or a region with a zero extent, level count or layer count.
+  /// Size 0, or a region with a zero extent, level count or layer count (a byte ring's
+  /// reserve(): a request of 0 bytes).
   ZeroSize,
   /// An offset, size or layout computation overflows 64 bits (or the 32-bit row pitch of a
-  /// WebGPU texture copy).
+  /// WebGPU texture copy; a byte ring's reserve(): size + alignment - 1).
   Overflow,
   /// The format's texel block is not known (Vulkan: multi-planar or undefined formats, see
   /// texel_block(); WebGPU: a region whose block is not set).
@@ -211,22 +212,28 @@ enum class UploadError : uint8_t {
   /// Another upload of this frame to the same mip level named different layouts.
   ConflictingLayouts,
   /// Vulkan: the ring could not place the upload and the fallback route is at its cap
-  /// (FallbackConfig::max_oneoff_bytes) for now: one-off buffers of frames in flight hold it.
+  /// (RingConfig::fallback_max_oneoff_bytes) for now: one-off buffers of frames in flight hold it.
   /// Retry in a later frame.
   FallbackCapReached,
-  /// Vulkan: a one-off staging buffer could not be allocated (Ring::last_alloc_error()).
+  /// Vulkan: a one-off staging buffer could not be allocated (Ring::last_alloc_error()). A slot
+  /// ring's begin() (Vulkan Ring::begin()'s BeginFailure, a WebGPU frame's refusal()): creating,
+  /// growing or replacing the picked slot's buffer failed. A byte ring's reserve(): creating a
+  /// Grow or Fallback region failed (ReserveError::alloc_error).
   AllocationFailed,
   /// Vulkan, Strategy::Bytes with a policy other than Fallback: the byte ring refused the
   /// reservation (Ring::last_reserve_error() says why: WouldBlock, Timeout naming the oldest
-  /// pending frame, CapExceeded, AllocationFailed). Retry later, or use the Fallback policy.
-  /// Vulkan Ring::begin() (BeginFailure::kind), Strategy::Slots: the ring gave no slot and the
-  /// policy is Defer, or Wait with a refusal waiting cannot cure (BeginFailure::refusal).
+  /// pending frame, TooLarge, AllocationFailed). Retry later, or use the Fallback policy.
+  /// A slot ring's begin() (Vulkan Ring::begin()'s BeginFailure, a WebGPU frame's refusal()):
+  /// every slot is Recording or InFlight.
   RingFull,
   /// No route can ever take it. CUDA (Wait, Defer): larger than the ring. Vulkan frame: larger
-  /// than the fallback route's one-off cap (FallbackConfig::max_oneoff_bytes) and than the ring
+  /// than the fallback route's one-off cap (RingConfig::fallback_max_oneoff_bytes) and than the
+  /// ring
   /// can hold (the largest slot, or the byte ring's cap). Vulkan Streamer: one row of texel
   /// blocks does not fit its staging memory. WebGPU: larger than the C API can pass (size_t:
-  /// 4 GiB on wasm32). Retrying cannot help: split the upload.
+  /// 4 GiB on wasm32). A slot ring's begin(): the frame needs more than the largest slot. A byte
+  /// ring's reserve(): the request can never be met under the policy in force (ReserveError).
+  /// Retrying cannot help: split the upload.
   TooLarge,
   /// The described destination itself is invalid: a buffer of size 0; an image or texture with
   /// an undefined format, a zero extent, mip level or layer count, or more mip levels than its
@@ -264,7 +271,8 @@ enum class UploadError : uint8_t {
   InvalidArgument,
   /// No room now, and the caller asked not to wait. CUDA, ExhaustionPolicy::Defer: no ring room
   /// (also: every pooled event is pending, or another call is waiting for room); Vulkan
-  /// Streamer: the upload queue is at its cap. Nothing was staged or queued.
+  /// Streamer: the upload queue is at its cap; a byte ring's reserve(): not enough space now
+  /// (ReserveError). Nothing was staged or queued.
   WouldBlock,
   /// No room within the timeout. CUDA, Wait or Split: no ring room (a stalled stream, or spans
   /// held uncommitted), or no free pooled event, or the ring lock not free within it; the
@@ -272,7 +280,8 @@ enum class UploadError : uint8_t {
   /// reached. Vulkan Streamer: the upload queue stayed at its cap for the whole timeout, or
   /// (next_piece()) the ring had no room for the smallest next piece within it (0: at once).
   /// Vulkan Ring::begin(), policy Wait: every slot stayed in flight for wait_timeout
-  /// (BeginFailure::oldest names the point waited for).
+  /// (BeginFailure::oldest names the point waited for). A byte ring's reserve_waiting(): the
+  /// bytes did not free up within the timeout (ReserveError).
   Timeout,
   /// CUDA: a CUDA call failed (the failure's `cuda` says which). When it is sticky, or was the
   /// record of the copies' event, the Uploader has failed too (failed()).

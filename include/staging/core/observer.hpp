@@ -73,7 +73,7 @@ enum class EventKind : uint8_t {
   /// for last), oldest_pending (the oldest token not yet retired), waited, owner.
   Timeout,
   /// The cap refused a request (before its WouldBlock when for now): cause (Cap), policy, asked,
-  /// held (bytes of all regions now), cap (ByteRing::cap()), permanent (CapExceeded: it can never
+  /// held (bytes of all regions now), cap (ByteRing::cap()), permanent (TooLarge: it can never
   /// fit; else WouldBlock until bytes are released), owner.
   CapRefusal,
   // ---- a streamer's ----

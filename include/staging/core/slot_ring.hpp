@@ -1,9 +1,13 @@
-// The slot ring's vocabulary: how it is sized (StagingRingConfig, validate()), why it refuses a
-// frame (Refusal), and what it has done (StagingStats). The slot ring — a handful of persistently
-// reused staging buffers ("slots"), one frame's uploads at a time in one slot, reused only once
-// the GPU is done with it — is the engine under vulkan::Ring (Strategy::Slots) and
-// webgpu::StagingRing; its states are SlotState's (Empty, Ready, Recording, InFlight, Abandoned,
-// Failed).
+// The slot ring's vocabulary: how it is sized (StagingRingConfig, validate()) and what it has
+// done (StagingStats). When it gives a frame no slot, it says why with the shared UploadError
+// (errors.hpp): TooLarge (the frame needs more than the largest slot), RingFull (every slot is
+// Recording or InFlight) or AllocationFailed (creating, growing or replacing the picked slot's
+// buffer failed; a failed creation or replacement leaves the slot Failed, to be retried by a
+// later frame; a failed growth leaves the old buffer in place and the slot Ready). The slot ring —
+// a handful of persistently reused staging buffers ("slots"), one frame's uploads at a time in one
+// slot, reused only once the GPU is done with it — is the engine under vulkan::Ring
+// (Strategy::Slots) and webgpu::StagingRing; its states are SlotState's (Empty, Ready, Recording,
+// InFlight, Abandoned, Failed).
 //
 // SlotState: where one slot is in its frame cycle.
 //
@@ -75,25 +79,6 @@ struct StagingRingConfig {
   uint64_t max_slot_bytes = MAX_SLOT_BYTES;
 };
 
-/// Why begin() gave no slot. The caller takes its fallback route for the frame.
-enum class Refusal : uint8_t {
-  /// The frame needs more than the largest slot: slot_capacity(needed, min_slot_bytes,
-  /// max_slot_bytes) is none (see StagingRingConfig::max_slot_bytes).
-  TooLarge,
-  /// Every slot is Recording or InFlight.
-  AllInFlight,
-  /// Creating, growing or replacing the picked slot's buffer failed (the allocator's error is in
-  /// last_alloc_error()). A failed creation or replacement leaves the slot Failed, to be retried
-  /// by a later frame; a failed growth leaves the old buffer in place and the slot Ready.
-  AllocationFailed,
-};
-
-/// Names of Refusal's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<Refusal>) noexcept {
-  return std::to_array<std::string_view>({"TooLarge", "AllInFlight", "AllocationFailed"});
-}
-static_assert(enum_names_complete<Refusal>(), "Refusal: a value has no name");
-
 /// Checks a StagingRingConfig; returns it unchanged when usable. Errors (CreateError), in this
 /// order: NoSlots, TooManySlots, MinNotPowerOfTwo, MaxBelowMin, SlotTooLarge. Pure; safe from any
 /// thread.
@@ -124,9 +109,9 @@ struct StagingStats {
   uint64_t abandoned_seen = 0;
   /// Failed slots begin() picked (each then replaced, or left Failed if that failed).
   uint64_t failed_seen = 0;
-  /// begin() refusals: the frame exceeds the largest slot (Refusal::TooLarge).
+  /// begin() refusals: the frame exceeds the largest slot (UploadError::TooLarge).
   uint64_t refusals_too_large = 0;
-  /// begin() refusals: every slot was Recording or InFlight (AllInFlight).
+  /// begin() refusals: every slot was Recording or InFlight (RingFull).
   uint64_t refusals_all_in_flight = 0;
   /// begin() refusals: creating, growing or replacing a buffer failed (AllocationFailed).
   uint64_t refusals_allocation_failed = 0;

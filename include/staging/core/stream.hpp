@@ -107,8 +107,11 @@ class StreamTicket {
   std::shared_ptr<detail::StreamUpload> upload_;
 };
 
-/// A piece of an in-place upload (Streamer::write_in_place()), handed out by next_piece(): write
-/// the part of the upload it names into `bytes`, then commit() it, or abandon() it.
+/// Staging bytes an upload is written into in place, and their row layout: a piece of a streamed
+/// in-place upload (Streamer::write_in_place(), handed out by next_piece(): write the part of the
+/// upload it names into `bytes`, then commit() it, or abandon() it), or a whole image region a
+/// Vulkan frame reserved (StagingFrame::reserve(): source_offset 0, the whole region; write it
+/// before the frame's finish()).
 ///
 /// The part is bytes [source_offset, source_offset + source_bytes) of the upload as it would be
 /// packed tightly (a buffer: its bytes; an image: level after level, each layer after layer,
@@ -118,6 +121,9 @@ class StreamTicket {
 /// piece laid out with padded rows has rows of texel blocks, and the row_pitch - row_bytes bytes
 /// after each row are never read. The Vulkan Streamer packs rows tightly (every piece is one
 /// run); a writer that copies row by row at row_pitch is right either way.
+///
+/// A frame's image region is every row of every depth slice and array layer in turn, `rows` of
+/// them, padded to row_pitch when the ring pads image rows (vulkan::RingConfig::pad_image_rows).
 ///
 /// Threading: a piece is written by one thread at a time; commit() it from any thread.
 class InPlacePiece {

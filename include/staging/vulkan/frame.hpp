@@ -35,6 +35,7 @@
 
 #include "staging/core/errors.hpp"
 #include "staging/core/slot_ring.hpp"
+#include "staging/core/stream.hpp"
 #include "staging/detail/core/enum_names.hpp"
 #include "staging/detail/core/shared_frame.hpp"
 #include "staging/detail/vulkan/shared_copy.hpp"
@@ -114,23 +115,6 @@ struct ImageRegion {
   VkImageLayout old_layout = VK_IMAGE_LAYOUT_UNDEFINED;
   /// The layout finish() leaves the subresources in.
   VkImageLayout new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
-};
-
-/// Where to write an image region reserved in place: the staging bytes and their layout (rows
-/// may be padded to the device's optimal row pitch, see RingConfig).
-struct ImageSpan {
-  /// The staging bytes (layer_pitch × layers), valid until the frame's finish() or destruction.
-  std::span<std::byte> bytes;
-  /// Bytes from one row of blocks to the next.
-  uint64_t row_pitch = 0;
-  /// Bytes from one depth slice to the next.
-  uint64_t slice_pitch = 0;
-  /// Bytes from one array layer to the next.
-  uint64_t layer_pitch = 0;
-  /// Bytes of texel data in each row (row_pitch minus padding).
-  uint64_t row_bytes = 0;
-  /// Rows of blocks per depth slice.
-  uint32_t rows = 0;
 };
 
 /// A destination buffer, described once (the values it was created with): uploads through it
@@ -244,8 +228,8 @@ class StagingFrame {
   /// UnsupportedFormat, BadAspect, Misaligned, SizeMismatch, ConflictingLayouts.
   Expected<void, UploadError> upload(const ImageRegion& region, std::span<const std::byte> texels);
   /// Reserves staging memory for `region` and returns where to write its texel blocks in place
-  /// (rows may be padded: see ImageSpan). Errors as the image upload() (no SizeMismatch).
-  Expected<ImageSpan, UploadError> reserve(const ImageRegion& region);
+  /// (rows may be padded: see InPlacePiece). Errors as the image upload() (no SizeMismatch).
+  Expected<InPlacePiece, UploadError> reserve(const ImageRegion& region);
   /// The image upload() into a described image: `region` is first checked against `dst`
   /// (check_destination; its image and format may be left null and UNDEFINED to take the
   /// target's). The way in for images: the unchecked overload cannot see a region past the
@@ -256,7 +240,8 @@ class StagingFrame {
   Expected<void, UploadError> upload(const ImageDestination& dst, const ImageRegion& region,
                                      std::span<const std::byte> texels);
   /// reserve() of an image region in a described image, checked as the described upload().
-  Expected<ImageSpan, UploadError> reserve(const ImageDestination& dst, const ImageRegion& region);
+  Expected<InPlacePiece, UploadError> reserve(const ImageDestination& dst,
+                                              const ImageRegion& region);
 
   /// Carves `bytes` of staging memory out of the frame for several threads to upload into at once
   /// (see SharedUploads, below): placed like any upload (the ring under either
@@ -291,7 +276,7 @@ class StagingFrame {
   /// Which route the frame's uploads take (Ring unless begin() fell back; Ring when inactive).
   [[nodiscard]] Route route() const noexcept;
   /// Why the ring gave this frame no slot (set when route() is Fallback because of a refusal).
-  [[nodiscard]] std::optional<Refusal> refusal() const noexcept;
+  [[nodiscard]] std::optional<UploadError> refusal() const noexcept;
   /// The frame's id (1, 2, ... per ring; the id staging observers see). 0 when inactive.
   [[nodiscard]] uint64_t id() const noexcept;
   /// Bytes this frame has placed in the ring's staging memory so far (alignment padding excluded).
@@ -384,11 +369,12 @@ class SharedWriter {
                                      std::span<const std::byte> data);
 
   /// Reserves the shared space for `region` and returns where to write its texel blocks (rows
-  /// may be padded: see ImageSpan). Errors: as the buffer reserve(), plus UnsupportedFormat,
+  /// may be padded: see InPlacePiece). Errors: as the buffer reserve(), plus UnsupportedFormat,
   /// BadAspect, Misaligned.
-  Expected<ImageSpan, UploadError> reserve(const ImageRegion& region);
+  Expected<InPlacePiece, UploadError> reserve(const ImageRegion& region);
   /// reserve() of a region of a described image, checked as StagingFrame's described upload().
-  Expected<ImageSpan, UploadError> reserve(const ImageDestination& dst, const ImageRegion& region);
+  Expected<InPlacePiece, UploadError> reserve(const ImageDestination& dst,
+                                              const ImageRegion& region);
   /// Copies `texels` (tightly packed, see ImageRegion) into the shared space for `region`.
   /// Errors: as the image reserve(), plus SizeMismatch.
   Expected<void, UploadError> upload(const ImageRegion& region, std::span<const std::byte> texels);

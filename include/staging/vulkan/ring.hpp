@@ -57,20 +57,6 @@ enum class Strategy : uint8_t {
   Bytes,
 };
 
-/// The fallback route: how the bytes of a frame (or an upload) the ring refused still arrive.
-struct FallbackConfig {
-  /// Use vkCmdUpdateBuffer for buffer uploads where it is legal (size <= 65536, offset and size
-  /// multiples of 4). The data travels inside the command buffer.
-  bool update_buffer = true;
-  /// Most bytes one frame sends through vkCmdUpdateBuffer; beyond it, one-off buffers.
-  uint64_t max_update_bytes_per_frame = uint64_t{256} << 10;
-  /// Most bytes held in one-off staging buffers at once, across all frames until their points
-  /// retire. An upload beyond it is refused (UploadError::FallbackCapReached, or TooLarge when
-  /// it is larger than the cap itself and than the ring can ever hold). 0 disables one-off
-  /// buffers.
-  uint64_t max_oneoff_bytes = uint64_t{64} << 20;
-};
-
 /// How a Ring is made.
 struct RingConfig {
   /// Which core strategy holds the ring's staging memory.
@@ -105,9 +91,19 @@ struct RingConfig {
   ExhaustionPolicy policy = ExhaustionPolicy::Fallback;
   /// The longest one begin() waits under ExhaustionPolicy::Wait (Strategy::Slots).
   Duration wait_timeout = std::chrono::milliseconds(100);
-  /// The fallback route's switches and caps.
-  FallbackConfig fallback;
-  /// Pad image rows in staging memory to optimalBufferCopyRowPitchAlignment (ImageSpan says the
+  /// The fallback route (how the bytes of a frame, or an upload, the ring refused still arrive):
+  /// use vkCmdUpdateBuffer for buffer uploads where it is legal (size <= 65536, offset and size
+  /// multiples of 4). The data travels inside the command buffer.
+  bool fallback_update_buffer = true;
+  /// The fallback route: most bytes one frame sends through vkCmdUpdateBuffer; beyond it,
+  /// one-off buffers.
+  uint64_t fallback_max_update_bytes = uint64_t{256} << 10;
+  /// The fallback route: most bytes held in one-off staging buffers at once, across all frames
+  /// until their points retire. An upload beyond it is refused (UploadError::FallbackCapReached,
+  /// or TooLarge when it is larger than the cap itself and than the ring can ever hold). 0
+  /// disables one-off buffers.
+  uint64_t fallback_max_oneoff_bytes = uint64_t{64} << 20;
+  /// Pad image rows in staging memory to optimalBufferCopyRowPitchAlignment (InPlacePiece says the
   /// pitch). Off: rows are tightly packed.
   bool pad_image_rows = false;
   /// Flush written ranges even when the memory is coherent (a test of the non-coherent path).
@@ -137,14 +133,15 @@ struct RingConfig {
 struct BeginFailure {
   /// What went wrong:
   ///  - InvalidArgument: the command buffer is VK_NULL_HANDLE;
-  ///  - RingFull: the ring refused (`refusal` says why) and the policy is Defer — or Wait with a
-  ///    refusal that waiting cannot cure. Take the fallback route with begin_fallback(), or skip
-  ///    the frame;
+  ///  - TooLarge, RingFull, AllocationFailed: the ring refused and the policy is Defer — or Wait
+  ///    with a refusal that waiting cannot cure. TooLarge: the frame needs more than the largest
+  ///    slot; RingFull: every slot is held by a frame being recorded or in flight;
+  ///    AllocationFailed: creating, growing or replacing the slot's buffer failed
+  ///    (last_alloc_error() says why). Take the fallback route with begin_fallback(), or skip the
+  ///    frame;
   ///  - Timeout: Wait, and the whole timeout passed with every slot still in flight; `oldest` is
   ///    the point waited for (a stalled queue is named, never waited on forever).
   UploadError kind = UploadError::RingFull;
-  /// RingFull and Timeout: the core ring's refusal (Timeout: always AllInFlight).
-  Refusal refusal = Refusal::AllInFlight;
   /// Timeout: the point waited for (the oldest frame holding a slot).
   std::optional<RetirementPoint> oldest;
 };
@@ -185,7 +182,7 @@ struct Stats {
   /// Uploads of ring-route frames sent to the fallback route because the ring had no room (a
   /// full slot, or a byte-ring refusal under the Fallback policy).
   uint64_t ring_full_fallbacks = 0;
-  /// Uploads refused with FallbackCapReached or TooLarge (FallbackConfig::max_oneoff_bytes).
+  /// Uploads refused with FallbackCapReached or TooLarge (RingConfig::fallback_max_oneoff_bytes).
   uint64_t fallback_cap_refusals = 0;
   /// Strategy::Bytes: uploads refused with RingFull (policy Defer or Wait).
   uint64_t ring_full_refusals = 0;
@@ -333,7 +330,7 @@ class Ring {
   /// needed).
   Expected<StagingFrame, BeginFailure> begin(VkCommandBuffer cmd);
   /// Begins a frame on the fallback route: vkCmdUpdateBuffer where legal, else one-off staging
-  /// buffers, within FallbackConfig's caps. Never fails; a null `cmd` gives an inactive frame.
+  /// buffers, within RingConfig's fallback caps. Never fails; a null `cmd` gives an inactive frame.
   StagingFrame begin_fallback(VkCommandBuffer cmd);
 
   /// Retires every point whose semaphore has reached its value; returns how many. A lost device

@@ -2,7 +2,8 @@
 // the application renders — the Vulkan side of the core's StreamScheduler.
 //
 //   auto streamer = Streamer::create(device, {.queue = transfer_queue,
-//                                             .families = {transfer_family, graphics_family}})
+//                                             .queue_family = transfer_family,
+//                                             .consumer_family = graphics_family})
 //                       .value();
 //   StreamTicket t = streamer->upload(texture, {}, texels, StreamPriority::Now).value();
 //   ...
@@ -71,12 +72,6 @@ namespace staging::vulkan {
 /// staging's generic to_string(), visible here beside the layer's own overloads.
 using staging::to_string;
 
-/// The two queue families of a stream.
-struct QueueFamilies {
-  uint32_t stream = 0;    ///< the family of the streamer's queue
-  uint32_t consumer = 0;  ///< the family of the queue that uses the uploaded resources
-};
-
 /// Which part of an ImageDestination a streamed upload writes — every texel of levels
 /// [base_level, base_level + levels) and layers [base_layer, base_layer + layers) — and the layouts
 /// around it. The defaults write every level and layer of a texture being filled, and leave it
@@ -107,8 +102,11 @@ struct StreamerConfig {
   /// The queue copies are submitted to (not null): a queue of the device's transfer-only family
   /// where it has one (transfer_only_family()), else any queue with TRANSFER support.
   VkQueue queue = VK_NULL_HANDLE;
-  /// The queue's family, and the family of the queues that use the uploaded resources.
-  QueueFamilies families;
+  /// The family of `queue`.
+  uint32_t queue_family = 0;
+  /// The family of the queues that use the uploaded resources (the graphics queue's, usually).
+  /// Another family than queue_family moves ownership of EXCLUSIVE destinations (see above).
+  uint32_t consumer_family = 0;
   /// Held around every vkQueueSubmit2 of the streamer when not null: the lock everyone who
   /// submits to `queue` takes (a queue shared with rendering). Must outlive the streamer.
   std::mutex* queue_mutex = nullptr;
@@ -315,8 +313,6 @@ class Streamer {
   [[nodiscard]] VkSemaphore semaphore() const noexcept;
   /// The timeline's completed value (read now).
   [[nodiscard]] TimelineValue completed() const;
-  /// The queue families it was made with.
-  [[nodiscard]] const QueueFamilies& families() const noexcept;
   /// A snapshot of every counter.
   [[nodiscard]] StreamerStats stats() const;
 
@@ -326,7 +322,8 @@ class Streamer {
                                                   const std::byte* texels, uint64_t size,
                                                   StreamPriority priority, Duration timeout,
                                                   bool in_place);
-  QueueFamilies families_;
+  uint32_t queue_family_ = 0;     // StreamerConfig::queue_family
+  uint32_t consumer_family_ = 0;  // StreamerConfig::consumer_family
   std::shared_ptr<FillPool> pool_;
   std::unique_ptr<detail::StreamerBackend> backend_;
   std::unique_ptr<StreamScheduler> scheduler_;

@@ -149,7 +149,7 @@ class StagingFrame {
     return slot_buffer_ ? Route::Ring : Route::Fallback;
   }
   /// Why begin() gave this frame no slot; none for a slot frame and for begin_fallback().
-  [[nodiscard]] std::optional<Refusal> refusal() const noexcept { return refusal_; }
+  [[nodiscard]] std::optional<UploadError> refusal() const noexcept { return refusal_; }
   /// The slot index (meaningful for Route::Ring only).
   [[nodiscard]] std::size_t slot() const noexcept { return slot_; }
   /// Slot bytes used so far (alignment padding included); 0 on the fallback route.
@@ -220,7 +220,7 @@ class StagingFrame {
   using Copy = FrameCopy;
 
   // Fallback route frame.
-  StagingFrame(StagingRing& ring, std::optional<Refusal> refusal) noexcept;
+  StagingFrame(StagingRing& ring, std::optional<UploadError> refusal) noexcept;
   // Slot frame.
   StagingFrame(StagingRing& ring, SlotLease lease, WGPUBuffer slot_buffer,
                uint64_t slot_capacity) noexcept;
@@ -234,7 +234,7 @@ class StagingFrame {
 
   StagingRing* ring_ = nullptr;
   State state_ = State::Closed;
-  std::optional<Refusal> refusal_;
+  std::optional<UploadError> refusal_;
   SlotLease lease_;
   FenceToken token_;
   WGPUBuffer slot_buffer_ = nullptr;  // not owned: the ring's slot buffer
@@ -256,7 +256,7 @@ struct RingConfig {
   StagingRingConfig slot_ring;
   /// What begin() does without a slot: the core's ExhaustionPolicy (byte_ring.hpp), with the
   /// values a browser frame can use —
-  ///  - Defer: begin() answers the refusal (TooLarge, AllInFlight, AllocationFailed);
+  ///  - Defer: begin() answers the refusal (TooLarge, RingFull, AllocationFailed);
   ///  - Fallback: begin() gives a frame on the fallback route (queue writes): the same bytes,
   ///    another way.
   /// Wait, Split and Grow are refused by create() (CreateError::UnsupportedPolicy): a browser
@@ -322,11 +322,11 @@ class StagingRing {
 
   /// A frame holding a slot with room for `needed` bytes (sum upload_footprint() of the frame's
   /// uploads). When the ring gives no slot — TooLarge when `needed` exceeds the largest slot
-  /// (see StagingRingConfig::max_slot_bytes), AllInFlight when every slot is Recording or
+  /// (see StagingRingConfig::max_slot_bytes), RingFull when every slot is Recording or
   /// InFlight, AllocationFailed — the policy decides: Fallback (the default) gives a frame on
   /// the fallback route, whose refusal() says why (the same calls, the same bytes); Defer
   /// answers the refusal.
-  Expected<StagingFrame, Refusal> begin(uint64_t needed);
+  Expected<StagingFrame, UploadError> begin(uint64_t needed);
 
   /// A frame on the fallback route (queue writes), whatever the slots' states. Never fails.
   StagingFrame begin_fallback();

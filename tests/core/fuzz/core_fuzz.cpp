@@ -249,9 +249,9 @@ class SlotRingRun {
         in_.u8() % 4 == 0 ? in_.value() : in_.u64() % (config_.max_slot_bytes + 2);
     auto lease = ring_->begin(needed);
     if (!lease) {
-      if (lease.error() == Refusal::TooLarge) {
+      if (lease.error() == UploadError::TooLarge) {
         CHECK(!slot_capacity(needed, config_.min_slot_bytes, config_.max_slot_bytes), needed);
-      } else if (lease.error() == Refusal::AllInFlight) {
+      } else if (lease.error() == UploadError::RingFull) {
         CHECK(recording_.size() + in_flight_.size() == config_.slots, needed);
       }
       return;
@@ -520,8 +520,8 @@ void check_byte_ring(Input& in) {
           if (!r) {
             const ReserveError& e = r.error();
             const uint64_t a = q.alignment == 0 ? 1 : q.alignment;
-            CHECK((e.kind == ReserveErrorKind::ZeroSize) == (q.size == 0), q.size);
-            CHECK((e.kind == ReserveErrorKind::Overflow) ==
+            CHECK((e.kind == UploadError::ZeroSize) == (q.size == 0), q.size);
+            CHECK((e.kind == UploadError::Overflow) ==
                       (q.size != 0 && u128{q.size} + a - 1 > UINT64_MAX),
                   q.size, a);
             break;

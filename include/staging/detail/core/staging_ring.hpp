@@ -21,7 +21,7 @@
 //   2. else a Ready slot too small, grown in place (the largest such) to slot_capacity(needed);
 //   3. else an Abandoned or Failed slot, given a fresh buffer (at least its old capacity);
 //   4. else an Empty slot, created at slot_capacity(needed);
-//   5. else refuse (AllInFlight). A frame larger than the largest slot is refused (TooLarge)
+//   5. else refuse (RingFull). A frame larger than the largest slot is refused (TooLarge)
 //      before any of this. The caller then takes the other route for that frame — "a refusal
 //      costs time, never pixels".
 // A slot that is Recording or InFlight is never picked, grown or replaced.
@@ -91,20 +91,20 @@ class StagingRing {
 
   /// Gives a frame that will place at most `needed` bytes (alignment padding included) a slot:
   /// the slot becomes Recording and the returned lease's capacity is >= needed. See the file
-  /// comment for which slot. Errors (Refusal): TooLarge, AllInFlight, AllocationFailed; each is
-  /// counted in stats(). `needed` may be 0: any Ready slot fits (the smallest is taken), and a
-  /// new slot is made at min_slot_bytes.
-  Expected<SlotLease, Refusal> begin(uint64_t needed) {
+  /// comment for which slot. Errors (UploadError): TooLarge, RingFull (every slot in flight),
+  /// AllocationFailed; each is counted in stats(). `needed` may be 0: any Ready slot fits (the
+  /// smallest is taken), and a new slot is made at min_slot_bytes.
+  Expected<SlotLease, UploadError> begin(uint64_t needed) {
     STAGING_ASSERT(!slots_.empty(), "StagingRing::begin() on a ring that was moved from");
     const std::optional<uint64_t> capacity =
         slot_capacity(needed, config_.min_slot_bytes, config_.max_slot_bytes);
     if (!capacity) {
       ++stats_.refusals_too_large;
-      return unexpected(Refusal::TooLarge);
+      return unexpected(UploadError::TooLarge);
     }
     if (const std::optional<std::size_t> pick = choose(needed)) return take(*pick, *capacity);
     ++stats_.refusals_all_in_flight;
-    return unexpected(Refusal::AllInFlight);
+    return unexpected(UploadError::RingFull);
   }
 
   /// Ends a frame's recording: the slot becomes InFlight and the returned token is the one-shot
@@ -249,7 +249,7 @@ class StagingRing {
   }
 
   // Gives slot `index` a big-enough buffer if it needs one, then hands it to a frame.
-  Expected<SlotLease, Refusal> take(std::size_t index, uint64_t wanted) {
+  Expected<SlotLease, UploadError> take(std::size_t index, uint64_t wanted) {
     Slot& slot = slots_[index];
     SlotFence& fence = *slot.fence;
     const SlotState state = fence.state();  // not Recording/InFlight: only this thread moves it
@@ -267,7 +267,7 @@ class StagingRing {
           drop_buffer(slot);
           fence.reset(generation, SlotState::Failed);
         }
-        return unexpected(Refusal::AllocationFailed);
+        return unexpected(UploadError::AllocationFailed);
       }
       if (state == SlotState::Ready)
         ++stats_.slots_grown;

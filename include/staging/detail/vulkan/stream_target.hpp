@@ -15,6 +15,12 @@
 
 namespace staging::vulkan::detail {
 
+/// The two queue families of a stream (StreamerConfig::queue_family, consumer_family).
+struct QueueFamilies {
+  uint32_t stream = 0;    ///< the family of the streamer's queue
+  uint32_t consumer = 0;  ///< the family of the queue that uses the uploaded resources
+};
+
 /// A buffer destination: bytes [offset, offset + the upload's size) of `buffer` (created with
 /// TRANSFER_DST usage, not in use by any queue while the upload streams).
 struct BufferTarget {
