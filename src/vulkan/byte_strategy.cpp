@@ -15,7 +15,7 @@ Expected<std::unique_ptr<ByteStrategy>, CreateError> ByteStrategy::create(
     MemorySource& memory, const RingConfig& config, CompletionSource& frames) {
   std::unique_ptr<ByteStrategy> s(new ByteStrategy(memory, frames));
   Expected<ByteRing, CreateError> ring = ByteRing::create(
-      config.byte_ring,
+      std::get<ByteRingConfig>(config.strategy),
       ByteRing::Deps{.allocator = s.get(), .observer = config.observer, .checker = config.checker});
   if (!ring) return unexpected(ring.error());
   s->ring_.emplace(std::move(*ring));
@@ -108,7 +108,7 @@ void ByteStrategy::release(uint64_t frame, Release how, TimelineValue completed)
 }
 
 void ByteStrategy::add_stats(Stats& stats) const {
-  stats.byte_ring = ring_->stats();
+  stats.strategy = ring_->stats();
 }
 
 }  // namespace staging::vulkan::detail

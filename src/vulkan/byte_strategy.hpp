@@ -1,9 +1,9 @@
-// Internal: Strategy::Bytes — the core's byte ring (staging::ByteRing) over staging buffers from
-// the ring's MemorySource. Every upload is one reservation; its token is the frame's number on
-// the ring's frame sequence, and the ring hands the sequence's completed value to release(), so
-// a frame's bytes retire in FIFO order once every frame before it is released. Wait reserves
-// through reserve_waiting() on a read-only view of the frame sequence (FrameTimeline), which
-// never calls the byte ring. Not installed.
+// Internal: the byte strategy (RingConfig::strategy a ByteRingConfig) — the core's byte ring
+// (staging::ByteRing) over staging buffers from the ring's MemorySource. Every upload is one
+// reservation; its token is the frame's number on the ring's frame sequence, and the ring hands the
+// sequence's completed value to release(), so a frame's bytes retire in FIFO order once every frame
+// before it is released. Wait reserves through reserve_waiting() on a read-only view of the frame
+// sequence (FrameTimeline), which never calls the byte ring. Not installed.
 #pragma once
 
 #include <optional>
@@ -15,7 +15,7 @@
 
 namespace staging::vulkan::detail {
 
-class ByteStrategy final : public RingStrategy, private RegionAllocator {
+class ByteStrategy final : public StrategyEngine, private RegionAllocator {
  public:
   /// The byte ring of `config` over `memory`; `frames` is the view of the frame sequence that
   /// Wait waits on. Errors: the byte ring's (region 0 included).

@@ -123,7 +123,8 @@ Expected<Placement, UploadError> RingImpl::place(FrameState& f, uint64_t size, u
       return Placement{Placement::Kind::Ring, m.buffer, m.offset, m.ptr};
     }
     if (r.miss == PlaceResult::Miss::Overflow) return unexpected(UploadError::Overflow);
-    if (config.strategy == Strategy::Bytes && config.policy != ExhaustionPolicy::Fallback) {
+    if (std::holds_alternative<ByteRingConfig>(config.strategy) &&
+        config.policy != ExhaustionPolicy::Fallback) {
       ++stats.ring_full_refusals;
       return unexpected(UploadError::RingFull);
     }

@@ -2,6 +2,7 @@
 // listed once, beside their types).
 
 #include <algorithm>
+#include <variant>
 #include <vector>
 
 #include "staging/vulkan/ring.hpp"
@@ -19,15 +20,12 @@ VkSemaphoreSubmitInfo RetirementPoint::signal_info(VkPipelineStageFlags2 stages)
 }
 
 std::string format_stats(const Stats& s) {
-  const bool slots = s.strategy == Strategy::Slots;
+  const bool slots = std::holds_alternative<StagingStats>(s.strategy);
   const std::vector<CounterRow> ring =
-      slots ? counter_rows(s.slot_ring) : counter_rows(s.byte_ring);
-  Stats own = s;  // the Vulkan side alone: the rings' groups zeroed, then left out
-  own.slot_ring = {};
-  own.byte_ring = {};
-  std::vector<CounterRow> vulkan;
-  for_each_counter(own, [&](const CounterInfo& info, uint64_t value) {
-    if (info.group.empty()) vulkan.push_back(CounterRow{info.title(), value});
+      std::visit([](const auto& counters) { return counter_rows(counters); }, s.strategy);
+  std::vector<CounterRow> vulkan;  // the Vulkan side (the strategy is not a counter of Stats)
+  for_each_counter(s, [&](const CounterInfo& info, uint64_t value) {
+    vulkan.push_back(CounterRow{info.title(), value});
   });
   // One column for both tables, so that their values line up.
   const std::size_t column = std::max(counter_title_column(ring), counter_title_column(vulkan));

@@ -147,8 +147,9 @@ namespace {
 bool policies_honoured(const RingConfig& config) {
   using P = ExhaustionPolicy;
   const P p = config.policy;
-  if (config.strategy == Strategy::Slots) return p == P::Defer || p == P::Wait || p == P::Fallback;
-  const P b = config.byte_ring.policy;
+  const auto* bytes = std::get_if<ByteRingConfig>(&config.strategy);
+  if (bytes == nullptr) return p == P::Defer || p == P::Wait || p == P::Fallback;
+  const P b = bytes->policy;
   return (p == P::Defer || p == P::Fallback) &&
          (b == P::Defer || b == P::Wait || b == P::Grow || b == P::Fallback);
 }
@@ -159,8 +160,9 @@ Expected<Ring, Ring::CreateFailure> Ring::create(const Device& device, const Rin
   if (std::string_view missing = device.dispatch.missing(); !missing.empty()) {
     return unexpected(CreateFailure{.kind = CreateError::MissingFunction, .function = missing});
   }
-  if (auto valid = validate(config.slot_ring); !valid) {
-    return unexpected(CreateFailure{.kind = valid.error()});
+  if (const auto* slots = std::get_if<StagingRingConfig>(&config.strategy)) {
+    if (auto valid = validate(*slots); !valid)
+      return unexpected(CreateFailure{.kind = valid.error()});
   }
   if (!policies_honoured(config)) {
     return unexpected(CreateFailure{.kind = CreateError::UnsupportedPolicy});
@@ -184,8 +186,8 @@ Expected<Ring, Ring::CreateFailure> Ring::create(const Device& device, const Rin
     impl->semaphore = VK_NULL_HANDLE;
     return unexpected(CreateFailure{.kind = CreateError::ObjectCreationFailed, .result = r});
   }
-  if (config.strategy == Strategy::Slots) {
-    impl->strategy = std::make_unique<detail::SlotStrategy>(impl->memory, config.slot_ring);
+  if (const auto* slots = std::get_if<StagingRingConfig>(&config.strategy)) {
+    impl->strategy = std::make_unique<detail::SlotStrategy>(impl->memory, *slots);
   } else {
     auto bytes = detail::ByteStrategy::create(impl->memory, config, impl->timeline);
     if (!bytes) return unexpected(CreateFailure{.kind = bytes.error()});
@@ -261,15 +263,11 @@ std::optional<AllocError> Ring::last_alloc_error() const noexcept {
 const std::optional<ReserveError>& Ring::last_reserve_error() const noexcept {
   return impl_->strategy->last_refusal();
 }
-Strategy Ring::strategy() const noexcept {
-  return impl_->config.strategy;
-}
 const RingConfig& Ring::config() const noexcept {
   return impl_->config;
 }
 Stats Ring::stats() const noexcept {
   Stats s = impl_->stats;
-  s.strategy = impl_->config.strategy;
   s.flushes = impl_->memory.flushes();
   s.flushed_bytes = impl_->memory.flushed_bytes();
   impl_->strategy->add_stats(s);

@@ -135,7 +135,7 @@ struct RingImpl {
   CopyLimits limits;
   MemorySource memory;
   FrameTimeline timeline{*this};
-  std::unique_ptr<RingStrategy> strategy;
+  std::unique_ptr<StrategyEngine> strategy;
   CopyRecorder recorder{device.dispatch};
   std::set<uint64_t> unreleased;  // frame numbers begun and not yet released
   VkSemaphore semaphore = VK_NULL_HANDLE;

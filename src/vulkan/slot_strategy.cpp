@@ -81,7 +81,7 @@ void SlotStrategy::release(uint64_t frame, Release how, TimelineValue /*complete
 }
 
 void SlotStrategy::add_stats(Stats& stats) const {
-  stats.slot_ring = ring_.stats();
+  stats.strategy = ring_.stats();
 }
 
 uint64_t SlotStrategy::largest_placement() const noexcept {

@@ -1,7 +1,8 @@
-// Internal: Strategy::Slots — the slot ring (staging::StagingRing) over staging buffers
-// from the ring's MemorySource. A frame takes one slot at begin() and bumps a cursor through it;
-// the slot retires with the frame's own point (its FenceToken: a timeline of one step, since
-// frames may finish on different semaphores and retire in any order). Not installed.
+// Internal: the slot strategy (RingConfig::strategy a StagingRingConfig) — the slot ring
+// (staging::StagingRing) over staging buffers from the ring's MemorySource. A frame takes one slot
+// at begin() and bumps a cursor through it; the slot retires with the frame's own point (its
+// FenceToken: a timeline of one step, since frames may finish on different semaphores and retire in
+// any order). Not installed.
 #pragma once
 
 #include <utility>
@@ -45,7 +46,7 @@ class SlotBuffer {
   StagingMemory memory_;
 };
 
-class SlotStrategy final : public RingStrategy, private StagingAllocator<SlotBuffer> {
+class SlotStrategy final : public StrategyEngine, private StagingAllocator<SlotBuffer> {
  public:
   /// Validated by the caller (Ring::create).
   SlotStrategy(MemorySource& memory, const staging::StagingRingConfig& config);

@@ -1,6 +1,6 @@
-// Internal: RingStrategy, the narrow interface between a Ring's frames and the core strategy that
+// Internal: StrategyEngine, the narrow interface between a Ring's frames and the core strategy that
 // holds their staging bytes. The frame recorder (frame.cpp, recorder.cpp) and the retirement step
-// (retirement.cpp) talk to a RingStrategy only; which one placed a frame's bytes they never know.
+// (retirement.cpp) talk to a StrategyEngine only; which one placed a frame's bytes they never know.
 //
 //   begin(frame, needed)           a frame opens (the slot strategy takes a slot or refuses)
 //   place(frame, size, alignment)  bytes for one upload, or a miss (the frame falls back)
@@ -62,9 +62,9 @@ struct PlaceResult {
   bool completion_advanced = false;
 };
 
-class RingStrategy {
+class StrategyEngine {
  public:
-  virtual ~RingStrategy() = default;
+  virtual ~StrategyEngine() = default;
   /// Frame `frame` opens and will place at most `needed` bytes (padding included).
   virtual Expected<void, UploadError> begin(uint64_t frame, uint64_t needed) = 0;
   /// Places `size` (> 0) bytes aligned to `alignment` for open frame `frame`.
@@ -78,7 +78,7 @@ class RingStrategy {
   /// for reason `how`; the frame sequence has completed through `completed`.
   virtual void release(uint64_t frame, Release how, TimelineValue completed) noexcept = 0;
 
-  /// Adds the strategy's counters to `stats` (Stats::slot_ring or Stats::byte_ring).
+  /// Adds the strategy's counters to `stats` (Stats::strategy: its own alternative).
   virtual void add_stats(Stats& stats) const = 0;
   /// The largest placement the strategy could ever make (the largest slot, the byte ring's
   /// cap): an upload above it never fits, in any frame.

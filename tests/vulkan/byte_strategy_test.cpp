@@ -1,8 +1,9 @@
-// Strategy::Bytes on the device: the core's byte ring as the frame API's staging memory. Frames are
-// held on the GPU by per-frame gates (frame k's submission waits until the host signals gate >= k),
-// so which frames are in flight is decided by the test, not by the GPU's speed. The core's
-// InvariantChecker sees every reservation and completion; the StagingChecker checks every staging
-// range against the semaphores' real values; every byte is read back after the gates open.
+// A byte-ring Ring (RingConfig::strategy a ByteRingConfig) on the device: the core's byte ring as
+// the frame API's staging memory. Frames are held on the GPU by per-frame gates (frame k's
+// submission waits until the host signals gate >= k), so which frames are in flight is decided by
+// the test, not by the GPU's speed. The core's InvariantChecker sees every reservation and
+// completion; the StagingChecker checks every staging range against the semaphores' real values;
+// every byte is read back after the gates open.
 //
 // Ring sketches: one character per 100 KiB of region 0; 1..4 the frame owning the bytes, '-' free,
 // '#' a skipped tail charged to the reservation that wrapped.
@@ -16,6 +17,11 @@ namespace staging::vulkan::test {
 namespace {
 
 constexpr uint64_t KiB = 1024;
+
+// The byte ring's counters in a byte-ring Ring's stats.
+const ByteRingStats& bytes_of(const Stats& s) {
+  return std::get<ByteRingStats>(s.strategy);
+}
 
 class ByteStrategy : public GpuTest {
  protected:
@@ -37,12 +43,11 @@ class ByteStrategy : public GpuTest {
   // route) so that the byte ring's own answers are visible. Every reservation is flushed.
   Ring make_ring(ExhaustionPolicy policy, uint64_t cap = 0) {
     RingConfig config;
-    config.strategy = Strategy::Bytes;
-    config.byte_ring.capacity = 1000 * KiB;
-    config.byte_ring.cap = cap;
-    config.byte_ring.policy = policy;
-    config.byte_ring.wait_timeout = std::chrono::milliseconds(100);
-    config.byte_ring.grow_step = 500 * KiB;
+    config.strategy = ByteRingConfig{.capacity = 1000 * KiB,
+                                     .cap = cap,
+                                     .policy = policy,
+                                     .wait_timeout = std::chrono::milliseconds(100),
+                                     .grow_step = 500 * KiB};
     config.policy = ExhaustionPolicy::Defer;
     config.flush_always = true;  // reservations at any offset: flush ranges rounded to the atom
     config.observer = staging_checker.get();
@@ -118,8 +123,8 @@ TEST_F(ByteStrategy, TheByteRingWrapsAroundOnTheDevice) {
   const auto wrapped = frame(ring, h, 0, 300 * KiB, 4);
   ASSERT_TRUE(wrapped);
   const Stats s = ring.stats();
-  EXPECT_EQ(s.byte_ring.wraps, 1u);
-  EXPECT_EQ(s.byte_ring.bytes_skipped, 100 * KiB);
+  EXPECT_EQ(bytes_of(s).wraps, 1u);
+  EXPECT_EQ(bytes_of(s).bytes_skipped, 100 * KiB);
   EXPECT_EQ(s.frames_dropped, 1u);  // the refused frame, dropped unfinished
   EXPECT_EQ(s.flushes, 4u);         // one per reservation
 
@@ -143,11 +148,11 @@ TEST_F(ByteStrategy, WaitNamesTheOldestFrameWhileTheQueueIsHeldThenSucceeds) {
   EXPECT_EQ(timed_out.error(), UploadError::RingFull);
   EXPECT_EQ(ring.last_reserve_error()->kind, UploadError::Timeout);
   EXPECT_EQ(ring.last_reserve_error()->oldest_pending, TimelineValue{1});
-  EXPECT_EQ(ring.stats().byte_ring.timeouts, 1u);
+  EXPECT_EQ(bytes_of(ring.stats()).timeouts, 1u);
 
   open_gate(1);  // before the reservation, on this thread (see held_queue_test.cpp on VVL #4649)
   ASSERT_TRUE(frame(ring, h, 0, 300 * KiB, 4));
-  EXPECT_EQ(ring.stats().byte_ring.timeouts, 1u);
+  EXPECT_EQ(bytes_of(ring.stats()).timeouts, 1u);
   release_all();
   h.verify();
   expect_clean();
@@ -172,8 +177,8 @@ TEST_P(ByteStrategyCap, GrowAndFallbackStayUnderTheCap) {
   ASSERT_EQ(stop, UploadError::RingFull);
   EXPECT_EQ(ring.last_reserve_error()->cause, BlockCause::Cap);
   const Stats s = ring.stats();
-  EXPECT_LE(s.byte_ring.peak_held_bytes, 2000 * KiB);
-  EXPECT_GE(policy == ExhaustionPolicy::Grow ? s.byte_ring.grows : s.byte_ring.fallbacks, 1u);
+  EXPECT_LE(bytes_of(s).peak_held_bytes, 2000 * KiB);
+  EXPECT_GE(policy == ExhaustionPolicy::Grow ? bytes_of(s).grows : bytes_of(s).fallbacks, 1u);
   release_all();
   ASSERT_TRUE(ring.wait_idle(std::chrono::seconds(30)));
   h.verify();
@@ -198,8 +203,7 @@ TEST_F(ByteStrategy, AbandonedDroppedAndFailedFramesGiveTheirBytesBack) {
     return lost ? VK_ERROR_DEVICE_LOST : real(d, s, v);
   };
   RingConfig config;
-  config.strategy = Strategy::Bytes;
-  config.byte_ring.capacity = 1000 * KiB;
+  config.strategy = ByteRingConfig{.capacity = 1000 * KiB};
   config.observer = staging_checker.get();
   config.checker = &invariants;
   Ring ring = Ring::create(device, config).value();

@@ -86,7 +86,7 @@ TEST_F(GpuTest, UpdateBufferCanBeSwitchedOff) {
 // fallback route; under Defer begin() answers the refusal.
 TEST_F(GpuTest, AFrameLargerThanAnySlotTakesTheFallbackRouteOrIsRefused) {
   RingConfig config;
-  config.slot_ring.max_slot_bytes = 1 * MiB;
+  config.strategy = StagingRingConfig{.max_slot_bytes = 1 * MiB};
   Ring fallback = Ring::create(gpu->ring_device(), config).value();
   config.policy = ExhaustionPolicy::Defer;
   Ring defer = Ring::create(gpu->ring_device(), config).value();
@@ -105,7 +105,7 @@ TEST_F(GpuTest, AFrameLargerThanAnySlotTakesTheFallbackRouteOrIsRefused) {
   h.submit(cmd, frame.finish(kAfterCopies).value());
   h.verify();
   EXPECT_EQ(fallback.stats().frames_fallback, 1u);
-  EXPECT_EQ(fallback.stats().slot_ring.refusals_too_large, 1u);
+  EXPECT_EQ(std::get<StagingStats>(fallback.stats().strategy).refusals_too_large, 1u);
 }
 
 // An upload the fallback route cannot take now (its one-off cap is held by frames in flight) may
@@ -113,7 +113,7 @@ TEST_F(GpuTest, AFrameLargerThanAnySlotTakesTheFallbackRouteOrIsRefused) {
 // largest slot never can, in any frame: TooLarge.
 TEST_F(GpuTest, AnUploadNoRouteCanEverTakeIsTooLargeNotRetryLater) {
   RingConfig config;
-  config.slot_ring.max_slot_bytes = 256 * KiB;
+  config.strategy = StagingRingConfig{.max_slot_bytes = 256 * KiB};
   config.fallback_max_oneoff_bytes = 512 * KiB;
   config.fallback_update_buffer = false;
   Ring ring = Ring::create(gpu->ring_device(), config).value();

@@ -56,8 +56,9 @@ struct Seen {
 
 RingConfig script_config(Setup setup) {
   RingConfig config;
-  config.slot_ring.max_slot_bytes = 64 * KiB;  // the 100 KiB upload takes the fallback route
-  config.fallback_update_buffer = false;       // every fallback upload allocates a buffer
+  // The 100 KiB upload takes the fallback route; every fallback upload allocates a buffer.
+  config.strategy = StagingRingConfig{.max_slot_bytes = 64 * KiB};
+  config.fallback_update_buffer = false;
   config.fallback_max_oneoff_bytes = 512 * KiB;
   config.flush_always = true;  // the flush path runs on coherent memory too
   config.destroy_timeout = std::chrono::seconds(10);

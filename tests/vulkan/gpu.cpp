@@ -239,29 +239,25 @@ const char* setup_name(Setup setup) {
 }
 
 RingConfig with_setup(RingConfig base, Setup setup, uint64_t byte_capacity) {
-  if (setup == Setup::Slots) {
-    base.strategy = Strategy::Slots;
-    return base;
-  }
-  base.strategy = Strategy::Bytes;
-  base.byte_ring.capacity = byte_capacity;
-  base.byte_ring.wait_timeout = std::chrono::seconds(2);
+  if (setup == Setup::Slots) return base;  // the base's slot ring
+  ByteRingConfig bytes{.capacity = byte_capacity, .wait_timeout = std::chrono::seconds(2)};
   switch (setup) {
     case Setup::BytesWait:
-      base.byte_ring.policy = ExhaustionPolicy::Wait;
+      bytes.policy = ExhaustionPolicy::Wait;
       break;
     case Setup::BytesGrow:
-      base.byte_ring.policy = ExhaustionPolicy::Grow;
-      base.byte_ring.cap = 3 * byte_capacity;
-      base.byte_ring.trim_after = std::chrono::milliseconds(50);
+      bytes.policy = ExhaustionPolicy::Grow;
+      bytes.cap = 3 * byte_capacity;
+      bytes.trim_after = std::chrono::milliseconds(50);
       break;
     case Setup::BytesFallback:
-      base.byte_ring.policy = ExhaustionPolicy::Fallback;
-      base.byte_ring.cap = 3 * byte_capacity;
+      bytes.policy = ExhaustionPolicy::Fallback;
+      bytes.cap = 3 * byte_capacity;
       break;
     case Setup::Slots:
       break;
   }
+  base.strategy = bytes;
   return base;
 }
 

@@ -148,7 +148,7 @@ class StagingChecker final : public Observer {
  public:
   explicit StagingChecker(Gpu& gpu) : gpu_(&gpu) {}
   /// The ring's FrameWrite, FrameFinish and FrameRelease events, to the calls below; the byte
-  /// ring's events (Strategy::Bytes) are left to the core's own checker (RingConfig::checker).
+  /// ring's events are left to the core's own checker (RingConfig::checker).
   void on_event(const Event& event) override;
   void on_write(uint64_t frame, VkBuffer buffer, uint64_t capacity, uint64_t offset, uint64_t size);
   void on_finish(uint64_t frame, const RetirementPoint& point);

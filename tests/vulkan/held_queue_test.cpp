@@ -135,7 +135,7 @@ TEST_F(HeldQueue, DeferRefusesAtOnceWhileEverySlotIsInFlight) {
   EXPECT_EQ(ring.in_flight(), 3u);
   const Stats s = ring.stats();
   EXPECT_EQ(s.begin_refused, 5u);
-  EXPECT_EQ(s.slot_ring.refusals_all_in_flight, 5u);
+  EXPECT_EQ(std::get<StagingStats>(s.strategy).refusals_all_in_flight, 5u);
   EXPECT_EQ(s.points_retired, 0u);
 
   release();

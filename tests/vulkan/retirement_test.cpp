@@ -20,7 +20,7 @@ constexpr auto kSecond = std::chrono::seconds(1);
 TEST_F(GpuTest, AnAbandonedFrameIsReportedAndItsSlotReplaced) {
   StagingChecker checker(*gpu);
   RingConfig config;
-  config.slot_ring.slots = 1;
+  config.strategy = StagingRingConfig{.slots = 1};
   config.observer = &checker;
   Ring ring = Ring::create(gpu->ring_device(), config).value();
   Harness h(*gpu, 256 * KiB, 10);
@@ -43,8 +43,8 @@ TEST_F(GpuTest, AnAbandonedFrameIsReportedAndItsSlotReplaced) {
   // The next frame gets the slot back with a fresh buffer (replaced on the next pick).
   VkCommandBuffer cmd = h.commands();
   StagingFrame next = ring.begin(cmd, 4096).value();
-  EXPECT_EQ(ring.stats().slot_ring.slots_replaced, 1u);
-  EXPECT_EQ(ring.stats().slot_ring.abandoned_seen, 1u);
+  EXPECT_EQ(std::get<StagingStats>(ring.stats().strategy).slots_replaced, 1u);
+  EXPECT_EQ(std::get<StagingStats>(ring.stats().strategy).abandoned_seen, 1u);
   ASSERT_TRUE(h.upload(next, 1000, 3000));
   // The ring's timeline moves on: the abandoned value 1 is never signalled, 2 is.
   const RetirementPoint point = next.finish(kAfterCopies).value();
@@ -59,7 +59,7 @@ TEST_F(GpuTest, AnAbandonedFrameIsReportedAndItsSlotReplaced) {
 // frame 1 is superseded and its slot reclaimed (nothing ever read it).
 TEST_F(GpuTest, AnUnreportedAbandonedFrameIsSupersededByALaterValue) {
   RingConfig config;
-  config.slot_ring.slots = 2;
+  config.strategy = StagingRingConfig{.slots = 2};
   Ring ring = Ring::create(gpu->ring_device(), config).value();
   Harness h(*gpu, 64 * KiB, 11);
   VkCommandBuffer dropped = h.commands();
@@ -191,8 +191,8 @@ TEST_F(GpuTest, ALostDeviceFailsTheFramesInFlightAndTheNextFrameRecovers) {
 
   // The device is back (an application would have recreated it): the Failed slot is replaced.
   StagingFrame next = ring.begin(later, 4096).value();
-  EXPECT_GE(ring.stats().slot_ring.failed_seen, 1u);
-  EXPECT_GE(ring.stats().slot_ring.slots_replaced, 1u);
+  EXPECT_GE(std::get<StagingStats>(ring.stats().strategy).failed_seen, 1u);
+  EXPECT_GE(std::get<StagingStats>(ring.stats().strategy).slots_replaced, 1u);
   ASSERT_TRUE(h.upload(next, 300, 3000));
   const RetirementPoint again = next.finish(kAfterCopies).value();
   h.submit(later, again);
@@ -370,36 +370,38 @@ TEST_F(GpuTest, CreateRejectsAnIncompleteDispatchAndInvalidConfigurations) {
   EXPECT_EQ(missing.error().function, "vkCmdUpdateBuffer");
 
   RingConfig config;
-  config.slot_ring.slots = 0;
+  config.strategy = StagingRingConfig{.slots = 0};
   EXPECT_EQ(Ring::create(gpu->ring_device(), config).error().kind, CreateError::NoSlots);
   config = {};
-  config.strategy = Strategy::Bytes;  // byte_ring.capacity 0
+  config.strategy = ByteRingConfig{};  // capacity 0
   const auto bytes = Ring::create(gpu->ring_device(), config);
   ASSERT_FALSE(bytes);
   EXPECT_EQ(bytes.error().kind, CreateError::ZeroCapacity);
-  // A byte ring waits per upload (byte_ring.policy Wait), never per frame: refused, named.
-  config.byte_ring.capacity = 64 * KiB;
+  // A byte ring waits per upload (ByteRingConfig::policy Wait), never per frame: refused, named.
+  ByteRingConfig& byte_ring =
+      config.strategy.emplace<ByteRingConfig>(ByteRingConfig{.capacity = 64 * KiB});
   config.policy = ExhaustionPolicy::Wait;
   const auto waiting = Ring::create(gpu->ring_device(), config);
   ASSERT_FALSE(waiting);
   EXPECT_EQ(waiting.error().kind, CreateError::UnsupportedPolicy);
   EXPECT_EQ(to_string(waiting.error().kind), "UnsupportedPolicy");
-  config.byte_ring.policy = ExhaustionPolicy::Wait;
+  byte_ring.policy = ExhaustionPolicy::Wait;
   config.policy = ExhaustionPolicy::Defer;
   EXPECT_TRUE(Ring::create(gpu->ring_device(), config));
   // A frame submits once: its byte ring cannot Split (chunks of one upload would never retire to
   // make room for the next).
-  config.byte_ring.policy = ExhaustionPolicy::Split;
+  byte_ring.policy = ExhaustionPolicy::Split;
   EXPECT_EQ(Ring::create(gpu->ring_device(), config).error().kind, CreateError::UnsupportedPolicy);
-  config.byte_ring.policy = ExhaustionPolicy::Defer;
+  byte_ring.policy = ExhaustionPolicy::Defer;
   // Nor can the ring's own policy be Split or Grow, under either strategy (slots grow by
   // themselves).
-  for (const Strategy strategy : {Strategy::Slots, Strategy::Bytes}) {
+  const RingStrategy strategies[] = {StagingRingConfig{}, ByteRingConfig{.capacity = 64 * KiB}};
+  for (const RingStrategy& strategy : strategies) {
     for (const ExhaustionPolicy policy : {ExhaustionPolicy::Split, ExhaustionPolicy::Grow}) {
       config.strategy = strategy;
       config.policy = policy;
       const auto refused = Ring::create(gpu->ring_device(), config);
-      ASSERT_FALSE(refused) << to_string(strategy) << " " << to_string(policy);
+      ASSERT_FALSE(refused) << strategy.index() << " " << to_string(policy);
       EXPECT_EQ(refused.error().kind, CreateError::UnsupportedPolicy);
     }
   }

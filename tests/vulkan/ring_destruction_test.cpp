@@ -47,7 +47,7 @@ RetirementPoint submit_gated_frame(Ring& ring, Harness& h, VkSemaphore gate) {
 
 RingConfig small_slots() {
   RingConfig config;
-  config.slot_ring.max_slot_bytes = 64 * KiB;
+  config.strategy = StagingRingConfig{.max_slot_bytes = 64 * KiB};
   config.fallback_update_buffer = false;
   return config;
 }

@@ -4,6 +4,7 @@
 
 #include <sstream>
 #include <string>
+#include <variant>
 
 #include "staging/vulkan/ring.hpp"
 
@@ -11,10 +12,13 @@ namespace staging::vulkan {
 namespace {
 
 TEST(FormatStats, BothTablesGiveEveryTitleDotLeadersAndShareOneValueColumn) {
-  for (const Strategy strategy : {Strategy::Slots, Strategy::Bytes}) {
+  ByteRingStats bytes;
+  bytes.would_blocks_by_cause[1] = 987654;  // "would-block answers (Fragmentation)"
+  for (const std::variant<StagingStats, ByteRingStats>& strategy :
+       {std::variant<StagingStats, ByteRingStats>{StagingStats{}},
+        std::variant<StagingStats, ByteRingStats>{bytes}}) {
     Stats stats;
     stats.strategy = strategy;
-    stats.byte_ring.would_blocks_by_cause[1] = 987654;  // "would-block answers (Fragmentation)"
     std::istringstream table(format_stats(stats));
     std::string line;
     std::size_t width = 0;

@@ -1,7 +1,7 @@
 // frame-small: frames of many small uploads into one device-local buffer, on the graphics queue,
 // `frames_in_flight` frames in flight, through four routes:
-//   ring-slots  staging::vulkan::Ring, Strategy::Slots (the default): begin, upload() each, finish
-//   ring-bytes  the same with Strategy::Bytes (each upload one byte-ring reservation)
+//   ring-slots  staging::vulkan::Ring, a slot ring (the default): begin, upload() each, finish
+//   ring-bytes  the same with a byte ring (each upload one byte-ring reservation)
 //               (both also on HOST_CACHED staging memory where the device has such a type apart
 //               from the default one: rows "ring-slots/cached", "ring-bytes/cached")
 //   oneoff      what wgpu's Queue::write_buffer does: per upload a staging buffer (DefaultMemory:
@@ -224,8 +224,7 @@ class SmallBench {
       int rc = 0;
       if (route == "ring-slots" || route == "ring-bytes") {
         for (const MemoryChoice& m : memories_) {
-          rc = route_ring(w, route == "ring-slots" ? Strategy::Slots : Strategy::Bytes, m,
-                          memcpy_by_memory[m.name]);
+          rc = route_ring(w, /*byte_ring=*/route == "ring-bytes", m, memcpy_by_memory[m.name]);
           if (rc != 0) break;
         }
       } else if (route == "oneoff") {
@@ -404,11 +403,11 @@ class SmallBench {
     }
   }
 
-  // A route's ring: the strategy, Defer, the memory hook (null: the default memory).
-  staging::vulkan::RingConfig ring_config(const Workload& w, Strategy strategy,
+  // A route's ring: the slot ring (the default) or a byte ring, Defer, the memory hook (null: the
+  // default memory).
+  staging::vulkan::RingConfig ring_config(const Workload& w, bool byte_ring,
                                           MemoryHook* hook) const {
     staging::vulkan::RingConfig config;
-    config.strategy = strategy;
     config.policy = staging::ExhaustionPolicy::Defer;
     config.memory = hook;
     // Byte ring: frames in flight + 1 frames (--small-byte-ring-frames), each at its worst-case
@@ -428,18 +427,18 @@ class SmallBench {
     const unsigned ring_frames = o_.small_byte_ring_frames != 0
                                      ? o_.small_byte_ring_frames
                                      : static_cast<unsigned>(slots_.size()) + 1;
-    if (strategy == Strategy::Bytes) {
-      config.byte_ring.capacity = std::max<uint64_t>(uint64_t{ring_frames} * frame_bytes, 64 * KiB);
-      config.byte_ring.policy = staging::ExhaustionPolicy::Defer;
+    if (byte_ring) {
+      config.strategy = staging::ByteRingConfig{
+          .capacity = std::max<uint64_t>(uint64_t{ring_frames} * frame_bytes, 64 * KiB),
+          .policy = staging::ExhaustionPolicy::Defer};
     }
     return config;
   }
 
-  int route_ring(const Workload& w, Strategy strategy, const MemoryChoice& memory,
-                 double memcpy_ns) {
+  int route_ring(const Workload& w, bool byte_ring, const MemoryChoice& memory, double memcpy_ns) {
     std::unique_ptr<TypedMemory> hook;
     if (memory.type) hook = std::make_unique<TypedMemory>(vk_, *memory.type);
-    const staging::vulkan::RingConfig config = ring_config(w, strategy, hook.get());
+    const staging::vulkan::RingConfig config = ring_config(w, byte_ring, hook.get());
     auto made = Ring::create(vk_.staging_device(), config);
     if (!made) {
       std::fprintf(stderr, "staging-bench: Ring::create: %s\n",
@@ -451,9 +450,8 @@ class SmallBench {
     // Phase timers per frame (three clock reads): begin(), the upload() calls (placement +
     // memcpy + bookkeeping), finish() (recording the copies and barriers).
     std::vector<double> begin_s, upload_s, finish_s;
-    const std::string route =
-        std::string(strategy == Strategy::Slots ? "ring-slots" : "ring-bytes") +
-        (memory.type ? "/" + memory.name : "");
+    const std::string route = std::string(byte_ring ? "ring-bytes" : "ring-slots") +
+                              (memory.type ? "/" + memory.name : "");
     std::string error;
     const RecordFn record = [&](Slot& slot) -> std::optional<RetirementPoint> {
       const auto t0 = Clock::now();
@@ -503,8 +501,10 @@ class SmallBench {
     count_fallbacks(ring, w, route);
     nlohmann::json phases{
         {"begin_ns", begin_ns}, {"upload_ns", upload_ns}, {"finish_ns", finish_ns}};
-    if (strategy == Strategy::Bytes)
-      phases["byte_ring_kib"] = static_cast<double>(config.byte_ring.capacity) / KiB;
+    if (byte_ring) {
+      phases["byte_ring_kib"] =
+          static_cast<double>(std::get<staging::ByteRingConfig>(config.strategy).capacity) / KiB;
+    }
     add_row(w, route, r, memcpy_ns, ok, phases);
     if (ring.memory_type() && !memory.type) memory_type_ = vk_.type_flags(*ring.memory_type());
     return 0;

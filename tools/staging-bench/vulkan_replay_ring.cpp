@@ -1,5 +1,5 @@
 // staging-bench --replay, the library's way: each trace frame is one staging::vulkan::Ring frame
-// (Strategy::Slots, the default configuration) recorded into one command buffer, submitted on
+// (a slot ring, the default configuration) recorded into one command buffer, submitted on
 // the graphics queue, and waited for through the ring (Ring::wait, which retires it: the ring
 // reclaims its slot); an upload larger than the frame budget goes through a Streamer on the same
 // queue instead (StreamPriority::Now, waited for at once). CPU time: begin() to finish() of each
@@ -47,10 +47,10 @@ class RingReplay {
       }
     }
     const Stats s = ring_->stats();
-    result_.notes.push_back("ring: staging slots created " +
-                            std::to_string(s.slot_ring.slots_created) + ", grown " +
-                            std::to_string(s.slot_ring.slots_grown) + ", replaced " +
-                            std::to_string(s.slot_ring.slots_replaced));
+    const auto& slots = std::get<staging::StagingStats>(s.strategy);  // the default: a slot ring
+    result_.notes.push_back("ring: staging slots created " + std::to_string(slots.slots_created) +
+                            ", grown " + std::to_string(slots.slots_grown) + ", replaced " +
+                            std::to_string(slots.slots_replaced));
     if (const uint64_t fell = s.oneoff_uploads + s.update_buffer_uploads; fell != 0) {
       result_.notes.push_back("ring: " + std::to_string(fell) +
                               " uploads took the ring's fallback route (the slot had no room)");

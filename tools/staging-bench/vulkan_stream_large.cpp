@@ -508,16 +508,14 @@ class StreamBench {
   std::optional<staging::vulkan::RingConfig> ring_config(const std::string& strategy_name) const {
     staging::vulkan::RingConfig config;
     if (strategy_name == "bytes") {
-      config.strategy = Strategy::Bytes;
-      config.byte_ring.capacity = ring_;
-      config.byte_ring.policy = staging::ExhaustionPolicy::Defer;
+      config.strategy =
+          staging::ByteRingConfig{.capacity = ring_, .policy = staging::ExhaustionPolicy::Defer};
     } else if (strategy_name == "slots") {
       if ((chunk_ & (chunk_ - 1)) != 0) {
         std::fprintf(stderr, "staging-bench: --strategies slots needs a power-of-two chunk\n");
         return std::nullopt;
       }
-      config.strategy = Strategy::Slots;
-      config.slot_ring = {
+      config.strategy = staging::StagingRingConfig{
           .slots = ring_chunks_, .min_slot_bytes = chunk_, .max_slot_bytes = chunk_};
     } else {
       std::fprintf(stderr, "staging-bench: unknown --strategies entry '%s'\n",
@@ -653,8 +651,10 @@ class StreamBench {
   void ring_note(Ring& ring, const Queue& queue, const MemoryChoice& m,
                  const std::string& strategy_name) {
     const Stats s = ring.stats();
-    const uint64_t held =
-        s.strategy == Strategy::Bytes ? s.byte_ring.peak_held_bytes : s.slot_ring.bytes_allocated;
+    const auto* bytes = std::get_if<staging::ByteRingStats>(&s.strategy);
+    const uint64_t held = bytes != nullptr
+                              ? bytes->peak_held_bytes
+                              : std::get<staging::StagingStats>(s.strategy).bytes_allocated;
     max_ring_held_ = std::max(max_ring_held_, held);
     fallbacks_ += s.oneoff_uploads + s.update_buffer_uploads;
     char buf[256];

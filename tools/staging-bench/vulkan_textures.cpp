@@ -256,8 +256,9 @@ class TextureBench {
       c.bytes += probe.image_data_size(c.regions.back()).value();
       c.needed += probe.image_footprint(c.regions.back()).value();
     }
-    config.slot_ring.max_slot_bytes = std::max<uint64_t>(
-        config.slot_ring.max_slot_bytes, uint64_t{1} << (64 - __builtin_clzll(c.needed)));
+    auto& slots = std::get<staging::StagingRingConfig>(config.strategy);
+    slots.max_slot_bytes =
+        std::max<uint64_t>(slots.max_slot_bytes, uint64_t{1} << (64 - __builtin_clzll(c.needed)));
     made = Ring::create(vk_.staging_device(), config);
     if (!made) return std::nullopt;
     c.data.resize(c.bytes);

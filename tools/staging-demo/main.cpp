@@ -1,7 +1,7 @@
 // staging-demo: a short scripted session of the slot ring on a fake device, printing the
 // slots' states after every step and the ring's stats at the end. Needs no GPU. The slot ring is
-// the engine under vulkan::Ring (Strategy::Slots) and webgpu::StagingRing, not API: this demo
-// shows its states, as staging-sim shows the rings' timelines.
+// the engine under vulkan::Ring (a slot ring, the default) and webgpu::StagingRing, not API: this
+// demo shows its states, as staging-sim shows the rings' timelines.
 #include <cinttypes>
 #include <cstdio>
 #include <deque>

@@ -220,7 +220,7 @@ enum class UploadError : uint8_t {
   /// growing or replacing the picked slot's buffer failed. A byte ring's reserve(): creating a
   /// Grow or Fallback region failed (ReserveError::alloc_error).
   AllocationFailed,
-  /// Vulkan, Strategy::Bytes with a policy other than Fallback: the byte ring refused the
+  /// Vulkan, a byte ring with a policy other than Fallback: the byte ring refused the
   /// reservation (Ring::last_reserve_error() says why: WouldBlock, Timeout naming the oldest
   /// pending frame, TooLarge, AllocationFailed). Retry later, or use the Fallback policy.
   /// A slot ring's begin() (Vulkan Ring::begin()'s BeginFailure, a WebGPU frame's refusal()):
@@ -421,7 +421,7 @@ enum class CreateError : uint8_t {
   /// Slot rings: max_slot_bytes (and so perhaps min_slot_bytes) is above SLOT_BYTES_LIMIT.
   SlotTooLarge,
   /// An ExhaustionPolicy the object cannot honour (Vulkan Ring: RingConfig::policy Split or Grow,
-  /// Wait with Strategy::Bytes, ByteRingConfig::policy Split; WebGPU: other than Defer and
+  /// Wait with a byte ring, ByteRingConfig::policy Split; WebGPU: other than Defer and
   /// Fallback; CUDA: Grow or Fallback).
   UnsupportedPolicy,
   /// A dependency create() needs is null (ByteRing: Deps::allocator; the stream scheduler's

@@ -6,8 +6,8 @@
 // later frame; a failed growth leaves the old buffer in place and the slot Ready). The slot ring —
 // a handful of persistently reused staging buffers ("slots"), one frame's uploads at a time in one
 // slot, reused only once the GPU is done with it — is the engine under vulkan::Ring
-// (Strategy::Slots) and webgpu::StagingRing; its states are SlotState's (Empty, Ready, Recording,
-// InFlight, Abandoned, Failed).
+// (a slot ring, the default) and webgpu::StagingRing; its states are SlotState's (Empty, Ready,
+// Recording, InFlight, Abandoned, Failed).
 //
 // SlotState: where one slot is in its frame cycle.
 //

@@ -1,10 +1,11 @@
 // Ring: the Vulkan staging ring — staging memory in persistently mapped VkBuffers, for frames
 // that record their copies into the caller's command buffers, reclaimed once a timeline semaphore
-// says the GPU has finished reading it. One of the core's two strategies holds the memory:
-//   Strategy::Slots  the slot ring (staging::StagingRing): one slot per frame, sized by
-//                    begin()'s `needed`; begin() is where the ring refuses.
-//   Strategy::Bytes  the byte ring (staging::ByteRing): every upload is one reservation in FIFO
-//                    order with wraparound; its own policy decides per upload.
+// says the GPU has finished reading it. One of the core's two strategies holds the memory, chosen
+// by the type of its configuration (RingConfig::strategy):
+//   StagingRingConfig  the slot ring (staging::StagingRing): one slot per frame, sized by
+//                      begin()'s `needed`; begin() is where the ring refuses.
+//   ByteRingConfig     the byte ring (staging::ByteRing): every upload is one reservation in
+//                      FIFO order with wraparound; its own policy decides per upload.
 // What the ring cannot place takes the fallback route (vkCmdUpdateBuffer, or a one-off buffer),
 // within its caps. The frame API is the same for both strategies (docs/vulkan.md).
 //
@@ -25,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/errors.hpp"
@@ -49,24 +51,20 @@ struct Device {
   Dispatch dispatch;
 };
 
-/// Which core strategy holds a Ring's staging memory.
-enum class Strategy : uint8_t {
-  /// The slot ring: one slot per frame (RingConfig::slot_ring).
-  Slots,
-  /// The byte ring: one reservation per upload (RingConfig::byte_ring).
-  Bytes,
-};
+/// Which core strategy holds a Ring's staging memory, chosen by its configuration's type: the
+/// slot ring (StagingRingConfig) or the byte ring (ByteRingConfig). See RingConfig::strategy.
+using RingStrategy = std::variant<StagingRingConfig, ByteRingConfig>;
 
 /// How a Ring is made.
 struct RingConfig {
-  /// Which core strategy holds the ring's staging memory.
-  Strategy strategy = Strategy::Slots;
-  /// Strategy::Slots: slot count and slot sizes. Between calls the slots hold at most
-  /// slot_ring.slots × the largest slot; while begin() grows or replaces a slot, its old buffer
-  /// is released just after the new one is made (staging::StagingRing), so for that moment one
-  /// more buffer is held.
-  StagingRingConfig slot_ring;
-  /// Strategy::Bytes: the byte ring (the core's ByteRingConfig; its capacity is required). Its
+  /// Which core strategy holds the ring's staging memory, and its configuration:
+  ///
+  /// A StagingRingConfig (the default, `{}`): the slot ring, one slot per frame — slot count
+  /// and slot sizes. Between calls the slots hold at most `slots` × the largest slot; while
+  /// begin() grows or replaces a slot, its old buffer is released just after the new one is made
+  /// (staging::StagingRing), so for that moment one more buffer is held.
+  ///
+  /// A ByteRingConfig (its capacity is required): the byte ring, one reservation per upload. Its
   /// tokens are the frames' ids on the ring's frame sequence (see Ring). Its policy is what an
   /// upload that does not fit does:
   ///  - Defer: refuse at once (then RingConfig::policy decides);
@@ -77,19 +75,21 @@ struct RingConfig {
   ///  - Fallback: a dedicated region per upload, up to fallback_cap.
   /// Split is refused at Ring::create (UnsupportedPolicy): a frame submits once, so chunks of
   /// one upload could never retire to make room for the next; split_min_chunk is not used.
-  ByteRingConfig byte_ring;
-  /// What the ring does when it has no room for a frame (Strategy::Slots: begin() got no slot)
-  /// or for an upload (Strategy::Bytes: the byte ring refused it under byte_ring.policy). The
-  /// core's ExhaustionPolicy (byte_ring.hpp):
-  ///  - Defer: answer at once: begin() and an upload answer RingFull;
-  ///  - Wait (Strategy::Slots only): begin() waits up to wait_timeout for the oldest frame in
-  ///    flight, then answers Timeout naming it (TooLarge and AllocationFailed are answered at
-  ///    once); a byte ring waits per upload instead, with byte_ring.policy = Wait;
-  ///  - Fallback: take the fallback route: the frame (Slots) or the upload (Bytes).
+  ///
+  ///   config.strategy = ByteRingConfig{.capacity = 64 << 20, .policy = ExhaustionPolicy::Wait};
+  RingStrategy strategy;
+  /// What the ring does when it has no room for a frame (slot ring: begin() got no slot) or for
+  /// an upload (byte ring: it refused the reservation under its own policy). The core's
+  /// ExhaustionPolicy (byte_ring.hpp):
+  ///  - Defer: answer at once: begin() answers its refusal, an upload RingFull;
+  ///  - Wait (slot ring only): begin() waits up to wait_timeout for the oldest frame in flight,
+  ///    then answers Timeout naming it (TooLarge and AllocationFailed are answered at once); a
+  ///    byte ring waits per upload instead, with ByteRingConfig::policy = Wait;
+  ///  - Fallback: take the fallback route: the frame (slot ring) or the upload (byte ring).
   /// Split and Grow are refused at Ring::create (UnsupportedPolicy): a frame submits once,
   /// and slots grow by themselves.
   ExhaustionPolicy policy = ExhaustionPolicy::Fallback;
-  /// The longest one begin() waits under ExhaustionPolicy::Wait (Strategy::Slots).
+  /// The longest one begin() waits under ExhaustionPolicy::Wait (slot ring).
   Duration wait_timeout = std::chrono::milliseconds(100);
   /// The fallback route (how the bytes of a frame, or an upload, the ring refused still arrive):
   /// use vkCmdUpdateBuffer for buffer uploads where it is legal (size <= 65536, offset and size
@@ -116,11 +116,11 @@ struct RingConfig {
   /// order). Ignored with a hook of your own.
   bool prefer_device_local = false;
   /// The ring's timeline; may be null. Sees every staging range written, every frame's point and
-  /// every release (EventKind::FrameWrite, FrameFinish, FrameRelease) and, under
-  /// Strategy::Bytes, the byte ring's events (tokens: frame ids). Called on the ring's thread,
+  /// every release (EventKind::FrameWrite, FrameFinish, FrameRelease) and, for
+  /// a byte ring, its events (tokens: frame ids). Called on the ring's thread,
   /// inside its calls. Must outlive the ring. For invariant checkers and profilers.
   Observer* observer = nullptr;
-  /// Internal (the library's tests; leave null): Strategy::Bytes: an invariant checker fed every
+  /// Internal (the library's tests; leave null): with a byte ring, an invariant checker fed every
   /// reservation and completion of the byte ring (ByteRing::Deps::checker; tokens: frame ids).
   /// Set ByteRingConfig::check_invariants to have the ring check itself. Must outlive the ring.
   InvariantChecker* checker = nullptr;
@@ -146,23 +146,12 @@ struct BeginFailure {
   std::optional<RetirementPoint> oldest;
 };
 
-/// Names of the values of Strategy, in order (staging::to_string,
-/// enum_from_string).
-constexpr auto enum_names(std::type_identity<Strategy>) noexcept {
-  return std::to_array<std::string_view>({"Slots", "Bytes"});
-}
-static_assert(enum_names_complete<Strategy>(), "a vulkan enum value has no name");
-
 /// What a Ring has done. Plain data; a diagnostic, never a decision input.
 struct Stats {
-  /// The ring's strategy: which of `slot_ring` and `byte_ring` is in use.
-  Strategy strategy = Strategy::Slots;
-  /// Strategy::Slots: the slot ring's counters (frames, placements, slots created/grown/
-  /// replaced, refusals). Zeros under Strategy::Bytes.
-  StagingStats slot_ring;
-  /// Strategy::Bytes: the byte ring's counters (reservations, wraps, waits, grows, fallbacks,
-  /// ...). Zeros under Strategy::Slots.
-  ByteRingStats byte_ring;
+  /// The counters of the ring's strategy, the alternative RingConfig::strategy holds: the slot
+  /// ring's StagingStats (frames, placements, slots created/grown/replaced, refusals) or the
+  /// byte ring's ByteRingStats (reservations, wraps, waits, grows, fallbacks, ...).
+  std::variant<StagingStats, ByteRingStats> strategy;
   uint64_t frames_begun = 0;     ///< frames begun, on either route
   uint64_t frames_finished = 0;  ///< frames finish() recorded
   uint64_t frames_dropped = 0;   ///< frames destroyed (or assigned over) unfinished
@@ -184,7 +173,7 @@ struct Stats {
   uint64_t ring_full_fallbacks = 0;
   /// Uploads refused with FallbackCapReached or TooLarge (RingConfig::fallback_max_oneoff_bytes).
   uint64_t fallback_cap_refusals = 0;
-  /// Strategy::Bytes: uploads refused with RingFull (policy Defer or Wait).
+  /// Byte ring: uploads refused with RingFull (policy Defer or Wait).
   uint64_t ring_full_refusals = 0;
   /// One-off staging bytes held now (until their frames' points retire, or the frames drop).
   uint64_t oneoff_live_bytes = 0;
@@ -210,9 +199,7 @@ constexpr auto counters_of(std::type_identity<Stats>) noexcept {
   using S = Stats;
   constexpr CounterUnit bytes = CounterUnit::Bytes;
   return std::tuple{
-      not_a_counter(&S::strategy),
-      counter_group("slot_ring", "slot ring", &S::slot_ring),
-      counter_group("byte_ring", "byte ring", &S::byte_ring),
+      not_a_counter(&S::strategy),  // format_stats() shows the strategy's own table
       counter("frames_begun", "frames begun (all routes)", &S::frames_begun),
       counter("frames_finished", "frames finished", &S::frames_finished),
       counter("frames_dropped", "frames dropped unfinished", &S::frames_dropped),
@@ -282,11 +269,11 @@ class Ring {
   /// Why create() made no ring: the shared CreateError and what Vulkan adds to it.
   struct CreateFailure {
     /// What went wrong, checked in this order: MissingFunction (a Dispatch member is null);
-    /// NoSlots, TooManySlots, MinNotPowerOfTwo, MaxBelowMin, SlotTooLarge (RingConfig::slot_ring,
+    /// NoSlots, TooManySlots, MinNotPowerOfTwo, MaxBelowMin, SlotTooLarge (a StagingRingConfig,
     /// as validate()); UnsupportedPolicy (RingConfig::policy Split or Grow, Wait with
-    /// Strategy::Bytes — use ByteRingConfig::policy = Wait —, or ByteRingConfig::policy Split);
+    /// a byte ring — use ByteRingConfig::policy = Wait —, or ByteRingConfig::policy Split);
     /// ApiVersionTooOld (the physical device reports an API version below 1.2);
-    /// ObjectCreationFailed (vkCreateSemaphore failed); then, for Strategy::Bytes, the byte ring's
+    /// ObjectCreationFailed (vkCreateSemaphore failed); then, for a byte ring, the byte ring's
     /// (ByteRing::create: ZeroCapacity, CapBelowCapacity, FallbackCapAboveCap, AllocationFailed).
     CreateError kind = CreateError::InvalidConfig;
     /// MissingFunction: the first null member's name (a static string).
@@ -296,8 +283,8 @@ class Ring {
   };
 
   /// Makes a ring: checks the dispatch, the configuration and the device's API version, creates
-  /// the timeline semaphore (initial value 0). Strategy::Slots allocates no staging memory until
-  /// the first frame; Strategy::Bytes allocates the byte ring (byte_ring.capacity) here.
+  /// the timeline semaphore (initial value 0). A slot ring allocates no staging memory until
+  /// the first frame; a byte ring allocates its first region (ByteRingConfig::capacity) here.
   /// Errors: CreateFailure (its kind says which check failed).
   static Expected<Ring, CreateFailure> create(const Device& device, const RingConfig& config = {});
 
@@ -318,7 +305,7 @@ class Ring {
   /// buffer_footprint()/image_footprint() to sum them; an underestimate is not an error — uploads
   /// that no longer fit take the fallback route). Retires what the GPU has finished first. When
   /// the ring gives no slot, the policy decides (see RingConfig::policy). Errors
-  /// (BeginFailure::kind): InvalidArgument (any strategy), RingFull, Timeout. Strategy::Bytes:
+  /// (BeginFailure::kind): InvalidArgument (any strategy), RingFull, Timeout. A byte ring:
   /// never refuses otherwise; `needed` is unused (each upload reserves its own bytes).
   Expected<StagingFrame, BeginFailure> begin(VkCommandBuffer cmd, uint64_t needed);
   /// begin(cmd, needed) sized by what recent frames asked for: `needed` is the most any of the
@@ -371,10 +358,9 @@ class Ring {
   /// The allocator error behind the last failed staging allocation, if any (not cleared by a
   /// later success).
   [[nodiscard]] std::optional<AllocError> last_alloc_error() const noexcept;
-  /// Strategy::Bytes: the byte ring's answer behind the last refused reservation, if any.
+  /// The byte ring's answer behind the last refused reservation, if any (a slot ring reserves
+  /// nothing: it refuses whole frames at begin(), with BeginFailure or a frame's refusal()).
   [[nodiscard]] const std::optional<ReserveError>& last_reserve_error() const noexcept;
-  /// RingConfig::strategy.
-  [[nodiscard]] Strategy strategy() const noexcept;
   /// The configuration the ring was created with.
   [[nodiscard]] const RingConfig& config() const noexcept;
   /// A snapshot of every counter, the core ring's included.

@@ -2,8 +2,8 @@
 // one frame's uploads at a time go into one slot, which is reused only once the GPU is done with
 // it. Buffer-generic: a backend instantiates it with its own buffer type and StagingAllocator;
 // tests use a fake allocator and fire FenceTokens by hand. The engine under vulkan::Ring
-// (Strategy::Slots) and webgpu::StagingRing, not part of the API: its vocabulary (configuration,
-// refusals, counters) is public in staging/core/slot_ring.hpp.
+// (a slot ring, the default) and webgpu::StagingRing, not part of the API: its vocabulary
+// (configuration, refusals, counters) is public in staging/core/slot_ring.hpp.
 //
 // Retirement: a finished frame's slot is InFlight until the ring is told the GPU has read it, in
 // one of two ways — both the one model of timeline.hpp, completion handed in as a value:

@@ -15,18 +15,18 @@
 
 namespace staging::vulkan::detail {
 
-/// One slot of a Strategy::Slots ring, as it is now.
+/// One slot of a slot-ring Ring, as it is now.
 struct SlotInfo {
   SlotState state = SlotState::Empty;  ///< its state
   uint64_t capacity = 0;               ///< its buffer's bytes (0 without a buffer)
 };
 
-/// Strategy::Slots: the number of slots (RingConfig::slot_ring.slots); 0 for Bytes.
+/// A slot ring: the number of slots (StagingRingConfig::slots); 0 for a byte ring.
 [[nodiscard]] std::size_t slot_count(const Ring& ring) noexcept;
-/// Strategy::Slots: slot `index`'s state and capacity now; none for Bytes or an index >=
+/// A slot ring: slot `index`'s state and capacity now; none for a byte ring or an index >=
 /// slot_count(ring).
 [[nodiscard]] std::optional<SlotInfo> slot(const Ring& ring, std::size_t index);
-/// Strategy::Bytes: the byte ring (free bytes, live reservations, ...); null for Slots.
+/// A byte ring: the byte ring itself (free bytes, live reservations, ...); null for a slot ring.
 [[nodiscard]] const ByteRing* byte_ring(const Ring& ring) noexcept;
 
 }  // namespace staging::vulkan::detail
