@@ -180,8 +180,9 @@ constexpr auto enum_names(std::type_identity<Route>) noexcept {
 }
 static_assert(enum_names_complete<Route>(), "Route: a value has no name");
 
-/// Why an upload was refused. Nothing is placed or recorded for a refused upload (only the
-/// counters note it); the frame stays usable. A value that names a backend is returned by that
+/// Why an upload, a byte ring's reservation or (a slot ring's begin()) a whole frame was refused.
+/// Nothing is placed or recorded for a refused upload (only the counters note it); the frame
+/// stays usable. A value that names a backend is returned by that
 /// backend only.
 enum class UploadError : uint8_t {
   /// The frame was finished, submitted, moved from, or default-constructed; a Vulkan Streamer is
@@ -215,23 +216,27 @@ enum class UploadError : uint8_t {
   /// (RingConfig::fallback_max_oneoff_bytes) for now: one-off buffers of frames in flight hold it.
   /// Retry in a later frame.
   FallbackCapReached,
-  /// Vulkan: a one-off staging buffer could not be allocated (Ring::last_alloc_error()). A slot
-  /// ring's begin() (Vulkan Ring::begin()'s BeginFailure, a WebGPU frame's refusal()): creating,
-  /// growing or replacing the picked slot's buffer failed. A byte ring's reserve(): creating a
+  /// Vulkan: a one-off staging buffer could not be allocated (Ring::last_alloc_error()).
+  /// A slot ring's begin() (Vulkan Ring::begin()'s BeginFailure and, under
+  /// Fallback, StagingFrame::refusal(); WebGPU StagingRing::begin() under Defer and, under
+  /// Fallback, a frame's refusal()): creating, growing or replacing the picked slot's buffer
+  /// failed. A byte ring's reserve(): creating a
   /// Grow or Fallback region failed (ReserveError::alloc_error).
   AllocationFailed,
   /// Vulkan, a byte ring with a policy other than Fallback: the byte ring refused the
   /// reservation (Ring::last_reserve_error() says why: WouldBlock, Timeout naming the oldest
   /// pending frame, TooLarge, AllocationFailed). Retry later, or use the Fallback policy.
-  /// A slot ring's begin() (Vulkan Ring::begin()'s BeginFailure, a WebGPU frame's refusal()):
-  /// every slot is Recording or InFlight.
+  /// A slot ring's begin() (Vulkan Ring::begin()'s BeginFailure and, under
+  /// Fallback, StagingFrame::refusal(); WebGPU StagingRing::begin() under Defer and, under
+  /// Fallback, a frame's refusal()): every slot is Recording or InFlight.
   RingFull,
   /// No route can ever take it. CUDA (Wait, Defer): larger than the ring. Vulkan frame: larger
   /// than the fallback route's one-off cap (RingConfig::fallback_max_oneoff_bytes) and than the
-  /// ring
-  /// can hold (the largest slot, or the byte ring's cap). Vulkan Streamer: one row of texel
+  /// ring can hold (the largest slot, or the byte ring's cap). Vulkan Streamer: one row of texel
   /// blocks does not fit its staging memory. WebGPU: larger than the C API can pass (size_t:
-  /// 4 GiB on wasm32). A slot ring's begin(): the frame needs more than the largest slot. A byte
+  /// 4 GiB on wasm32). A slot ring's begin() (Vulkan Ring::begin()'s BeginFailure and, under
+  /// Fallback, StagingFrame::refusal(); WebGPU StagingRing::begin() under Defer and, under
+  /// Fallback, a frame's refusal()): the frame needs more than the largest slot. A byte
   /// ring's reserve(): the request can never be met under the policy in force (ReserveError).
   /// Retrying cannot help: split the upload.
   TooLarge,

@@ -110,14 +110,16 @@ class StreamTicket {
 /// Staging bytes an upload is written into in place, and their row layout: a piece of a streamed
 /// in-place upload (Streamer::write_in_place(), handed out by next_piece(): write the part of the
 /// upload it names into `bytes`, then commit() it, or abandon() it), or a whole image region a
-/// Vulkan frame reserved (StagingFrame::reserve(): source_offset 0, the whole region; write it
-/// before the frame's finish()).
+/// Vulkan frame reserved (StagingFrame::reserve(region) or SharedWriter::reserve(region):
+/// source_offset 0, the whole region; write it before the frame's finish(), or the writer's
+/// leave()).
 ///
 /// The part is bytes [source_offset, source_offset + source_bytes) of the upload as it would be
 /// packed tightly (a buffer: its bytes; an image: level after level, each layer after layer,
 /// slice after slice, row after row of texel blocks). In `bytes` those are `rows` rows of
-/// `row_bytes` bytes, row i starting at i × row_pitch. A buffer piece, and an image piece whose
-/// rows need no padding, is one run (rows 1, row_bytes == row_pitch == source_bytes); an image
+/// `row_bytes` bytes, row i starting at i × row_pitch. A streamed buffer piece, and a streamed
+/// image piece whose rows need no padding, is one run (rows 1, row_bytes == row_pitch ==
+/// source_bytes); an image
 /// piece laid out with padded rows has rows of texel blocks, and the row_pitch - row_bytes bytes
 /// after each row are never read. The Vulkan Streamer packs rows tightly (every piece is one
 /// run); a writer that copies row by row at row_pitch is right either way.
@@ -125,10 +127,12 @@ class StreamTicket {
 /// A frame's image region is every row of every depth slice and array layer in turn, `rows` of
 /// them, padded to row_pitch when the ring pads image rows (vulkan::RingConfig::pad_image_rows).
 ///
-/// Threading: a piece is written by one thread at a time; commit() it from any thread.
+/// Threading: a piece is written by one thread at a time; a streamed piece is committed from any
+/// thread.
 class InPlacePiece {
  public:
-  /// The staging bytes to write (valid until commit() or abandon()).
+  /// The staging bytes to write (a streamed piece's: valid until commit() or abandon(); a
+  /// frame's: until its finish() or destruction; a shared writer's: until leave()).
   std::span<std::byte> bytes;
   /// Where the piece's part starts in the tightly packed upload.
   uint64_t source_offset = 0;

@@ -209,9 +209,10 @@ struct UploadFailure {
   UploadError kind = UploadError::InvalidArgument;
   /// The CUDA error for Cuda and Failed; cudaSuccess otherwise.
   cudaError_t cuda = cudaSuccess;
-  /// The ring's answer when the error came from reserving ring room: WouldBlock, Timeout,
-  /// TooLarge, InvalidArgument for an alignment that overflows, or Failed when the Uploader
-  /// failed during that wait. Empty otherwise.
+  /// The ring's answer when `kind` came from reserving ring room: `kind` WouldBlock, Timeout or
+  /// TooLarge (the ring's own kind); InvalidArgument for an alignment that overflows (the ring's
+  /// kind: Overflow); Cuda when a region could not be made (AllocationFailed); or Failed when the
+  /// Uploader failed during that wait. Empty otherwise.
   std::optional<ReserveError> reserve;
   /// upload(): the first `bytes_issued` bytes were staged and their copies enqueued before the
   /// failure (they complete at `issued_point`); resume from there. Any policy: a Timeout after

@@ -157,7 +157,8 @@ struct Stats {
   uint64_t frames_dropped = 0;   ///< frames destroyed (or assigned over) unfinished
   /// Frames that took the fallback route (begin_fallback() or a refusal under Fallback).
   uint64_t frames_fallback = 0;
-  uint64_t begin_refused = 0;   ///< begin() answers of RingFull
+  /// begin() refusals: TooLarge, RingFull, AllocationFailed (Timeout is begin_timeouts).
+  uint64_t begin_refused = 0;
   uint64_t begin_timeouts = 0;  ///< begin() answers of Timeout
   uint64_t waits = 0;           ///< begin() calls that waited (Wait policy)
   Duration wait_time{0};        ///< the time those calls spent waiting, in total
@@ -305,8 +306,9 @@ class Ring {
   /// buffer_footprint()/image_footprint() to sum them; an underestimate is not an error — uploads
   /// that no longer fit take the fallback route). Retires what the GPU has finished first. When
   /// the ring gives no slot, the policy decides (see RingConfig::policy). Errors
-  /// (BeginFailure::kind): InvalidArgument (any strategy), RingFull, Timeout. A byte ring:
-  /// never refuses otherwise; `needed` is unused (each upload reserves its own bytes).
+  /// (BeginFailure::kind): InvalidArgument (any strategy); TooLarge, RingFull, AllocationFailed
+  /// (a slot ring's refusal, under Defer or Wait); Timeout. A byte ring: never refuses otherwise;
+  /// `needed` is unused (each upload reserves its own bytes).
   Expected<StagingFrame, BeginFailure> begin(VkCommandBuffer cmd, uint64_t needed);
   /// begin(cmd, needed) sized by what recent frames asked for: `needed` is the most any of the
   /// last 8 finished frames tried to place (their uploads' footprints, on whichever route they

@@ -12,7 +12,7 @@
 //     Duration busy{0};                   ///< time spent recording
 //     uint64_t refused_by_cause[3] = {};  ///< indexed by BlockCause
 //     StagingStats slots;                 ///< the slot ring's own counters
-//     Strategy strategy{};                ///< which ring (not a counter)
+//     Route route{};                      ///< which route (not a counter)
 //   };
 //   /// CopyStats' counters, in declaration order.
 //   constexpr auto counters_of(std::type_identity<CopyStats>) noexcept {
@@ -23,7 +23,7 @@
 //         staging::counter("busy_ns", "busy (ns)", &S::busy),  // a Duration: nanoseconds
 //         staging::counter<BlockCause>("refused_by_cause", "refused", &S::refused_by_cause),
 //         staging::counter_group("slots", "slot ring", &S::slots),
-//         staging::not_a_counter(&S::strategy)};
+//         staging::not_a_counter(&S::route)};
 //   }
 //   static_assert(staging::counters_complete<CopyStats>(), "CopyStats: counters_of is stale");
 //
