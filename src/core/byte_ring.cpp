@@ -23,6 +23,7 @@
 #include "staging/core/observer.hpp"
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/byte_ring_deps.hpp"
 #include "staging/detail/core/clock.hpp"
 #include "staging/detail/core/invariant_checker.hpp"
 
@@ -262,7 +263,7 @@ struct ByteRing::Impl {
   TimelineValue completed = 0;
   ByteRingStats stats;
 
-  Impl(const ByteRingConfig& c, const Deps& d)
+  Impl(const ByteRingConfig& c, const detail::ByteRingDeps& d)
       : config(c),
         allocator(d.allocator),
         clock(d.clock != nullptr ? d.clock : &SteadyClock::instance()),
@@ -939,13 +940,19 @@ struct ByteRing::Impl {
 // ---------------------------------------------------------------------------------------------
 // ByteRing
 
-Expected<ByteRing, CreateError> ByteRing::create(const ByteRingConfig& config, Deps deps) {
+Expected<ByteRing, CreateError> ByteRing::create(const ByteRingConfig& config,
+                                                 RegionAllocator& allocator, Observer* observer) {
+  return detail::create_byte_ring(config, {.allocator = &allocator, .observer = observer});
+}
+
+Expected<ByteRing, CreateError> detail::create_byte_ring(const ByteRingConfig& config,
+                                                         const ByteRingDeps& deps) {
   if (config.capacity == 0) return unexpected(CreateError::ZeroCapacity);
   const uint64_t cap = config.cap == 0 ? config.capacity : config.cap;
   if (cap < config.capacity) return unexpected(CreateError::CapBelowCapacity);
   if (config.fallback_cap > cap) return unexpected(CreateError::FallbackCapAboveCap);
   if (deps.allocator == nullptr) return unexpected(CreateError::MissingDependency);
-  auto impl = std::make_unique<Impl>(config, deps);
+  auto impl = std::make_unique<ByteRing::Impl>(config, deps);
   auto region = impl->add_region(config.capacity, RegionKind::Ring);
   if (!region) return unexpected(CreateError::AllocationFailed);
   STAGING_ASSERT(*region == 0, "region 0 must be the ring");

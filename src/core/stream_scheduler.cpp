@@ -21,6 +21,7 @@
 #include "staging/core/stream.hpp"
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/byte_ring_deps.hpp"
 #include "staging/detail/core/clock.hpp"
 #include "staging/detail/core/copy_layout.hpp"
 #include "staging/detail/core/fill_engine.hpp"
@@ -147,12 +148,12 @@ Expected<std::unique_ptr<StreamScheduler>, CreateError> StreamScheduler::create(
   rc.cap = c.ring_bytes;
   rc.policy = ExhaustionPolicy::Defer;
   rc.check_invariants = c.check_invariants;
-  ByteRing::Deps rd;
+  detail::ByteRingDeps rd;
   rd.allocator = deps.allocator;
   rd.clock = s->clock_;
   rd.observer = deps.observer;
   rd.checker = deps.checker;
-  auto ring = ByteRing::create(rc, rd);
+  auto ring = detail::create_byte_ring(rc, rd);
   if (!ring) return unexpected(ring.error());
   s->ring_.emplace(std::move(*ring));
   return s;

@@ -212,19 +212,4 @@ const PinnedBudget& MultiUploader::budget() const noexcept {
   return *impl_->budget;
 }
 
-MultiUploaderStats MultiUploader::stats() const {
-  MultiUploaderStats s;
-  for (const DeviceEntry& e : impl_->entries) {
-    UploaderStats u = e.uploader->stats();
-    s.bytes_uploaded += u.bytes_uploaded;
-    s.devices.push_back(std::move(u));
-  }
-  s.pinned_held = impl_->budget->held();
-  s.pinned_peak = impl_->budget->peak();
-  s.pinned_cap = impl_->budget->cap();
-  for (const auto& p : impl_->pools)
-    s.pools.push_back(p->stats());
-  return s;
-}
-
 }  // namespace staging::cuda

@@ -821,10 +821,7 @@ Expected<Uploader, CreateError> Uploader::create_with(const UploaderConfig& conf
   rc.wait_timeout = c.wait_timeout;
   rc.split_min_chunk = std::min(c.chunk_bytes, std::max(kMinSplitChunk, c.alignment));
   rc.check_invariants = c.check_invariants;
-  ByteRing::Deps deps;
-  deps.allocator = impl->allocator.get();
-  deps.observer = c.observer;
-  auto ring = ByteRing::create(rc, deps);
+  auto ring = ByteRing::create(rc, *impl->allocator, c.observer);
   if (!ring) return unexpected(ring.error());  // the sizes were checked: pinning region 0 failed
   impl->ring.emplace(std::move(*ring));
   impl->ring_base = impl->allocator->base(0);

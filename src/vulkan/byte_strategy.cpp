@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "staging/detail/core/byte_ring_deps.hpp"
+
 namespace staging::vulkan::detail {
 
 ByteStrategy::ByteStrategy(MemorySource& memory, CompletionSource& frames) noexcept
@@ -14,9 +16,9 @@ ByteStrategy::~ByteStrategy() {
 Expected<std::unique_ptr<ByteStrategy>, CreateError> ByteStrategy::create(
     MemorySource& memory, const RingConfig& config, CompletionSource& frames) {
   std::unique_ptr<ByteStrategy> s(new ByteStrategy(memory, frames));
-  Expected<ByteRing, CreateError> ring = ByteRing::create(
+  Expected<ByteRing, CreateError> ring = staging::detail::create_byte_ring(
       std::get<ByteRingConfig>(config.strategy),
-      ByteRing::Deps{.allocator = s.get(), .observer = config.observer, .checker = config.checker});
+      {.allocator = s.get(), .observer = config.observer, .checker = config.checker});
   if (!ring) return unexpected(ring.error());
   s->ring_.emplace(std::move(*ring));
   return s;

@@ -53,8 +53,8 @@ RingImpl::~RingImpl() {
     device.dispatch.vkDestroySemaphore(device.device, semaphore, nullptr);
 }
 
-Expected<StagingFrame, BeginFailure> RingImpl::begin(VkCommandBuffer cmd, uint64_t needed) {
-  if (cmd == VK_NULL_HANDLE) return unexpected(BeginFailure{UploadError::InvalidArgument});
+Expected<StagingFrame, UploadError> RingImpl::begin(VkCommandBuffer cmd, uint64_t needed) {
+  if (cmd == VK_NULL_HANDLE) return unexpected(UploadError::InvalidArgument);
   poll();  // frames the GPU has just finished give their memory back first
   const auto start = std::chrono::steady_clock::now();
   bool waited = false;
@@ -73,10 +73,8 @@ Expected<StagingFrame, BeginFailure> RingImpl::begin(VkCommandBuffer cmd, uint64
     if (config.policy == ExhaustionPolicy::Wait && refusal == UploadError::RingFull) {
       // Wait for the oldest frame in flight on the ring route (pending is in finish order). When
       // every slot is held by open frames instead, waiting cannot help: answer RingFull.
-      const auto oldest = std::find_if(pending.begin(), pending.end(),
-                                       [](const Pending& p) { return p.route == Route::Ring; });
-      if (oldest != pending.end()) {
-        const RetirementPoint point = oldest->point;
+      if (const std::optional<RetirementPoint> oldest = oldest_in_flight()) {
+        const RetirementPoint point = *oldest;
         const auto left = config.wait_timeout - std::chrono::duration_cast<Duration>(
                                                     std::chrono::steady_clock::now() - start);
         if (left > Duration{0}) {
@@ -87,13 +85,21 @@ Expected<StagingFrame, BeginFailure> RingImpl::begin(VkCommandBuffer cmd, uint64
         }
         stop_waiting();
         ++stats.begin_timeouts;
-        return unexpected(BeginFailure{UploadError::Timeout, point});
+        return unexpected(UploadError::Timeout);
       }
     }
     stop_waiting();
     ++stats.begin_refused;
-    return unexpected(BeginFailure{refusal, std::nullopt});
+    return unexpected(refusal);
   }
+}
+
+std::optional<RetirementPoint> RingImpl::oldest_in_flight() const noexcept {
+  // pending is in finish order; frames on the fallback route hold no ring memory.
+  const auto oldest = std::find_if(pending.begin(), pending.end(),
+                                   [](const Pending& p) { return p.route == Route::Ring; });
+  if (oldest == pending.end()) return std::nullopt;
+  return oldest->point;
 }
 
 uint64_t RingImpl::recent_demand() const noexcept {
@@ -156,21 +162,20 @@ bool policies_honoured(const RingConfig& config) {
 
 }  // namespace
 
-Expected<Ring, Ring::CreateFailure> Ring::create(const Device& device, const RingConfig& config) {
-  if (std::string_view missing = device.dispatch.missing(); !missing.empty()) {
-    return unexpected(CreateFailure{.kind = CreateError::MissingFunction, .function = missing});
+Expected<Ring, CreateError> Ring::create(const Device& device, const RingConfig& config) {
+  if (!device.dispatch.missing().empty()) {
+    return unexpected(CreateError::MissingFunction);
   }
   if (const auto* slots = std::get_if<StagingRingConfig>(&config.strategy)) {
-    if (auto valid = validate(*slots); !valid)
-      return unexpected(CreateFailure{.kind = valid.error()});
+    if (auto valid = validate(*slots); !valid) return unexpected(valid.error());
   }
   if (!policies_honoured(config)) {
-    return unexpected(CreateFailure{.kind = CreateError::UnsupportedPolicy});
+    return unexpected(CreateError::UnsupportedPolicy);
   }
   VkPhysicalDeviceProperties props{};
   device.dispatch.vkGetPhysicalDeviceProperties(device.physical_device, &props);
   if (props.apiVersion < VK_API_VERSION_1_2) {
-    return unexpected(CreateFailure{.kind = CreateError::ApiVersionTooOld});
+    return unexpected(CreateError::ApiVersionTooOld);
   }
   auto impl = std::make_unique<detail::RingImpl>(device, config);
   const VkSemaphoreTypeCreateInfo type_info{
@@ -184,13 +189,13 @@ Expected<Ring, Ring::CreateFailure> Ring::create(const Device& device, const Rin
           device.dispatch.vkCreateSemaphore(device.device, &info, nullptr, &impl->semaphore);
       r != VK_SUCCESS) {
     impl->semaphore = VK_NULL_HANDLE;
-    return unexpected(CreateFailure{.kind = CreateError::ObjectCreationFailed, .result = r});
+    return unexpected(CreateError::ObjectCreationFailed);
   }
   if (const auto* slots = std::get_if<StagingRingConfig>(&config.strategy)) {
     impl->strategy = std::make_unique<detail::SlotStrategy>(impl->memory, *slots);
   } else {
     auto bytes = detail::ByteStrategy::create(impl->memory, config, impl->timeline);
-    if (!bytes) return unexpected(CreateFailure{.kind = bytes.error()});
+    if (!bytes) return unexpected(bytes.error());
     impl->strategy = std::move(*bytes);
   }
   return Ring(std::move(impl));
@@ -205,10 +210,10 @@ Ring::Ring(Ring&&) noexcept = default;
 Ring& Ring::operator=(Ring&&) noexcept = default;
 Ring::~Ring() = default;
 
-Expected<StagingFrame, BeginFailure> Ring::begin(VkCommandBuffer cmd, uint64_t needed) {
+Expected<StagingFrame, UploadError> Ring::begin(VkCommandBuffer cmd, uint64_t needed) {
   return impl_->begin(cmd, needed);
 }
-Expected<StagingFrame, BeginFailure> Ring::begin(VkCommandBuffer cmd) {
+Expected<StagingFrame, UploadError> Ring::begin(VkCommandBuffer cmd) {
   return impl_->begin(cmd, impl_->recent_demand());
 }
 StagingFrame Ring::begin_fallback(VkCommandBuffer cmd) {
@@ -250,6 +255,9 @@ uint64_t Ring::last_value() const noexcept {
 }
 uint64_t Ring::in_flight() const noexcept {
   return impl_->pending.size();
+}
+std::optional<RetirementPoint> Ring::oldest_in_flight() const noexcept {
+  return impl_->oldest_in_flight();
 }
 std::optional<uint32_t> Ring::memory_type() const noexcept {
   return impl_->memory.memory_type();

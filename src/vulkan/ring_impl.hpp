@@ -81,7 +81,8 @@ struct RingImpl {
   RingImpl& operator=(const RingImpl&) = delete;
 
   // Frames (ring.cpp)
-  Expected<StagingFrame, BeginFailure> begin(VkCommandBuffer cmd, uint64_t needed);
+  Expected<StagingFrame, UploadError> begin(VkCommandBuffer cmd, uint64_t needed);
+  std::optional<RetirementPoint> oldest_in_flight() const noexcept;
   /// What a frame of Ring::begin(cmd) is sized for: the most any of the last kDemandFrames
   /// finished frames tried to place (0 before the first).
   [[nodiscard]] uint64_t recent_demand() const noexcept;

@@ -639,8 +639,8 @@ Expected<void, UploadError> Streamer::record_acquire(VkCommandBuffer cmd,
   return {};
 }
 
-PumpResult Streamer::pump_once(Duration max_wait) {
-  return scheduler_->pump_once(max_wait);
+bool Streamer::pump_once(Duration max_wait) {
+  return scheduler_->pump_once(max_wait) == PumpResult::Submitted;
 }
 
 VkSemaphore Streamer::semaphore() const noexcept {

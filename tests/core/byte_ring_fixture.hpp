@@ -19,6 +19,7 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/observer.hpp"
+#include "staging/detail/core/byte_ring_deps.hpp"
 #include "staging/detail/core/invariant_checker.hpp"
 #include "staging/testing/fake_queue.hpp"
 #include "staging/testing/fake_region_allocator.hpp"
@@ -135,7 +136,7 @@ struct ByteRingFixture : ::testing::Test {
     config.check_invariants = true;
     ring.reset();
     written.clear();
-    auto made = ByteRing::create(config, {&allocator, &clock, &events});
+    auto made = staging::detail::create_byte_ring(config, {&allocator, &clock, &events});
     EXPECT_TRUE(made.has_value());
     ring.emplace(std::move(made).value());
     return *ring;

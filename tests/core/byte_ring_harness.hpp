@@ -33,6 +33,7 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/observer.hpp"
+#include "staging/detail/core/byte_ring_deps.hpp"
 #include "staging/detail/core/event_reservation.hpp"
 #include "staging/detail/core/invariant_checker.hpp"
 #include "staging/testing/fake_queue.hpp"
@@ -146,7 +147,8 @@ class Harness final : public Observer {
   explicit Harness(const Setup& setup)
       : setup_(setup), queue_(clock_, setup.delay), checker_(InvariantChecker::Mode::Record) {
     allocator_.set_max_region_bytes(uint64_t{1} << 24);
-    auto made = ByteRing::create(setup.ring, ByteRing::Deps{&allocator_, &clock_, this, &checker_});
+    auto made = staging::detail::create_byte_ring(
+        setup.ring, staging::detail::ByteRingDeps{&allocator_, &clock_, this, &checker_});
     if (made) ring_.emplace(std::move(*made));
   }
   Harness(const Harness&) = delete;

@@ -10,6 +10,7 @@
 
 #include "byte_ring_fixture.hpp"
 #include "staging/core/byte_ring.hpp"
+#include "staging/detail/core/byte_ring_deps.hpp"
 #include "staging/detail/core/invariant_checker.hpp"
 
 namespace staging::test {
@@ -40,7 +41,7 @@ struct ByteRingLimits : ::testing::Test {
   std::optional<ByteRing> ring;
 
   ByteRing& make(ByteRingConfig config) {
-    auto made = ByteRing::create(config, {&allocator, &clock, nullptr, &checker});
+    auto made = staging::detail::create_byte_ring(config, {&allocator, &clock, nullptr, &checker});
     EXPECT_TRUE(made.has_value());
     ring.emplace(std::move(made).value());
     return *ring;

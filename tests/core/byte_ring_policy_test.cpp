@@ -11,6 +11,7 @@
 
 #include "byte_ring_fixture.hpp"
 #include "staging/core/byte_ring.hpp"
+#include "staging/detail/core/byte_ring_deps.hpp"
 
 namespace staging::test {
 namespace {
@@ -186,11 +187,11 @@ TEST_F(PolicyTest, WaitNeverHangsOnASourceThatMakesNoProgress) {
       return 0;
     }
   } stuck;
-  auto made = ByteRing::create({.capacity = 64,
-                                .policy = ExhaustionPolicy::Wait,
-                                .wait_timeout = 1ms,
-                                .check_invariants = true},
-                               {&allocator, &clock, nullptr});
+  auto made = staging::detail::create_byte_ring({.capacity = 64,
+                                                 .policy = ExhaustionPolicy::Wait,
+                                                 .wait_timeout = 1ms,
+                                                 .check_invariants = true},
+                                                {&allocator, &clock, nullptr});
   ASSERT_TRUE(made);
   ByteRing& r = *made;
   ASSERT_TRUE(reserve_waiting(r, stuck, req(64)));
@@ -318,11 +319,11 @@ TEST_F(PolicyTest, SplitStreamsAPayloadLargerThanTheWholeRing) {
   GpuCopier gpu;
   gpu.allocator = &allocator;
   gpu.destination = &destination;
-  auto made = ByteRing::create({.capacity = 64,
-                                .policy = ExhaustionPolicy::Split,
-                                .wait_timeout = 1ms,
-                                .check_invariants = true},
-                               {&allocator, &clock, &gpu});
+  auto made = staging::detail::create_byte_ring({.capacity = 64,
+                                                 .policy = ExhaustionPolicy::Split,
+                                                 .wait_timeout = 1ms,
+                                                 .check_invariants = true},
+                                                {&allocator, &clock, &gpu});
   ASSERT_TRUE(made);
   ByteRing& r = *made;
   uint64_t sent = 0;
@@ -706,12 +707,12 @@ TEST_F(PolicyTest, FallbackMayFillTheCapExactly) {
 
 // A fallback cap equal to the cap is accepted by create() (and clamped to what the ring leaves).
 TEST_F(PolicyTest, AFallbackCapEqualToTheCapIsAccepted) {
-  auto made = ByteRing::create({.capacity = 64, .cap = 128, .fallback_cap = 128},
-                               {&allocator, &clock, nullptr});
+  auto made = staging::detail::create_byte_ring({.capacity = 64, .cap = 128, .fallback_cap = 128},
+                                                {&allocator, &clock, nullptr});
   ASSERT_TRUE(made);
   EXPECT_EQ(made->fallback_cap(), 64u);
-  EXPECT_EQ(ByteRing::create({.capacity = 64, .cap = 128, .fallback_cap = 129},
-                             {&allocator, &clock, nullptr})
+  EXPECT_EQ(staging::detail::create_byte_ring({.capacity = 64, .cap = 128, .fallback_cap = 129},
+                                              {&allocator, &clock, nullptr})
                 .error(),
             CreateError::FallbackCapAboveCap);
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "byte_ring_fixture.hpp"
+#include "staging/detail/core/byte_ring_deps.hpp"
 
 namespace staging::test {
 namespace {
@@ -14,11 +15,11 @@ using ByteRingTest = ByteRingFixture;
 
 TEST_F(ByteRingTest, CreateRejectsInvalidConfigurations) {
   using E = CreateError;
-  const auto create = [&](ByteRingConfig c, ByteRing::Deps d) {
-    auto r = ByteRing::create(c, d);
+  const auto create = [&](ByteRingConfig c, staging::detail::ByteRingDeps d) {
+    auto r = staging::detail::create_byte_ring(c, d);
     return r ? std::optional<E>() : std::optional<E>(r.error());
   };
-  const ByteRing::Deps deps{&allocator, &clock, nullptr};
+  const staging::detail::ByteRingDeps deps{&allocator, &clock, nullptr};
   EXPECT_EQ(create({.capacity = 0}, deps), E::ZeroCapacity);
   EXPECT_EQ(create({.capacity = 64, .cap = 32}, deps), E::CapBelowCapacity);
   EXPECT_EQ(create({.capacity = 64, .cap = 128, .fallback_cap = 129}, deps),

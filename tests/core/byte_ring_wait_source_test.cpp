@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "staging/core/byte_ring.hpp"
+#include "staging/detail/core/byte_ring_deps.hpp"
 #include "staging/testing/fake_queue.hpp"
 #include "staging/testing/fake_region_allocator.hpp"
 
@@ -36,10 +37,10 @@ TEST(ByteRingWait, ASourceThatAnswersBelowTheTargetEndsTheWaitAtOnce) {
   config.capacity = 10;
   config.policy = ExhaustionPolicy::Wait;
   config.wait_timeout = std::chrono::seconds(10);
-  ByteRing::Deps deps;
+  staging::detail::ByteRingDeps deps;
   deps.allocator = &memory;
   deps.clock = &clock;
-  ByteRing ring = std::move(ByteRing::create(config, deps).value());
+  ByteRing ring = std::move(staging::detail::create_byte_ring(config, deps).value());
   const auto request = [](uint64_t token) {
     ReserveRequest r;
     r.size = 6;

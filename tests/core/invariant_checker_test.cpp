@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "byte_ring_fixture.hpp"
+#include "staging/detail/core/byte_ring_deps.hpp"
 
 namespace staging::test {
 namespace {
@@ -215,13 +216,13 @@ TEST(InvariantChecker, ARingFeedsItEveryOperation) {
     FakeQueue queue(clock, DelayModel::seeded_random(Duration{0}, 50us, 3));
     FakeRegionAllocator allocator;
     InvariantChecker checker(Mode::Record);
-    auto made = ByteRing::create({.capacity = 256,
-                                  .cap = 1024,
-                                  .policy = policy,
-                                  .wait_timeout = 100us,
-                                  .trim_after = 20us,
-                                  .check_invariants = false},
-                                 {&allocator, &clock, nullptr, &checker});
+    auto made = staging::detail::create_byte_ring({.capacity = 256,
+                                                   .cap = 1024,
+                                                   .policy = policy,
+                                                   .wait_timeout = 100us,
+                                                   .trim_after = 20us,
+                                                   .check_invariants = false},
+                                                  {&allocator, &clock, nullptr, &checker});
     ASSERT_TRUE(made);
     ByteRing& ring = *made;
     EXPECT_EQ(checker.cap(), 1024u);

@@ -334,13 +334,16 @@ TEST(MultiUploaderFake, ThreeDevicesOneCapOnePool) {
   for (auto& t : threads)
     t.join();
   EXPECT_EQ(failures.load(), 0);
-  const MultiUploaderStats s = multi->stats();
-  ASSERT_EQ(s.devices.size(), 3u);
-  EXPECT_EQ(s.pinned_cap, 3 * MiB);
-  EXPECT_LE(s.pinned_peak, s.pinned_cap);
-  EXPECT_GT(s.bytes_uploaded, 3 * 6 * 2 * MiB);
-  for (const UploaderStats& u : s.devices)
+  ASSERT_EQ(multi->size(), 3u);
+  EXPECT_EQ(multi->budget().cap(), 3 * MiB);
+  EXPECT_LE(multi->budget().peak(), multi->budget().cap());
+  uint64_t bytes_uploaded = 0;
+  for (std::size_t i = 0; i < multi->size(); ++i) {
+    const UploaderStats u = multi->uploader(i).stats();
     EXPECT_EQ(u.budget_cap, 3 * MiB);
+    bytes_uploaded += u.bytes_uploaded;
+  }
+  EXPECT_GT(bytes_uploaded, 3 * 6 * 2 * MiB);
 
   // The budget is spent: one more ring under it is refused before anything is pinned.
   FakeDevice d3;

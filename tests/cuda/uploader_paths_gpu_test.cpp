@@ -194,11 +194,10 @@ TEST(MultiUploaderGpu, EveryDeviceAtOnceUnderOneCap) {
   for (auto& t : threads)
     t.join();
   EXPECT_EQ(failures.load(), 0);
-  const MultiUploaderStats st = multi->stats();
-  EXPECT_LE(st.pinned_peak, st.pinned_cap);
-  EXPECT_EQ(st.devices.size(), static_cast<std::size_t>(devices));
-  for (const UploaderStats& u : st.devices)
-    EXPECT_EQ(u.uploads, 4u);
+  EXPECT_LE(multi->budget().peak(), multi->budget().cap());
+  ASSERT_EQ(multi->size(), static_cast<std::size_t>(devices));
+  for (std::size_t i = 0; i < multi->size(); ++i)
+    EXPECT_EQ(multi->uploader(i).stats().uploads, 4u);
 }
 
 }  // namespace

@@ -93,9 +93,9 @@ TEST_F(GpuTest, AFrameLargerThanAnySlotTakesTheFallbackRouteOrIsRefused) {
   Harness h(*gpu, 2 * MiB, 6);
 
   VkCommandBuffer cmd = h.commands();
-  const Expected<StagingFrame, BeginFailure> refused = defer.begin(cmd, 2 * MiB);
+  const Expected<StagingFrame, UploadError> refused = defer.begin(cmd, 2 * MiB);
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().kind, UploadError::TooLarge);
+  EXPECT_EQ(refused.error(), UploadError::TooLarge);
   EXPECT_EQ(defer.stats().begin_refused, 1u);
 
   StagingFrame frame = fallback.begin(cmd, 2 * MiB).value();

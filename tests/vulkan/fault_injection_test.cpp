@@ -6,8 +6,8 @@
 // flushing (finish() answers FlushFailed, records nothing, and the frame is dropped: no copy
 // reads bytes the device may not see), and the device lost from the N-th allocation, semaphore read
 // or semaphore wait on (in the middle of a frame, with frames in flight). Every run asserts:
-//   - the error reaches the caller as a value (an UploadError, a BeginFailure, a FinishError, a
-//     WaitError or Ring::CreateFailure; nothing else: no crash, no abort);
+//   - the error reaches the caller as a value (an UploadError, a FinishError, a WaitError or a
+//     CreateError; nothing else: no crash, no abort);
 //   - nothing is corrupted: once the fault is gone, the next frame succeeds, and the destination
 //     buffer read back holds exactly the bytes of every upload that was accepted and submitted;
 //   - the validation layer (with synchronization validation) stays silent;
@@ -77,9 +77,9 @@ Seen run_script(Gpu& gpu, FaultDispatch& faults, Setup setup, uint64_t seed) {
   uint64_t external_value = 0;
   {
     const Device device{gpu.physical_device, gpu.device, faults.dispatch()};
-    Expected<Ring, Ring::CreateFailure> made = Ring::create(device, script_config(setup));
+    Expected<Ring, CreateError> made = Ring::create(device, script_config(setup));
     if (!made) {
-      const CreateError kind = made.error().kind;
+      const CreateError kind = made.error();
       EXPECT_TRUE(kind == CreateError::ObjectCreationFailed ||
                   kind == CreateError::AllocationFailed)
           << to_string(kind);
@@ -91,7 +91,7 @@ Seen run_script(Gpu& gpu, FaultDispatch& faults, Setup setup, uint64_t seed) {
           {0, 3000}, {4096, 20000}, {32 * KiB, 100 * KiB}};
       for (int i = 0; i < kFrames; ++i) {
         VkCommandBuffer cmd = h.commands();
-        Expected<StagingFrame, BeginFailure> begun = ring.begin(cmd, 48 * KiB);
+        Expected<StagingFrame, UploadError> begun = ring.begin(cmd, 48 * KiB);
         if (!begun) {
           ++seen.begin_refused;
           continue;

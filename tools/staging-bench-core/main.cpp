@@ -72,7 +72,7 @@ void reserve_retire(benchmark::State& state, bool check, bool waiting = false) {
   ByteRingConfig config;
   config.capacity = uint64_t{4} << 20;
   config.check_invariants = check;
-  auto made = ByteRing::create(config, {&allocator, nullptr, nullptr, nullptr});
+  auto made = ByteRing::create(config, allocator);
   if (!made) {
     state.SkipWithError("ring not created");
     return;
@@ -121,7 +121,7 @@ void BM_ByteRingReserveBatchRetire(benchmark::State& state) {
   ByteRingConfig config;
   config.capacity = uint64_t{4} << 20;
   config.check_invariants = false;
-  ByteRing ring = std::move(*ByteRing::create(config, {&allocator, nullptr, nullptr, nullptr}));
+  ByteRing ring = std::move(*ByteRing::create(config, allocator));
   const auto batch = static_cast<uint64_t>(state.range(0));
   ReserveRequest request;
   request.size = 256;

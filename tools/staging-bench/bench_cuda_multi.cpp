@@ -157,12 +157,12 @@ class Multi {
       const uint64_t bytes = mib * MiB;
       if (sizes(bytes, threads) != 0) return 1;
     }
-    const MultiUploaderStats s = uploader_->stats();
+    const PinnedBudget& budget = uploader_->budget();
     char buf[256];
     std::snprintf(buf, sizeof buf, "most pinned bytes held by all rings %llu, cap %llu",
-                  static_cast<unsigned long long>(s.pinned_peak),
-                  static_cast<unsigned long long>(s.pinned_cap));
-    report_.target("multi: pinned memory never above the total cap", s.pinned_peak <= s.pinned_cap,
+                  static_cast<unsigned long long>(budget.peak()),
+                  static_cast<unsigned long long>(budget.cap()));
+    report_.target("multi: pinned memory never above the total cap", budget.peak() <= budget.cap(),
                    buf);
     return failures_ == 0 ? 0 : 1;
   }

@@ -442,7 +442,7 @@ class SmallBench {
     auto made = Ring::create(vk_.staging_device(), config);
     if (!made) {
       std::fprintf(stderr, "staging-bench: Ring::create: %s\n",
-                   std::string(to_string(made.error().kind)).c_str());
+                   std::string(to_string(made.error())).c_str());
       return 1;
     }
     Ring ring = std::move(*made);
@@ -458,7 +458,7 @@ class SmallBench {
       auto frame = ring.begin(slot.cmd, frame_bytes);
       const auto t1 = Clock::now();
       if (!frame) {
-        error = "begin: " + std::string(to_string(frame.error().kind));
+        error = "begin: " + std::string(to_string(frame.error()));
         return std::nullopt;
       }
       for (uint32_t i = 0; i < w.count; ++i) {

@@ -66,7 +66,7 @@ class RingReplay {
 
   bool make() {
     auto ring = Ring::create(vk_.staging_device(), RingConfig{});
-    if (!ring) return fail("Ring::create: " + std::string(to_string(ring.error().kind)));
+    if (!ring) return fail("Ring::create: " + std::string(to_string(ring.error())));
     ring_ = std::make_unique<Ring>(std::move(*ring));
     StreamerConfig c;
     c.queue = vk_.graphics().queue;
@@ -145,7 +145,7 @@ class RingReplay {
     double streamed_s = 0;
     const auto t0 = Clock::now();
     auto frame = ring_->begin(cmd_, needed);
-    if (!frame) return fail("Ring::begin: " + std::string(to_string(frame.error().kind)));
+    if (!frame) return fail("Ring::begin: " + std::string(to_string(frame.error())));
     for (const PlannedUpload& u : uploads) {
       if (!(u.streamed ? stream(u, streamed_s) : place(*frame, u))) return false;
     }

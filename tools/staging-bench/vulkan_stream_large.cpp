@@ -575,7 +575,7 @@ class StreamBench {
     auto made = Ring::create(vk_.staging_device(), *config);
     if (!made) {
       std::fprintf(stderr, "staging-bench: Ring::create: %s\n",
-                   std::string(to_string(made.error().kind)).c_str());
+                   std::string(to_string(made.error())).c_str());
       return 1;
     }
     Ring ring = std::move(*made);
@@ -838,11 +838,11 @@ class StreamBench {
         const uint64_t n = std::min(b_.chunk_, b_.total_ - off);
         auto frame = ring_.begin(b_.cmds_[free_cmds_.back()], n);
         if (!frame) {
-          if (frame.error().kind == UploadError::RingFull) {
+          if (frame.error() == UploadError::RingFull) {
             blocked_ = true;  // every slot filling or in flight
             break;
           }
-          fail("begin: " + std::string(to_string(frame.error().kind)));
+          fail("begin: " + std::string(to_string(frame.error())));
           break;
         }
         auto of = std::make_unique<OpenFrame>();

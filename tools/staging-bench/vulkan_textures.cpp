@@ -122,7 +122,7 @@ class TextureBench {
       const auto t0 = Clock::now();
       auto frame = ring_.begin(cmd, chain_.needed);
       if (!frame) {
-        error_ = "begin: " + std::string(to_string(frame.error().kind));
+        error_ = "begin: " + std::string(to_string(frame.error()));
         return false;
       }
       if (!upload_levels(*frame)) return false;

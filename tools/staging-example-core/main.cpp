@@ -121,9 +121,8 @@ int main(int argc, char** argv) try {
   config.capacity = 1 << 20;
   config.policy = staging::ExhaustionPolicy::Wait;
   config.wait_timeout = std::chrono::seconds(5);
-  staging::ByteRing::Deps deps;
-  deps.allocator = &memory;  // HostRegions, our RegionAllocator: creates and destroys regions
-  auto ring = staging::ByteRing::create(config, deps).value();
+  // HostRegions, our RegionAllocator: creates and destroys regions.
+  auto ring = staging::ByteRing::create(config, memory).value();
   // [snippet-end]
 
   std::mt19937_64 rng(20261130);

@@ -199,8 +199,7 @@ int main(int argc, char** argv) try {
   // timeline semaphore says the GPU has finished reading it.
   auto made = staging::vulkan::Ring::create(vk.staging_device());
   if (!made) {
-    std::printf("Ring::create failed: %s\n",
-                std::string(staging::to_string(made.error().kind)).c_str());
+    std::printf("Ring::create failed: %s\n", std::string(staging::to_string(made.error())).c_str());
     return 1;
   }
   staging::vulkan::Ring ring = std::move(*made);

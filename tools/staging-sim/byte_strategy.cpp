@@ -12,6 +12,7 @@
 #include "sim_context.hpp"
 #include "staging/core/byte_ring.hpp"
 #include "staging/core/observer.hpp"
+#include "staging/detail/core/byte_ring_deps.hpp"
 #include "staging/detail/core/counters.hpp"
 #include "staging/detail/core/event_reservation.hpp"
 #include "units.hpp"
@@ -228,11 +229,11 @@ class ByteStrategy final : public StrategyRunner {
     rc.fallback_cap = c.fallback_cap;
     rc.split_min_chunk = c.split_min_chunk;
     rc.check_invariants = false;  // the simulator's own checker (Record mode) sees everything
-    ByteRing::Deps deps;
+    staging::detail::ByteRingDeps deps;
     deps.allocator = &allocator_;
     deps.clock = &ctx_->clock;
     deps.observer = &observer_;
-    auto made = ByteRing::create(rc, deps);
+    auto made = staging::detail::create_byte_ring(rc, deps);
     if (!made) {
       *error = "ByteRing::create failed: " + std::string(to_string(made.error()));
       return false;

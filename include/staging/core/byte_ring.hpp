@@ -45,6 +45,16 @@ namespace staging {
 class Observer;
 class Clock;
 class InvariantChecker;
+class ByteRing;
+struct ByteRingConfig;
+
+namespace detail {
+/// What a ring works with, the internal parts included (staging/detail/core/byte_ring_deps.hpp).
+struct ByteRingDeps;
+/// ByteRing::create with every dependency given (staging/detail/core/byte_ring_deps.hpp).
+Expected<ByteRing, CreateError> create_byte_ring(const ByteRingConfig& config,
+                                                 const ByteRingDeps& deps);
+}  // namespace detail
 
 /// What a ring does when a reservation does not fit right now. Chosen per ring
 /// (ByteRingConfig::policy) and overridable per call (ReserveRequest::policy).
@@ -341,22 +351,14 @@ static_assert(counters_complete<ByteRingStats>(),
 /// message (a checked precondition, STAGING_ASSERT).
 class ByteRing {
  public:
-  /// What a ring works with. The pointees must outlive the ring.
-  struct Deps {
-    RegionAllocator* allocator = nullptr;  ///< required
-    /// Internal (the library's tests and simulator, which control time; staging/detail/ declares
-    /// it): leave null for std::chrono::steady_clock.
-    Clock* clock = nullptr;
-    Observer* observer = nullptr;  ///< null: no timeline events
-    /// Internal (staging-sim's Record-mode checker; staging/detail/ declares it): fed every
-    /// operation whatever check_invariants says. Leave null: the ring makes its own Abort-mode
-    /// checker when check_invariants is set, and runs none otherwise.
-    InvariantChecker* checker = nullptr;
-  };
-  /// Makes a ring and creates region 0. Errors (CreateError), in this order: ZeroCapacity,
-  /// CapBelowCapacity, FallbackCapAboveCap (the config); MissingDependency (Deps::allocator is
-  /// null); AllocationFailed (the allocator could not create region 0).
-  static Expected<ByteRing, CreateError> create(const ByteRingConfig& config, Deps deps);
+  /// Makes a ring whose regions come from `allocator` and creates region 0. `observer` (may be
+  /// null: no timeline events) receives the ring's Events. Both must outlive the ring. Time is
+  /// read from std::chrono::steady_clock. Errors (CreateError), in this order: ZeroCapacity,
+  /// CapBelowCapacity, FallbackCapAboveCap (the config); AllocationFailed (the allocator could
+  /// not create region 0).
+  static Expected<ByteRing, CreateError> create(const ByteRingConfig& config,
+                                                RegionAllocator& allocator,
+                                                Observer* observer = nullptr);
 
   ///@{
   /// A moved-from ring may only be destroyed or assigned to; any other call aborts.
@@ -434,6 +436,8 @@ class ByteRing {
   friend Expected<Reservation, ReserveError> reserve_waiting(ByteRing& ring,
                                                              CompletionSource& source,
                                                              const ReserveRequest& request);
+  friend Expected<ByteRing, CreateError> detail::create_byte_ring(const ByteRingConfig& config,
+                                                                  const detail::ByteRingDeps& deps);
   struct Impl;
   explicit ByteRing(std::unique_ptr<Impl> impl) noexcept;
   Impl& live_impl() const noexcept;  // *impl_; aborts on a moved-from ring

@@ -217,7 +217,7 @@ enum class UploadError : uint8_t {
   /// Retry in a later frame.
   FallbackCapReached,
   /// Vulkan: a one-off staging buffer could not be allocated (Ring::last_alloc_error()).
-  /// A slot ring's begin() (Vulkan Ring::begin()'s BeginFailure and, under
+  /// A slot ring's begin() (Vulkan Ring::begin() and, under
   /// Fallback, StagingFrame::refusal(); WebGPU StagingRing::begin() under Defer and, under
   /// Fallback, a frame's refusal()): creating, growing or replacing the picked slot's buffer
   /// failed. A byte ring's reserve(): creating a
@@ -226,7 +226,7 @@ enum class UploadError : uint8_t {
   /// Vulkan, a byte ring with a policy other than Fallback: the byte ring refused the
   /// reservation (Ring::last_reserve_error() says why: WouldBlock, Timeout naming the oldest
   /// pending frame, TooLarge, AllocationFailed). Retry later, or use the Fallback policy.
-  /// A slot ring's begin() (Vulkan Ring::begin()'s BeginFailure and, under
+  /// A slot ring's begin() (Vulkan Ring::begin() and, under
   /// Fallback, StagingFrame::refusal(); WebGPU StagingRing::begin() under Defer and, under
   /// Fallback, a frame's refusal()): every slot is Recording or InFlight.
   RingFull,
@@ -234,7 +234,7 @@ enum class UploadError : uint8_t {
   /// than the fallback route's one-off cap (RingConfig::fallback_max_oneoff_bytes) and than the
   /// ring can hold (the largest slot, or the byte ring's cap). Vulkan Streamer: one row of texel
   /// blocks does not fit its staging memory. WebGPU: larger than the C API can pass (size_t:
-  /// 4 GiB on wasm32). A slot ring's begin() (Vulkan Ring::begin()'s BeginFailure and, under
+  /// 4 GiB on wasm32). A slot ring's begin() (Vulkan Ring::begin() and, under
   /// Fallback, StagingFrame::refusal(); WebGPU StagingRing::begin() under Defer and, under
   /// Fallback, a frame's refusal()): the frame needs more than the largest slot. A byte
   /// ring's reserve(): the request can never be met under the policy in force (ReserveError).
@@ -285,7 +285,7 @@ enum class UploadError : uint8_t {
   /// reached. Vulkan Streamer: the upload queue stayed at its cap for the whole timeout, or
   /// (next_piece()) the ring had no room for the smallest next piece within it (0: at once).
   /// Vulkan Ring::begin(), policy Wait: every slot stayed in flight for wait_timeout
-  /// (BeginFailure::oldest names the point waited for). A byte ring's reserve_waiting(): the
+  /// (Ring::oldest_in_flight() names the point waited for). A byte ring's reserve_waiting(): the
   /// bytes did not free up within the timeout (ReserveError).
   Timeout,
   /// CUDA: a CUDA call failed (the failure's `cuda` says which). When it is sticky, or was the
@@ -429,8 +429,8 @@ enum class CreateError : uint8_t {
   /// Wait with a byte ring, ByteRingConfig::policy Split; WebGPU: other than Defer and
   /// Fallback; CUDA: Grow or Fallback).
   UnsupportedPolicy,
-  /// A dependency create() needs is null (ByteRing: Deps::allocator; the stream scheduler's
-  /// backend or allocator; a CUDA MultiUploader's DeviceApi).
+  /// A dependency create() needs is null (the internal detail::create_byte_ring()'s allocator;
+  /// the stream scheduler's backend or allocator; a CUDA MultiUploader's DeviceApi).
   MissingDependency,
   /// Vulkan: a Dispatch member the object needs is null.
   MissingFunction,

@@ -161,7 +161,7 @@ struct Event {
   bool failed = false;     ///< BatchSubmitted: the submission failed; FrameRelease: device lost
 };
 
-/// Receives a timeline: a ByteRing's (ByteRing::Deps::observer), a Vulkan Ring's (its frames'
+/// Receives a timeline: a ByteRing's (ByteRing::create()'s observer), a Vulkan Ring's (its frames'
 /// events and its byte ring's, RingConfig::observer) or a streamer's, which reports its ring's
 /// events to the same observer.
 ///

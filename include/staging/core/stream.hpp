@@ -150,28 +150,6 @@ class InPlacePiece {
   uint64_t token_ = 0;  // the scheduler's batch holding it (commit() and abandon() find it)
 };
 
-/// What one round of the pump (the streamer's pump_once()) did.
-enum class PumpResult : uint8_t {
-  /// Submitted a batch.
-  Submitted,
-  /// Nothing to cut (the queue is empty); waited up to the given time for work.
-  Idle,
-  /// Work is waiting but the ring has no room: waited up to the given time for the oldest batch
-  /// to retire.
-  RingFull,
-  /// A batch's submission failed (its uploads are Failed).
-  SubmitFailed,
-  /// stop() was called.
-  Stopped,
-};
-
-/// Names of PumpResult's values, in order (to_string, enum_from_string).
-constexpr auto enum_names(std::type_identity<PumpResult>) noexcept {
-  return std::to_array<std::string_view>(
-      {"Submitted", "Idle", "RingFull", "SubmitFailed", "Stopped"});
-}
-static_assert(enum_names_complete<PumpResult>(), "PumpResult: a value has no name");
-
 /// How a streamer is sized (vulkan::StreamerConfig::schedule).
 struct StreamSchedulerConfig {
   /// Bytes of staging memory (the byte ring's capacity and cap; > 0).

@@ -44,16 +44,6 @@ struct MultiUploaderConfig {
   UploaderConfig uploader;
 };
 
-/// What a MultiUploader has done: each device's stats, and the totals.
-struct MultiUploaderStats {
-  std::vector<UploaderStats> devices;  ///< in device order
-  uint64_t bytes_uploaded = 0;         ///< over all devices
-  uint64_t pinned_held = 0;            ///< pinned bytes held by all rings now
-  uint64_t pinned_peak = 0;            ///< the most ever held at once (<= pinned_cap)
-  uint64_t pinned_cap = 0;             ///< the total cap
-  std::vector<FillPoolStats> pools;    ///< each fill pool's
-};
-
 class MultiUploader;
 
 namespace detail {
@@ -103,10 +93,9 @@ class MultiUploader {
                                                 const UploadOptions& options = {});
   /// The fill pools (one, or one per NUMA node that has devices).
   [[nodiscard]] const std::vector<std::shared_ptr<FillPool>>& pools() const noexcept;
-  /// The shared pinned-memory budget.
+  /// The shared pinned-memory budget: held(), peak() and cap() over every device's ring. Each
+  /// device's counters are uploader(i).stats(); each pool's, pools()[j]->stats().
   [[nodiscard]] const PinnedBudget& budget() const noexcept;
-  /// A snapshot of every device's stats and the totals.
-  [[nodiscard]] MultiUploaderStats stats() const;
 
  private:
   friend Expected<MultiUploader, CreateError> detail::create_multi_uploader(

@@ -121,29 +121,12 @@ struct RingConfig {
   /// inside its calls. Must outlive the ring. For invariant checkers and profilers.
   Observer* observer = nullptr;
   /// Internal (the library's tests; leave null): with a byte ring, an invariant checker fed every
-  /// reservation and completion of the byte ring (ByteRing::Deps::checker; tokens: frame ids).
+  /// reservation and completion of the byte ring (tokens: frame ids).
   /// Set ByteRingConfig::check_invariants to have the ring check itself. Must outlive the ring.
   InvariantChecker* checker = nullptr;
   /// The longest the destructor waits for frames still in flight before it gives up and leaks
   /// the ring's memory instead of freeing what the GPU may still read (see ~Ring).
   Duration destroy_timeout = std::chrono::seconds(5);
-};
-
-/// Why begin() gave no frame: the shared UploadError, with what the ring knows.
-struct BeginFailure {
-  /// What went wrong:
-  ///  - InvalidArgument: the command buffer is VK_NULL_HANDLE;
-  ///  - TooLarge, RingFull, AllocationFailed: the ring refused and the policy is Defer — or Wait
-  ///    with a refusal that waiting cannot cure. TooLarge: the frame needs more than the largest
-  ///    slot; RingFull: every slot is held by a frame being recorded or in flight;
-  ///    AllocationFailed: creating, growing or replacing the slot's buffer failed
-  ///    (last_alloc_error() says why). Take the fallback route with begin_fallback(), or skip the
-  ///    frame;
-  ///  - Timeout: Wait, and the whole timeout passed with every slot still in flight; `oldest` is
-  ///    the point waited for (a stalled queue is named, never waited on forever).
-  UploadError kind = UploadError::RingFull;
-  /// Timeout: the point waited for (the oldest frame holding a slot).
-  std::optional<RetirementPoint> oldest;
 };
 
 /// What a Ring has done. Plain data; a diagnostic, never a decision input.
@@ -267,27 +250,18 @@ const RingImpl& impl_of(const Ring& ring) noexcept;
 /// be destroyed or assigned to.
 class Ring {
  public:
-  /// Why create() made no ring: the shared CreateError and what Vulkan adds to it.
-  struct CreateFailure {
-    /// What went wrong, checked in this order: MissingFunction (a Dispatch member is null);
-    /// NoSlots, TooManySlots, MinNotPowerOfTwo, MaxBelowMin, SlotTooLarge (a StagingRingConfig,
-    /// as validate()); UnsupportedPolicy (RingConfig::policy Split or Grow, Wait with
-    /// a byte ring — use ByteRingConfig::policy = Wait —, or ByteRingConfig::policy Split);
-    /// ApiVersionTooOld (the physical device reports an API version below 1.2);
-    /// ObjectCreationFailed (vkCreateSemaphore failed); then, for a byte ring, the byte ring's
-    /// (ByteRing::create: ZeroCapacity, CapBelowCapacity, FallbackCapAboveCap, AllocationFailed).
-    CreateError kind = CreateError::InvalidConfig;
-    /// MissingFunction: the first null member's name (a static string).
-    std::string_view function;
-    /// ObjectCreationFailed: vkCreateSemaphore's result.
-    VkResult result = VK_SUCCESS;
-  };
-
   /// Makes a ring: checks the dispatch, the configuration and the device's API version, creates
   /// the timeline semaphore (initial value 0). A slot ring allocates no staging memory until
   /// the first frame; a byte ring allocates its first region (ByteRingConfig::capacity) here.
-  /// Errors: CreateFailure (its kind says which check failed).
-  static Expected<Ring, CreateFailure> create(const Device& device, const RingConfig& config = {});
+  /// Errors (CreateError), checked in this order: MissingFunction (a Dispatch member is null:
+  /// Dispatch::missing() names it); NoSlots, TooManySlots, MinNotPowerOfTwo, MaxBelowMin,
+  /// SlotTooLarge (a StagingRingConfig, as validate()); UnsupportedPolicy (RingConfig::policy
+  /// Split or Grow, Wait with a byte ring — use ByteRingConfig::policy = Wait —, or
+  /// ByteRingConfig::policy Split); ApiVersionTooOld (the physical device reports an API version
+  /// below 1.2); ObjectCreationFailed (vkCreateSemaphore failed: out of host or device memory);
+  /// then, for a byte ring, the byte ring's (ByteRing::create: ZeroCapacity, CapBelowCapacity,
+  /// FallbackCapAboveCap, AllocationFailed).
+  static Expected<Ring, CreateError> create(const Device& device, const RingConfig& config = {});
 
   /// Moves the ring (frames keep working); the moved-from ring may only be destroyed or
   /// assigned to.
@@ -305,11 +279,21 @@ class Ring {
   /// Begins a frame that records into `cmd` and will place at most `needed` bytes (use
   /// buffer_footprint()/image_footprint() to sum them; an underestimate is not an error — uploads
   /// that no longer fit take the fallback route). Retires what the GPU has finished first. When
-  /// the ring gives no slot, the policy decides (see RingConfig::policy). Errors
-  /// (BeginFailure::kind): InvalidArgument (any strategy); TooLarge, RingFull, AllocationFailed
-  /// (a slot ring's refusal, under Defer or Wait); Timeout. A byte ring: never refuses otherwise;
-  /// `needed` is unused (each upload reserves its own bytes).
-  Expected<StagingFrame, BeginFailure> begin(VkCommandBuffer cmd, uint64_t needed);
+  /// the ring gives no slot, the policy decides (see RingConfig::policy). Errors (the shared
+  /// UploadError):
+  ///  - InvalidArgument: `cmd` is VK_NULL_HANDLE (any strategy);
+  ///  - TooLarge, RingFull, AllocationFailed: a slot ring refused and the policy is Defer — or
+  ///    Wait with a refusal that waiting cannot cure. TooLarge: the frame needs more than the
+  ///    largest slot; RingFull: every slot is held by a frame being recorded or in flight;
+  ///    AllocationFailed: creating, growing or replacing the slot's buffer failed
+  ///    (last_alloc_error() says why). Take the fallback route with begin_fallback(), or skip
+  ///    the frame;
+  ///  - Timeout: Wait, and the whole wait_timeout passed with every slot still in flight;
+  ///    oldest_in_flight() names the point waited for (a stalled queue is named, never waited on
+  ///    forever).
+  /// A byte ring never refuses otherwise; `needed` is unused (each upload reserves its own
+  /// bytes).
+  Expected<StagingFrame, UploadError> begin(VkCommandBuffer cmd, uint64_t needed);
   /// begin(cmd, needed) sized by what recent frames asked for: `needed` is the most any of the
   /// last 8 finished frames tried to place (their uploads' footprints, on whichever route they
   /// went), 0 for the first frame (the smallest slot). A frame that asks for more than recent
@@ -317,7 +301,7 @@ class Ring {
   /// slot; one that asks for less leaves the rest of its slot unused. Pass `needed` when a frame
   /// is known to be larger than the ones before it (a level load). Errors: as begin(cmd,
   /// needed).
-  Expected<StagingFrame, BeginFailure> begin(VkCommandBuffer cmd);
+  Expected<StagingFrame, UploadError> begin(VkCommandBuffer cmd);
   /// Begins a frame on the fallback route: vkCmdUpdateBuffer where legal, else one-off staging
   /// buffers, within RingConfig's fallback caps. Never fails; a null `cmd` gives an inactive frame.
   StagingFrame begin_fallback(VkCommandBuffer cmd);
@@ -353,6 +337,10 @@ class Ring {
   [[nodiscard]] uint64_t last_value() const noexcept;
   /// Frames finished whose points have not been reached yet.
   [[nodiscard]] uint64_t in_flight() const noexcept;
+  /// The point of the oldest frame in flight that holds ring memory (a slot, or byte-ring
+  /// reservations): the one begin() waits for under ExhaustionPolicy::Wait, and the one a Timeout
+  /// from begin() waited for. None when no such frame is in flight (as of the last poll()).
+  [[nodiscard]] std::optional<RetirementPoint> oldest_in_flight() const noexcept;
   /// The memory type of the last staging buffer made (none before the first).
   [[nodiscard]] std::optional<uint32_t> memory_type() const noexcept;
   /// Whether the last staging buffer made is HOST_COHERENT (true before the first).
@@ -361,7 +349,7 @@ class Ring {
   /// later success).
   [[nodiscard]] std::optional<AllocError> last_alloc_error() const noexcept;
   /// The byte ring's answer behind the last refused reservation, if any (a slot ring reserves
-  /// nothing: it refuses whole frames at begin(), with BeginFailure or a frame's refusal()).
+  /// nothing: it refuses whole frames at begin(), or in a fallback frame's refusal()).
   [[nodiscard]] const std::optional<ReserveError>& last_reserve_error() const noexcept;
   /// The configuration the ring was created with.
   [[nodiscard]] const RingConfig& config() const noexcept;

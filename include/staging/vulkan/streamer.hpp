@@ -306,8 +306,11 @@ class Streamer {
   /// One round of the pump (when made without a pump thread): retires what the semaphore
   /// completed, cuts the next batches (Now first) as large as the staging memory's room allows,
   /// fills them and submits the oldest. With nothing to do, waits up to `max_wait` (capped at
-  /// StreamSchedulerConfig::wait_slice) for work; with no room, for the oldest batch.
-  PumpResult pump_once(Duration max_wait = Duration{0});
+  /// StreamSchedulerConfig::wait_slice) for work; with no room, for the oldest batch. True when
+  /// it submitted a batch; false when it found nothing to cut, no ring room (stats().stream.
+  /// ring_full counts those rounds), a failed submission (the batch's uploads are Failed), or a
+  /// streamer being destroyed.
+  bool pump_once(Duration max_wait = Duration{0});
 
   /// The streamer's timeline semaphore.
   [[nodiscard]] VkSemaphore semaphore() const noexcept;

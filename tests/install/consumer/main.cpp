@@ -20,9 +20,7 @@ int main() {
   Regions regions;
   staging::ByteRingConfig config;
   config.capacity = 1 << 16;
-  staging::ByteRing::Deps deps;
-  deps.allocator = &regions;
-  auto ring = staging::ByteRing::create(config, deps);
+  auto ring = staging::ByteRing::create(config, regions);
   if (!ring) return 1;
   auto placed = ring->reserve({.size = 1000, .alignment = 256, .token = 1});
   if (!placed) return 2;

@@ -18,7 +18,7 @@
 // Usable on its own: backend tests feed it the reservations a real ring hands out and the
 // completed values their queue reports; staging-sim runs it in Record mode and counts violations.
 // ByteRing feeds one on every operation when ByteRingConfig::check_invariants is set (or
-// Deps::checker is given).
+// ByteRingDeps::checker is given).
 //
 // Modes: Abort prints the violation (naming both reservations where two are involved) and aborts
 // — for tests and debug builds. Record keeps the same message and continues — for the simulator

@@ -109,6 +109,28 @@ constexpr auto enum_names(std::type_identity<EnqueueError>) noexcept {
 }
 static_assert(enum_names_complete<EnqueueError>(), "EnqueueError: a value has no name");
 
+/// What one round of the pump (pump_once()) did.
+enum class PumpResult : uint8_t {
+  /// Submitted a batch.
+  Submitted,
+  /// Nothing to cut (the queue is empty); waited up to the given time for work.
+  Idle,
+  /// Work is waiting but the ring has no room: waited up to the given time for the oldest batch
+  /// to retire.
+  RingFull,
+  /// A batch's submission failed (its uploads are Failed).
+  SubmitFailed,
+  /// stop() was called.
+  Stopped,
+};
+
+/// Names of PumpResult's values, in order (to_string, enum_from_string).
+constexpr auto enum_names(std::type_identity<PumpResult>) noexcept {
+  return std::to_array<std::string_view>(
+      {"Submitted", "Idle", "RingFull", "SubmitFailed", "Stopped"});
+}
+static_assert(enum_names_complete<PumpResult>(), "PumpResult: a value has no name");
+
 /// See the file comment.
 ///
 /// Ownership: owns its byte ring (its regions come from Deps::allocator) and its queue;
