@@ -703,8 +703,8 @@ struct ByteRing::Impl {
     const BlockCause cause = miss.cause;
     const uint64_t size = fit_size(req, policy);
     const Duration timeout = req.timeout.value_or(config.wait_timeout);
-    const Duration start = now();
-    const Duration deadline = saturating_add(start, std::max(timeout, Duration{0}));
+    const Deadline deadline(*clock, timeout);
+    const Duration start = deadline.start();
     TimelineValue target = miss.wait_for.value_or(0);
     if (observer != nullptr) {
       observer->on_event(Event{.kind = EventKind::WaitBegin,
@@ -717,18 +717,17 @@ struct ByteRing::Impl {
     Duration t = start;
     std::optional<Reservation> placed;
     for (;;) {
-      const Duration remaining = deadline > t ? deadline - t : Duration{0};
       ++stats.wait_calls;
-      const TimelineValue got = source.wait(target, remaining);
+      const TimelineValue got = source.wait(target, deadline.remaining_at(t));
       const uint64_t freed = retire(got);
       const Duration t2 = now();
       placed = try_fit(req, alignment, policy, cause);
       // Timed out; or the source returned with no progress and either no time passed (it broke
       // its contract) or it answered below the target before the deadline (it knows waiting
       // cannot reach it: CompletionSource::wait). Never spin.
-      const bool stuck = freed == 0 && (t2 <= t || (got < target && t2 < deadline));
+      const bool stuck = freed == 0 && (t2 <= t || (got < target && t2 < deadline.end()));
       t = t2;
-      if (placed || t >= deadline || stuck) break;
+      if (placed || t >= deadline.end() || stuck) break;
       target = token_needed(size, alignment);
     }
     return end_wait(req, cause, miss.needed, target, start, t, placed);

@@ -58,20 +58,6 @@ std::size_t index(StreamPriority p) noexcept {
   return static_cast<std::size_t>(p) < 2 ? static_cast<std::size_t>(p) : 1;
 }
 
-std::chrono::steady_clock::time_point deadline_after(Duration timeout) {
-  const auto now = std::chrono::steady_clock::now();
-  if (timeout <= Duration{0}) return now;
-  if (timeout > std::chrono::hours(24 * 365)) return now + std::chrono::hours(24 * 365);
-  return now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
-}
-
-Duration remaining(std::chrono::steady_clock::time_point deadline) {
-  const auto left = deadline - std::chrono::steady_clock::now();
-  return left > std::chrono::steady_clock::duration::zero()
-             ? std::chrono::duration_cast<Duration>(left)
-             : Duration{0};
-}
-
 }  // namespace
 
 // --- StreamTicket -------------------------------------------------------------------------------
@@ -247,9 +233,11 @@ Expected<StreamTicket, EnqueueError> StreamScheduler::enqueue(const StreamReques
       return unexpected(EnqueueError::QueueFull);
     }
     ++stats_.queue_waits;
-    const auto deadline = deadline_after(timeout);
-    if (!room_cv_.wait_until(
-            lock, deadline, [&] { return stopping_ || lost_ || queue_has_room_locked(*upload); })) {
+    const Deadline deadline(*clock_, timeout);
+    const auto room = [&] { return stopping_ || lost_ || queue_has_room_locked(*upload); };
+    while (!room() && !deadline.passed())
+      room_cv_.wait_for(lock, deadline.remaining());
+    if (!room()) {
       ++stats_.queue_timeouts;
       refuse(true);
       return unexpected(EnqueueError::Timeout);
@@ -379,7 +367,7 @@ Expected<InPlacePiece, UploadError> StreamScheduler::next_piece(const StreamTick
   if (u == nullptr || u->scheduler != this || !u->in_place) {
     return unexpected(UploadError::InvalidArgument);
   }
-  const auto deadline = deadline_after(timeout);
+  const Deadline deadline(*clock_, timeout);
   std::unique_lock lock(mutex_);
   if (u->piece_out) return unexpected(UploadError::InvalidArgument);
   const Duration started = now();
@@ -411,7 +399,7 @@ Expected<InPlacePiece, UploadError> StreamScheduler::next_piece(const StreamTick
       report_wait();
       return *out;
     }
-    if (remaining(deadline) <= Duration{0}) {
+    if (deadline.remaining() <= Duration{0}) {
       ++stats_.in_place_timeouts;
       report_wait();
       if (deps_.observer != nullptr) {
@@ -430,7 +418,7 @@ Expected<InPlacePiece, UploadError> StreamScheduler::next_piece(const StreamTick
     }
     waited = true;
     waited_token = batches_.front()->token;
-    (void)waited_for_ring(lock, waited_token, remaining(deadline));
+    (void)waited_for_ring(lock, waited_token, deadline.remaining());
   }
 }
 
@@ -533,7 +521,7 @@ StreamStatus StreamScheduler::status(const StreamTicket& ticket) {
 StreamStatus StreamScheduler::wait(const StreamTicket& ticket, Duration timeout) {
   detail::StreamUpload* u = ticket.upload_.get();
   if (u == nullptr) return StreamStatus::Failed;
-  const auto deadline = deadline_after(timeout);
+  const Deadline deadline(*clock_, timeout);
   {
     std::unique_lock lock(mutex_);
     for (;;) {
@@ -547,14 +535,14 @@ StreamStatus StreamScheduler::wait(const StreamTicket& ticket, Duration timeout)
         end_upload_locked(*u, StreamStatus::Failed);
         break;
       }
-      const Duration left = remaining(deadline);
+      const Duration left = deadline.remaining();
       if (left <= Duration{0}) break;
       state_cv_.wait_for(lock, std::min(left, config_.wait_slice));
     }
   }
   StreamStatus s = status(ticket);
   if (s == StreamStatus::Submitted) {
-    (void)deps_.backend->wait(u->value.load(std::memory_order_acquire), remaining(deadline));
+    (void)deps_.backend->wait(u->value.load(std::memory_order_acquire), deadline.remaining());
     s = status(ticket);
   }
   return s;
@@ -957,7 +945,7 @@ void StreamScheduler::run() {
 }
 
 bool StreamScheduler::drain(Duration timeout) {
-  const auto deadline = deadline_after(timeout);
+  const Deadline deadline(*clock_, timeout);
   for (;;) {
     if (filling_.empty()) {
       std::unique_lock lock(mutex_);
@@ -965,25 +953,25 @@ bool StreamScheduler::drain(Duration timeout) {
       if (check_lost_locked()) return false;
       if (front_locked() == nullptr) {
         if (batches_.empty()) return true;
-        if (remaining(deadline) <= Duration{0}) return false;
-        (void)waited_for_ring(lock, batches_.back()->token, remaining(deadline));
+        if (deadline.remaining() <= Duration{0}) return false;
+        (void)waited_for_ring(lock, batches_.back()->token, deadline.remaining());
         continue;
       }
     }
-    if (remaining(deadline) <= Duration{0}) return false;
-    if (pump_once(remaining(deadline)) == PumpResult::Stopped) return false;
+    if (deadline.remaining() <= Duration{0}) return false;
+    if (pump_once(deadline.remaining()) == PumpResult::Stopped) return false;
   }
 }
 
 bool StreamScheduler::wait_idle(Duration timeout) {
-  const auto deadline = deadline_after(timeout);
+  const Deadline deadline(*clock_, timeout);
   std::unique_lock lock(mutex_);
   for (;;) {
     retire_locked(deps_.backend->completed());
     if (check_lost_locked()) return false;
     const bool queued = front_locked() != nullptr;
     if (!queued && batches_.empty()) return true;
-    const Duration left = remaining(deadline);
+    const Duration left = deadline.remaining();
     if (left <= Duration{0}) return false;
     if (queued) {
       state_cv_.wait_for(lock, std::min(left, config_.wait_slice));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/clock.hpp"
 #include "staging/detail/core/spin_lock.hpp"
 
 namespace staging::cuda {
@@ -23,7 +24,7 @@ struct Slot {
   PointState state = PointState::Released;
 };
 
-using Clock = std::chrono::steady_clock;
+using SteadyTime = std::chrono::steady_clock;
 
 }  // namespace
 
@@ -75,11 +76,11 @@ struct EventTimeline::Impl {
   // microseconds, without querying the driver a million times a second while other threads issue
   // copies; a sleep would cost ~60 µs of timer slack). Then sleeps a little more on each call,
   // 5 → 100 µs.
-  static void back_off(int& round, Clock::time_point start) {
-    const auto now = Clock::now();
-    if (now - start < std::chrono::microseconds(200)) {
+  static void back_off(int& round, const Deadline& deadline) {
+    const auto now = SteadyTime::now();
+    if (deadline.elapsed() < std::chrono::microseconds(200)) {
       const auto until = now + std::chrono::microseconds(3);
-      while (Clock::now() < until)
+      while (SteadyTime::now() < until)
         cpu_relax();
       std::this_thread::yield();
       return;
@@ -116,8 +117,7 @@ EventTimeline::~EventTimeline() {
 
 Expected<TimelineValue, cudaError_t> EventTimeline::open(Duration timeout) {
   Impl& m = *impl_;
-  const auto start = Clock::now();
-  const auto deadline = start + timeout;
+  const Deadline deadline(SteadyClock::instance(), timeout);
   int round = 0;
   bool counted = false;
   for (;;) {
@@ -138,8 +138,8 @@ Expected<TimelineValue, cudaError_t> EventTimeline::open(Duration timeout) {
         counted = true;
       }
     }
-    if (Clock::now() >= deadline) return unexpected(cudaErrorNotReady);
-    Impl::back_off(round, start);
+    if (deadline.passed()) return unexpected(cudaErrorNotReady);
+    Impl::back_off(round, deadline);
   }
 }
 
@@ -182,8 +182,7 @@ TimelineValue EventTimeline::completed() {
 
 TimelineValue EventTimeline::wait(TimelineValue value, Duration timeout) {
   Impl& m = *impl_;
-  const auto start = Clock::now();
-  const auto deadline = start + timeout;
+  const Deadline deadline(SteadyClock::instance(), timeout);
   int round = 0;
   for (;;) {
     TimelineValue done;
@@ -196,8 +195,8 @@ TimelineValue EventTimeline::wait(TimelineValue value, Duration timeout) {
       // gives up instead of running out its timeout on a lost device).
       if (done >= value || m.error != cudaSuccess) return done;
     }
-    if (Clock::now() >= deadline) return done;
-    Impl::back_off(round, start);
+    if (deadline.passed()) return done;
+    Impl::back_off(round, deadline);
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include "staging/core/fill_pool.hpp"
 #include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/clock.hpp"
 #include "staging/detail/core/fill_engine.hpp"
 #include "staging/detail/core/spin_lock.hpp"
 #include "staging/detail/cuda/event_timeline.hpp"
@@ -55,16 +56,14 @@ bool wraps(const void* p, uint64_t bytes) {
 // in-place producers queued for the ring, the lock would sit free for that long at each hand-off,
 // and the ring would hand out one span per sleep instead of one per completed copy.
 bool lock_within(std::unique_lock<std::mutex>& lock, Duration timeout) {
-  const auto start = std::chrono::steady_clock::now();
-  const auto deadline = start + timeout;
+  const Deadline deadline(SteadyClock::instance(), timeout);
   for (unsigned round = 0; !lock.try_lock(); ++round) {
     if ((round & 15) != 15) {
       cpu_relax();
       continue;
     }
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return false;
-    if (now - start < std::chrono::milliseconds(2)) {
+    if (deadline.passed()) return false;
+    if (deadline.elapsed() < std::chrono::milliseconds(2)) {
       std::this_thread::yield();
     } else {
       std::this_thread::sleep_for(std::chrono::microseconds(20));
@@ -434,11 +433,11 @@ struct Uploader::Impl {
     // drain_timeout) until the stream is idle — or answers a sticky error: a broken context runs
     // nothing more — so that the caller's source is not read after upload() returns.
     UploadFailure settle_direct_failed() {
-      const auto start = SteadyTime::now();
+      const Deadline deadline(SteadyClock::instance(), m_.config.drain_timeout);
       for (;;) {
         const cudaError_t q = m_.api->stream_query(stream_);
         if (q == cudaSuccess || is_sticky(q)) break;  // idle, or a context that runs nothing more
-        if (SteadyTime::now() - start >= m_.config.drain_timeout) break;
+        if (deadline.passed()) break;
         std::this_thread::sleep_for(std::chrono::microseconds(20));
       }
       direct_state_ = DirectState::Settled;

@@ -1,5 +1,4 @@
-// RetirementPoint::signal_info and format_stats (the counters and enum names themselves are
-// listed once, beside their types).
+// format_stats (the counters and enum names themselves are listed once, beside their types).
 
 #include <algorithm>
 #include <variant>
@@ -8,16 +7,6 @@
 #include "staging/vulkan/ring.hpp"
 
 namespace staging::vulkan {
-
-VkSemaphoreSubmitInfo RetirementPoint::signal_info(VkPipelineStageFlags2 stages) const noexcept {
-  return VkSemaphoreSubmitInfo{
-      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-      .semaphore = semaphore,
-      .value = value,
-      .stageMask = stages,
-      .deviceIndex = 0,
-  };
-}
 
 std::string format_stats(const Stats& s) {
   const bool slots = std::holds_alternative<StagingStats>(s.strategy);

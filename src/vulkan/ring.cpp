@@ -56,10 +56,10 @@ RingImpl::~RingImpl() {
 Expected<StagingFrame, UploadError> RingImpl::begin(VkCommandBuffer cmd, uint64_t needed) {
   if (cmd == VK_NULL_HANDLE) return unexpected(UploadError::InvalidArgument);
   poll();  // frames the GPU has just finished give their memory back first
-  const auto start = std::chrono::steady_clock::now();
+  const Deadline deadline(SteadyClock::instance(), config.wait_timeout);
   bool waited = false;
   const auto stop_waiting = [&] {
-    if (waited) stats.wait_time += std::chrono::steady_clock::now() - start;
+    if (waited) stats.wait_time += deadline.elapsed();
   };
   for (;;) {
     // The frame's number is the sequence's next (take_state() hands it out).
@@ -75,9 +75,7 @@ Expected<StagingFrame, UploadError> RingImpl::begin(VkCommandBuffer cmd, uint64_
       // every slot is held by open frames instead, waiting cannot help: answer RingFull.
       if (const std::optional<RetirementPoint> oldest = oldest_in_flight()) {
         const RetirementPoint point = *oldest;
-        const auto left = config.wait_timeout - std::chrono::duration_cast<Duration>(
-                                                    std::chrono::steady_clock::now() - start);
-        if (left > Duration{0}) {
+        if (const Duration left = deadline.remaining(); left > Duration{0}) {
           if (!waited) ++stats.waits;
           waited = true;
           const Expected<void, WaitError> r = wait(point, left);

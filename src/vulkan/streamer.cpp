@@ -567,9 +567,11 @@ Expected<InPlacePiece, UploadError> Streamer::next_piece(const StreamTicket& tic
   return scheduler_->next_piece(ticket, timeout);
 }
 
-Expected<TimelineValue, UploadError> Streamer::commit(const StreamTicket& ticket,
-                                                      const InPlacePiece& piece) {
-  return scheduler_->commit(ticket, piece);
+Expected<RetirementPoint, UploadError> Streamer::commit(const StreamTicket& ticket,
+                                                        const InPlacePiece& piece) {
+  const Expected<TimelineValue, UploadError> value = scheduler_->commit(ticket, piece);
+  if (!value) return unexpected(value.error());
+  return RetirementPoint{backend_->semaphore(), *value};
 }
 
 void Streamer::abandon(const StreamTicket& ticket, const InPlacePiece& piece) {
@@ -593,16 +595,10 @@ bool Streamer::drain(Duration timeout) {
   return scheduler_->drain(timeout);
 }
 
-std::optional<VkSemaphoreSubmitInfo> Streamer::wait_info(const StreamTicket& ticket,
-                                                         VkPipelineStageFlags2 stages) const {
-  const auto value = ticket.value();
+std::optional<RetirementPoint> Streamer::point(const StreamTicket& ticket) const {
+  const std::optional<TimelineValue> value = ticket.value();
   if (!value) return std::nullopt;
-  return VkSemaphoreSubmitInfo{
-      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-      .semaphore = backend_->semaphore(),
-      .value = *value,
-      .stageMask = stages,
-  };
+  return RetirementPoint{backend_->semaphore(), *value};
 }
 
 Expected<void, UploadError> Streamer::record_acquire(VkCommandBuffer cmd,

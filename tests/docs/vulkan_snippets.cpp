@@ -59,7 +59,7 @@ inline void frame(VkPhysicalDevice physical_device, VkDevice device, VkInstance 
           VK_PIPELINE_STAGE_2_VERTEX_ATTRIBUTE_INPUT_BIT | VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
       .access = VK_ACCESS_2_VERTEX_ATTRIBUTE_READ_BIT | VK_ACCESS_2_SHADER_SAMPLED_READ_BIT};
   RetirementPoint done = frame.finish(readers).value();
-  VkSemaphoreSubmitInfo signal = done.signal_info();  // add to VkSubmitInfo2::pSignalSemaphoreInfos
+  VkSemaphoreSubmitInfo signal = done.submit_info();  // add to VkSubmitInfo2::pSignalSemaphoreInfos
   // [snippet-end]
   (void)signal;
 }
@@ -112,7 +112,7 @@ inline void streamer(const staging::vulkan::Device& device,
 
   // The render thread: swap the texture in once its value is reached (once: one acquire).
   if (material.texture != texture_view && streamer->status(ticket) == StreamStatus::Complete) {
-    waits.push_back(*streamer->wait_info(ticket, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT));
+    waits.push_back(streamer->point(ticket)->submit_info(VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT));
     if (streamer->record_acquire(cmd, target, {}, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT,
                                  VK_ACCESS_2_SHADER_SAMPLED_READ_BIT)) {
       material.texture = texture_view;

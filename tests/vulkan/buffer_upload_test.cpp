@@ -61,7 +61,7 @@ TEST_F(GpuTest, OneFrameUploadsABufferAndItReadsBackByteForByte) {
   EXPECT_EQ(point.semaphore, ring.semaphore());
   EXPECT_EQ(point.value, 1u);
   gpu->record_readback(cmd, dst.buffer, 17, data.size(), back.buffer, 0);
-  const VkSemaphoreSubmitInfo signal = point.signal_info();
+  const VkSemaphoreSubmitInfo signal = point.submit_info();
   gpu->submit(cmd, {}, {&signal, 1});
   gpu->wait(point.semaphore, point.value);
 
@@ -102,7 +102,7 @@ TEST_F(GpuTest, AdjacentUploadsAreMergedIntoOneCopyRegion) {
   }
   const RetirementPoint point = frame.finish(kReadBack).value();
   gpu->record_readback(cmd, dst.buffer, 0, 8 * kPiece, back.buffer, 0);
-  const VkSemaphoreSubmitInfo signal = point.signal_info();
+  const VkSemaphoreSubmitInfo signal = point.submit_info();
   gpu->submit(cmd, {}, {&signal, 1});
   gpu->wait(point.semaphore, point.value);
 
@@ -151,7 +151,7 @@ TEST_F(GpuTest, SynchronizationValidationSeesAnUndeclaredPriorReader) {
   StagingFrame third = ring.begin(cmd, 1024).value();
   ASSERT_TRUE(third.upload(dst.buffer, 0, data));
   const RetirementPoint last = third.finish(kReadBack).value();  // declared: no message
-  const VkSemaphoreSubmitInfo signal = last.signal_info();
+  const VkSemaphoreSubmitInfo signal = last.submit_info();
   gpu->submit(cmd, {}, {&signal, 1});
   gpu->wait(last.semaphore, last.value);
   EXPECT_EQ(ring.poll(), 3u);  // point 3 retires points 1 and 2 too (same timeline)
@@ -311,7 +311,7 @@ TEST_P(BufferStress, HundredsOfFramesOfRandomBufferUploadsArriveByteForByte) {
     free_back.pop_back();
     for (int b = 0; b < 2; ++b)
       gpu->record_readback(cmd, dst[b].buffer, 0, kDst, back[slot].buffer, b * kDst);
-    const VkSemaphoreSubmitInfo signal = point.signal_info();
+    const VkSemaphoreSubmitInfo signal = point.submit_info();
     gpu->submit(cmd, {}, {&signal, 1});
     in_flight.push_back({point, cmd, slot, {model[0], model[1]}});
   }

@@ -214,7 +214,7 @@ TEST_F(GpuTest, ImageRegionsOutsideTheDescribedImageAreRefusedAndRecordNothing) 
   const std::vector<std::byte> texels = random_bytes(rng, 64 * 64 * 4);
   ASSERT_TRUE(frame.upload(target, region({0, 0, 0}, {64, 64, 1}), texels));
   const RetirementPoint point = frame.finish(kAfterCopies).value();
-  const VkSemaphoreSubmitInfo signal = point.signal_info();
+  const VkSemaphoreSubmitInfo signal = point.submit_info();
   gpu->submit(cmd, {}, {&signal, 1});
   gpu->wait(point.semaphore, point.value);
   EXPECT_EQ(ring.stats().copy_commands, 1u);
@@ -279,7 +279,7 @@ TEST_F(GpuTest, BlockCompressedRegionsOutsideOrNotWholeBlocksAreRefused) {
   r.new_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL;
   ASSERT_TRUE(frame.upload(target, r, random_bytes(rng, 8)));
   const RetirementPoint point = frame.finish(kAfterCopies).value();
-  const VkSemaphoreSubmitInfo signal = point.signal_info();
+  const VkSemaphoreSubmitInfo signal = point.submit_info();
   gpu->submit(cmd, {}, {&signal, 1});
   gpu->wait(point.semaphore, point.value);
   EXPECT_EQ(ring.stats().copy_commands, 1u);

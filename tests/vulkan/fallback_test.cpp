@@ -184,7 +184,7 @@ TEST_F(GpuTest, BeginWithoutASizeTakesTheSizeRecentFramesAskedFor) {
   EXPECT_EQ(checker.violations, 0u);
 }
 
-// A point converts to what its submission signals: signal_info() with every stage.
+// A point converts to what its submission signals: submit_info() with every stage.
 TEST(RetirementPointTest, ConvertsToTheSemaphoreSubmitInfoThatSignalsIt) {
   const RetirementPoint point{reinterpret_cast<VkSemaphore>(uintptr_t{0x5eed}), 42};
   const VkSemaphoreSubmitInfo signal = point;
@@ -217,7 +217,7 @@ TEST_F(GpuTest, ImagesOnTheFallbackRouteUseOneOffBuffers) {
           .value();
   const uint64_t offsets[] = {0};
   gpu->record_image_readback(cmd, image, VK_IMAGE_ASPECT_COLOR_BIT, back.buffer, offsets);
-  const VkSemaphoreSubmitInfo signal = point.signal_info();
+  const VkSemaphoreSubmitInfo signal = point.submit_info();
   gpu->submit(cmd, {}, {&signal, 1});
   gpu->wait(point.semaphore, point.value);
   EXPECT_EQ(first_difference(texels, {back.mapped, texels.size()}), -1);

@@ -76,7 +76,7 @@ class Harness {
   /// Ends and submits `cmd`, waiting on `waits` and signalling `point`.
   void submit(VkCommandBuffer cmd, const RetirementPoint& point,
               std::span<const VkSemaphoreSubmitInfo> waits = {}) {
-    const VkSemaphoreSubmitInfo signal = point.signal_info();
+    const VkSemaphoreSubmitInfo signal = point.submit_info();
     gpu_->submit(cmd, waits, {&signal, 1});
   }
   /// Waits for the device to be idle, reads the whole buffer back and compares it with the model.

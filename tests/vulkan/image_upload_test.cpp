@@ -264,7 +264,7 @@ TEST_P(ImageUploadTest, MipChainsAndRandomRegionsArriveByteForByte) {
           cmd, s.image, s.c->aspect ? s.c->aspect : VkImageAspectFlags{VK_IMAGE_ASPECT_COLOR_BIT},
           back[slot].buffer, s.readback_offset);
     }
-    const VkSemaphoreSubmitInfo signal = point.signal_info();
+    const VkSemaphoreSubmitInfo signal = point.submit_info();
     gpu->submit(cmd, {}, {&signal, 1});
     InFlight f{point, cmd, slot, {}};
     for (const Subject& s : subjects)

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 
 #include "harness.hpp"
 #include "staging/detail/vulkan/default_memory.hpp"
@@ -154,6 +155,35 @@ VKAPI_ATTR VkResult VKAPI_CALL lossy_wait(VkDevice device, const VkSemaphoreWait
   return g_real_wait(device, info, timeout);
 }
 
+// One reached() and one bounded wait() for any point of the device — a frame's, a streamed
+// upload's, the caller's own semaphore: here the caller's, signalled on the host.
+TEST_F(GpuTest, APointIsReachedWhenItsSemaphoreGetsThereAndAWaitIsBounded) {
+  const Device device = gpu->ring_device();
+  VkSemaphore own = gpu->make_timeline(3);
+  const RetirementPoint passed{own, 3};
+  const RetirementPoint ahead{own, 5};
+  EXPECT_EQ(reached(device, passed), true);
+  EXPECT_EQ(reached(device, ahead), false);
+  EXPECT_TRUE(wait(device, passed, std::chrono::nanoseconds(0)));
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(wait(device, ahead, std::chrono::milliseconds(20)).error(), WaitError::Timeout);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10 * kSecond);  // bounded, never hangs
+  EXPECT_EQ(wait(device, ahead, std::chrono::nanoseconds(0)).error(), WaitError::Timeout);
+
+  const VkSemaphoreSignalInfo info{
+      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = own, .value = 5};
+  ASSERT_EQ(vkSignalSemaphore(gpu->device, &info), VK_SUCCESS);
+  EXPECT_EQ(reached(device, ahead), true);
+  EXPECT_TRUE(wait(device, ahead, kSecond));
+
+  // A default point is reached; a point with a value but no semaphore is a caller's error.
+  EXPECT_EQ(reached(device, RetirementPoint{}), true);
+  EXPECT_TRUE(wait(device, RetirementPoint{}, kSecond));
+  EXPECT_EQ(reached(device, RetirementPoint{VK_NULL_HANDLE, 1}).error(), WaitError::Failed);
+  EXPECT_EQ(wait(device, RetirementPoint{VK_NULL_HANDLE, 1}, kSecond).error(), WaitError::Failed);
+  gpu->destroy(own);
+}
+
 TEST_F(GpuTest, ALostDeviceFailsTheFramesInFlightAndTheNextFrameRecovers) {
   StagingChecker checker(*gpu);
   Device device = gpu->ring_device();
@@ -175,6 +205,10 @@ TEST_F(GpuTest, ALostDeviceFailsTheFramesInFlightAndTheNextFrameRecovers) {
   ASSERT_EQ(vkQueueWaitIdle(gpu->queue), VK_SUCCESS);  // really done: freeing is safe below
 
   g_device_lost = true;
+  // The free queries answer the loss and change nothing; the ring's wait fails its frames.
+  EXPECT_EQ(reached(device, point).error(), WaitError::DeviceLost);
+  EXPECT_EQ(wait(device, point, kSecond).error(), WaitError::DeviceLost);
+  EXPECT_EQ(ring.in_flight(), 1u);
   EXPECT_EQ(ring.wait(point, kSecond).error(), WaitError::DeviceLost);
   Stats s = ring.stats();
   EXPECT_EQ(s.device_lost, 1u);

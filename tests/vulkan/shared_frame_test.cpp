@@ -240,7 +240,7 @@ TEST_P(SharedVulkanFrameTest, EightProducersRandomUploadsOneFrameEveryByteArrive
     gpu->record_image_readback(cmd, m.image, VK_IMAGE_ASPECT_COLOR_BIT, back.buffer, offsets);
     image_at += round16(m.bytes.size());
   }
-  const VkSemaphoreSubmitInfo signal = point.signal_info();
+  const VkSemaphoreSubmitInfo signal = point.submit_info();
   gpu->submit(cmd, {}, {&signal, 1});
   gpu->wait(point.semaphore, point.value);
   ASSERT_TRUE(ring.wait_idle(60s));

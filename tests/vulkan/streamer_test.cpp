@@ -95,9 +95,11 @@ class StreamerTest : public GpuTest {
     VkCommandBuffer cmd = gpu->begin_commands();
     if (before) before(cmd);
     gpu->record_readback(cmd, buffer, offset, size, back.buffer, 0);
-    const auto wait = streamer->wait_info(ticket, VK_PIPELINE_STAGE_2_COPY_BIT);
-    EXPECT_TRUE(wait.has_value());
-    submit_and_wait(cmd, wait ? std::span(&*wait, 1) : std::span<const VkSemaphoreSubmitInfo>{});
+    const std::optional<RetirementPoint> done = streamer->point(ticket);
+    EXPECT_TRUE(done.has_value());
+    const VkSemaphoreSubmitInfo wait =
+        done ? done->submit_info(VK_PIPELINE_STAGE_2_COPY_BIT) : VkSemaphoreSubmitInfo{};
+    submit_and_wait(cmd, done ? std::span(&wait, 1) : std::span<const VkSemaphoreSubmitInfo>{});
     std::vector<std::byte> out(back.mapped, back.mapped + size);
     gpu->destroy(back);
     return out;
@@ -115,9 +117,11 @@ class StreamerTest : public GpuTest {
     VkCommandBuffer cmd = gpu->begin_commands();
     if (before) before(cmd);
     gpu->record_image_readback(cmd, image, default_aspect(image.format), back.buffer, offsets);
-    const auto wait = streamer->wait_info(ticket, VK_PIPELINE_STAGE_2_COPY_BIT);
-    EXPECT_TRUE(wait.has_value());
-    submit_and_wait(cmd, wait ? std::span(&*wait, 1) : std::span<const VkSemaphoreSubmitInfo>{});
+    const std::optional<RetirementPoint> done = streamer->point(ticket);
+    EXPECT_TRUE(done.has_value());
+    const VkSemaphoreSubmitInfo wait =
+        done ? done->submit_info(VK_PIPELINE_STAGE_2_COPY_BIT) : VkSemaphoreSubmitInfo{};
+    submit_and_wait(cmd, done ? std::span(&wait, 1) : std::span<const VkSemaphoreSubmitInfo>{});
     std::vector<std::byte> out(back.mapped, back.mapped + total);
     gpu->destroy(back);
     return out;
@@ -384,7 +388,7 @@ TEST_F(StreamerTest, CancelledBeforeStartingNothingArrives) {
   EXPECT_EQ(streamer->cancel(ticket), StreamStatus::Cancelled);
   EXPECT_TRUE(streamer->drain(10s));
   EXPECT_EQ(streamer->status(ticket), StreamStatus::Cancelled);
-  EXPECT_FALSE(streamer->wait_info(ticket, VK_PIPELINE_STAGE_2_COPY_BIT));
+  EXPECT_FALSE(streamer->point(ticket));
   EXPECT_EQ(streamer->stats().submissions, 0u);
 }
 

@@ -65,7 +65,7 @@ void ring_upload(benchmark::State& state) {
   const auto submit = [&] {  // paused: the GPU's part
     const RetirementPoint point = frame.finish(visibility).value();
     state.PauseTiming();
-    vk.submit(cmd, point.signal_info());
+    vk.submit(cmd, point.submit_info());
     (void)ring.wait(point, std::chrono::seconds(10));
     vk.free_commands(cmd);
     cmd = vk.begin_commands();
@@ -81,7 +81,7 @@ void ring_upload(benchmark::State& state) {
   }
   if (i > 0) {  // the last, partial frame (untimed: the loop is over)
     const RetirementPoint point = frame.finish(visibility).value();
-    vk.submit(cmd, point.signal_info());
+    vk.submit(cmd, point.submit_info());
     (void)ring.wait(point, std::chrono::seconds(10));
   } else {
     frame = StagingFrame();

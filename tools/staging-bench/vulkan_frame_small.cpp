@@ -329,7 +329,7 @@ class SmallBench {
         r.failed = true;
         break;
       }
-      const VkSemaphoreSubmitInfo signal = point->signal_info();
+      const VkSemaphoreSubmitInfo signal = point->submit_info();
       vk_.submit(vk_.graphics(), slot.cmd, &signal, gate_open ? nullptr : &gate_wait);
       slot.point = *point;
       if (measured) {

@@ -152,7 +152,7 @@ class RingReplay {
     auto point = frame->finish();
     const double cpu_s = seconds_since(t0) - streamed_s;
     if (!point) return fail("finish: " + std::string(to_string(point.error())));
-    const VkSemaphoreSubmitInfo signal = point->signal_info();
+    const VkSemaphoreSubmitInfo signal = point->submit_info();
     const auto t_submit = Clock::now();
     {
       const std::lock_guard lock(queue_mutex_);

@@ -406,7 +406,7 @@ class StreamBench {
       vkCmdCopyBuffer(cmd, staging.buffer, dst_.buffer, 1, &region);
       if (ts_bits) vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, queries_, 1);
       const RetirementPoint point{semaphore_, ++value_};
-      const VkSemaphoreSubmitInfo signal = point.signal_info();
+      const VkSemaphoreSubmitInfo signal = point.submit_info();
       vk_.submit(queue, cmd, &signal);
       const VkSemaphoreWaitInfo wait{.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
                                      .semaphoreCount = 1,
@@ -819,7 +819,7 @@ class StreamBench {
         if (ts_bits_) {
           vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, b_.queries_, q + 1);
         }
-        const VkSemaphoreSubmitInfo signal = point->signal_info();
+        const VkSemaphoreSubmitInfo signal = point->submit_info();
         b_.vk_.submit(queue_, cmd, &signal);
         flight_.push_back({*point, f.cmd});
         open_.pop_front();

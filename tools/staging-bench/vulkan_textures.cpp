@@ -137,7 +137,7 @@ class TextureBench {
       if (ts_bits_) {
         vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_BOTTOM_OF_PIPE_BIT, b_.queries_, q + 1);
       }
-      const VkSemaphoreSubmitInfo signal = point->signal_info();
+      const VkSemaphoreSubmitInfo signal = point->submit_info();
       b_.vk_.submit(b_.vk_.graphics(), cmd, &signal, gate_open_ ? nullptr : &gate_wait_);
       points_[slot] = *point;
       b_.measured_slot_[slot] = measured;

@@ -190,8 +190,9 @@ struct Session {
                   v.resources.vertex_bytes,
                   v.resources.index_count,
                   {tint, tint, tint, 1.0f}});
-    waits.push_back(*streamer.wait_info(v.texture, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT));
-    waits.push_back(*streamer.wait_info(v.mesh, VK_PIPELINE_STAGE_2_VERTEX_INPUT_BIT));
+    waits.push_back(
+        streamer.point(v.texture)->submit_info(VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT));
+    waits.push_back(streamer.point(v.mesh)->submit_info(VK_PIPELINE_STAGE_2_VERTEX_INPUT_BIT));
     acquires.push_back(&v);
   }
 

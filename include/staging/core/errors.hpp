@@ -384,13 +384,16 @@ static_assert(enum_names_complete<FinishError>(), "FinishError: a value has no n
 /// Why a bounded wait returned without its point reached: vulkan::Ring::wait() and wait_idle(),
 /// cuda::Uploader::wait(). Waiting again later is allowed; the point may still be reached.
 enum class WaitError : uint8_t {
-  /// The point was not reached within the timeout (Vulkan: also a vkWaitSemaphores failure
-  /// other than VK_ERROR_DEVICE_LOST).
+  /// The point was not reached within the timeout (Vulkan Ring::wait(): also a vkWaitSemaphores
+  /// failure other than VK_ERROR_DEVICE_LOST).
   Timeout,
-  /// Vulkan: the device was lost; every frame in flight has been failed (as Ring::poll() does).
+  /// Vulkan: the device was lost; a Ring's waits have failed every frame in flight (as
+  /// Ring::poll() does).
   DeviceLost,
   /// CUDA: the Uploader failed earlier on a sticky CUDA error (Uploader::error() says which);
-  /// nothing completes any more.
+  /// nothing completes any more. Vulkan vulkan::reached() and vulkan::wait(): the semaphore could
+  /// not be read or waited on (an error other than VK_ERROR_DEVICE_LOST), or a point with no
+  /// semaphore has a value.
   Failed,
 };
 

@@ -49,21 +49,26 @@ struct FrameState;
 
 class SharedUploads;
 
-/// A point on a timeline semaphore: once the semaphore's value is >= `value`, the GPU has
-/// finished every copy of the frame and the ring reclaims its staging memory (I3).
+/// "The GPU is done up to here", the one point type of the Vulkan side: a value on a timeline
+/// semaphore. A frame's (StagingFrame::finish(), a shared frame's too): once the semaphore's
+/// value is >= `value`, the GPU has finished every copy of the frame and the ring reclaims its
+/// staging memory (I3). A streamed upload's (Streamer::point(), Streamer::commit()): the
+/// destination holds the data. Ask reached() whether the device is there, or wait() for it
+/// (staging/vulkan/ring.hpp). A default point (no semaphore, value 0) is always reached.
 struct RetirementPoint {
   VkSemaphore semaphore = VK_NULL_HANDLE;  ///< a timeline semaphore (the ring's or the caller's)
   uint64_t value = 0;                      ///< the value the frame's submission signals
 
-  /// The VkSemaphoreSubmitInfo that signals this point, for VkSubmitInfo2::pSignalSemaphoreInfos.
-  /// `stages` is the signal's first synchronization scope; the default (ALL_COMMANDS) waits for
-  /// every command of the batch, so it is right wherever the frame's copies were recorded.
-  [[nodiscard]] VkSemaphoreSubmitInfo signal_info(
+  /// The VkSemaphoreSubmitInfo of this point at `stages`, for a submission that signals it
+  /// (VkSubmitInfo2::pSignalSemaphoreInfos: `stages` is the signal's first synchronization scope)
+  /// or waits for it (pWaitSemaphoreInfos: the stages that wait). The default (ALL_COMMANDS)
+  /// covers every command of the batch, so it is right wherever the frame's copies were recorded.
+  [[nodiscard]] VkSemaphoreSubmitInfo submit_info(
       VkPipelineStageFlags2 stages = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT) const noexcept;
-  /// The point as what a submission signals: signal_info() with its default stages, so that
+  /// The point as what a submission signals: submit_info() with its default stages, so that
   /// `VkSemaphoreSubmitInfo signal = frame.finish().value();` reads as it does. (As a wait, the
   /// same value waits for the point before every command of the batch.)
-  operator VkSemaphoreSubmitInfo() const noexcept { return signal_info(); }
+  operator VkSemaphoreSubmitInfo() const noexcept { return submit_info(); }
 
   /// Same semaphore and value.
   friend bool operator==(const RetirementPoint&, const RetirementPoint&) = default;

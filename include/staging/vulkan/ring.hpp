@@ -51,6 +51,20 @@ struct Device {
   Dispatch dispatch;
 };
 
+/// Whether the device has reached `point` (its semaphore's counter is at least its value), read
+/// now without waiting (vkGetSemaphoreCounterValue). Any point of the device: a frame's, a
+/// streamed upload's, the caller's own. A default point (no semaphore, value 0) is reached.
+/// Errors: DeviceLost; Failed (the counter could not be read otherwise, or a point with no
+/// semaphore has a value). Safe from any thread (the semaphore's counter is read, nothing else).
+[[nodiscard]] Expected<bool, WaitError> reached(const Device& device, const RetirementPoint& point);
+
+/// Blocks until the device reaches `point` or `timeout` passes (vkWaitSemaphores; a timeout of 0
+/// or less polls). Bounded: never waits longer than `timeout`. Errors: Timeout, DeviceLost,
+/// Failed (as reached()). Safe from any thread. To also give the memory of the frames it
+/// completes back to a ring at once, use Ring::wait() (or let the next begin() retire them).
+Expected<void, WaitError> wait(const Device& device, const RetirementPoint& point,
+                               Duration timeout);
+
 /// Which core strategy holds a Ring's staging memory, chosen by its configuration's type: the
 /// slot ring (StagingRingConfig) or the byte ring (ByteRingConfig). See RingConfig::strategy.
 using RingStrategy = std::variant<StagingRingConfig, ByteRingConfig>;
@@ -311,8 +325,10 @@ class Ring {
   /// (stats().device_lost, points_failed); a point whose semaphore cannot be read otherwise
   /// stays in flight.
   uint64_t poll();
-  /// Waits until `point` is reached or `timeout` passes, then poll()s. Errors: Timeout,
-  /// DeviceLost. Precondition: `point.semaphore` is a timeline semaphore of this device.
+  /// vulkan::wait(device, point, timeout) on the ring's device, then poll()s (the memory of every
+  /// frame it completed is reused at once). Errors: Timeout, DeviceLost (every frame in flight
+  /// is then failed, as poll() does). Precondition: `point.semaphore` is a timeline semaphore of
+  /// this device.
   Expected<void, WaitError> wait(const RetirementPoint& point, Duration timeout);
   /// Waits until every point in flight is reached (or `timeout` passes), then poll()s. Succeeds
   /// at once when nothing is in flight. Errors: Timeout, DeviceLost.

@@ -7,8 +7,8 @@
 //                       .value();
 //   StreamTicket t = streamer->upload(texture, {}, texels, StreamPriority::Now).value();
 //   ...
-//   if (auto wait = streamer->wait_info(t, VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT))
-//     add *wait to the frame's VkSubmitInfo2 waits, and
+//   if (std::optional<RetirementPoint> done = streamer->point(t))
+//     add done->submit_info(VK_PIPELINE_STAGE_2_FRAGMENT_SHADER_BIT) to the frame's waits, and
 //     streamer->record_acquire(cmd, texture, {}, FRAGMENT_SHADER, SHADER_SAMPLED_READ) before use;
 //   or, host-side: streamer->status(t) == StreamStatus::Complete (swap the texture in).
 //
@@ -250,11 +250,11 @@ class Streamer {
   Expected<InPlacePiece, UploadError> next_piece(const StreamTicket& ticket,
                                                  Duration timeout = Duration{0});
   /// Submits a written piece: one vkQueueSubmit2 (under StreamerConfig::queue_mutex when
-  /// given). Returns the value of the streamer's semaphore it signals, or the submission's error
+  /// given). Returns the point it signals (the streamer's semaphore), or the submission's error
   /// (the upload is then Failed): UploadError::DeviceLost, or Failed (recording or submitting
   /// failed otherwise; nothing was submitted).
-  Expected<TimelineValue, UploadError> commit(const StreamTicket& ticket,
-                                              const InPlacePiece& piece);
+  Expected<RetirementPoint, UploadError> commit(const StreamTicket& ticket,
+                                                const InPlacePiece& piece);
   /// Gives a piece back unwritten: its bytes are reclaimed and the upload ends Cancelled, as
   /// cancel() would (the ticket keeps a value when pieces had been committed).
   void abandon(const StreamTicket& ticket, const InPlacePiece& piece);
@@ -281,15 +281,17 @@ class Streamer {
   /// idle.
   bool drain(Duration timeout);
 
-  /// The wait the consumer's submission adds for the upload, at `stages`: this streamer's
-  /// semaphore at the ticket's value. None until the ticket has a value (its last piece is not
-  /// submitted yet), or when it never will (cancelled before starting).
-  [[nodiscard]] std::optional<VkSemaphoreSubmitInfo> wait_info(const StreamTicket& ticket,
-                                                               VkPipelineStageFlags2 stages) const;
+  /// The upload's point: this streamer's semaphore at the ticket's value — after it the
+  /// destination holds the data (Submitted), or the device no longer writes it (Cancelled or
+  /// Failed after some pieces were submitted). The consumer's submission waits for it
+  /// (`point->submit_info(stages)` among its pWaitSemaphoreInfos). None until the ticket has a
+  /// value (its last piece is not submitted yet), or when it never will (cancelled before
+  /// starting).
+  [[nodiscard]] std::optional<RetirementPoint> point(const StreamTicket& ticket) const;
   /// Records into the consumer's `cmd` the acquire of an image upload (the destination and
   /// levels as given to upload()) for `stages`/`access` — only when ownership moves between two
   /// families (the destination's sharing EXCLUSIVE); otherwise nothing. Record it after the wait
-  /// on the ticket's value (in a submission that waits on wait_info()), before the first use.
+  /// on the ticket's value (in a submission that waits for point()), before the first use.
   /// Returns what upload() would answer for those arguments when they are invalid (nothing
   /// recorded).
   Expected<void, UploadError> record_acquire(VkCommandBuffer cmd,

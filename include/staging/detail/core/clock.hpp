@@ -1,7 +1,9 @@
 // Clock: the monotonic clock a ring or streamer reads, injectable so that the library's tests and
-// simulator control time; SteadyClock, std::chrono::steady_clock as a Clock, for those given none.
+// simulator control time; SteadyClock, std::chrono::steady_clock as a Clock, for those given none;
+// Deadline, how every bounded wait of the library measures its timeout on its owner's clock.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 
 #include "staging/core/timeline.hpp"
@@ -29,6 +31,44 @@ class SteadyClock final : public Clock {
     static SteadyClock clock;
     return clock;
   }
+};
+
+/// A deadline `timeout` after it was made, on a Clock: the one way the library's bounded waits
+/// (reserve_waiting(), a Vulkan ring's begin() under Wait, the stream scheduler's and the CUDA
+/// timeline's waits) measure their timeout, so that each runs on its owner's clock and none
+/// overflows. A timeout of 0 or less has passed at once; one above kLongest is kLongest (a
+/// "forever" of Duration::max() waits a year rather than wrapping around).
+/// Threading: a plain value, read by the thread that waits; the clock must outlive it.
+class Deadline {
+ public:
+  /// The longest timeout a deadline keeps (longer ones are cut to it).
+  static constexpr Duration kLongest = std::chrono::hours(24 * 365);
+
+  /// Starts now, on `clock`.
+  Deadline(Clock& clock, Duration timeout)
+      : clock_(&clock),
+        start_(clock.now()),
+        end_(start_ + std::clamp(timeout, Duration{0}, kLongest)) {}
+
+  /// When the deadline was made (clock time).
+  [[nodiscard]] Duration start() const noexcept { return start_; }
+  /// When it passes (clock time): start() plus the timeout as kept.
+  [[nodiscard]] Duration end() const noexcept { return end_; }
+  /// The time left at clock time `now` (0 once passed).
+  [[nodiscard]] Duration remaining_at(Duration now) const noexcept {
+    return end_ > now ? end_ - now : Duration{0};
+  }
+  /// The time left, read now (0 once passed).
+  [[nodiscard]] Duration remaining() const { return remaining_at(clock_->now()); }
+  /// Whether no time is left.
+  [[nodiscard]] bool passed() const { return remaining() == Duration{0}; }
+  /// The time since start(), read now.
+  [[nodiscard]] Duration elapsed() const { return clock_->now() - start_; }
+
+ private:
+  Clock* clock_;
+  Duration start_;
+  Duration end_;
 };
 
 }  // namespace staging
