@@ -481,9 +481,9 @@ StreamStatus StreamScheduler::cancel(const StreamTicket& ticket) {
     std::lock_guard lock(mutex_);
     if (u->stopped) return u->failed ? StreamStatus::Failed : StreamStatus::Cancelled;
     const StreamStatus s = u->status.load(std::memory_order_relaxed);
-    const bool too_late = s == StreamStatus::Submitted || s == StreamStatus::Complete ||
-                          u->request.pieces.done() ||
-                          (s != StreamStatus::Queued && s != StreamStatus::Streaming);
+    // Every piece cut, or the upload past Streaming (Submitted, Complete, or ended).
+    const bool too_late =
+        u->request.pieces.done() || (s != StreamStatus::Queued && s != StreamStatus::Streaming);
     if (!too_late) return stop_locked(*u);
   }
   return status(ticket);  // too late (every piece is cut) or ended: as the status reads now

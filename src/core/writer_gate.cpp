@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/clock.hpp"
 
 namespace staging {
 
@@ -46,9 +47,11 @@ uint32_t WriterGate::seal() noexcept {
 bool WriterGate::wait_drained(Duration timeout) {
   if (drained()) return true;
   if (!sealed()) return false;
-  const auto deadline = std::chrono::steady_clock::now() + std::max(timeout, Duration{0});
+  const Deadline deadline(SteadyClock::instance(), timeout);
   std::unique_lock lock(mutex_);
-  return cv_.wait_until(lock, deadline, [&] { return drained(); });
+  while (!drained() && !deadline.passed())
+    cv_.wait_for(lock, deadline.remaining());
+  return drained();
 }
 
 uint32_t WriterGate::writers() const noexcept {

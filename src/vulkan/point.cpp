@@ -1,6 +1,7 @@
 // RetirementPoint: the submit info of a point, and whether (or when) the device reaches it.
 #include <algorithm>
 
+#include "staging/detail/core/clock.hpp"
 #include "staging/vulkan/ring.hpp"
 
 namespace staging::vulkan {
@@ -40,7 +41,8 @@ Expected<void, WaitError> wait(const Device& device, const RetirementPoint& poin
       .pSemaphores = &point.semaphore,
       .pValues = &point.value,
   };
-  const auto ns = static_cast<uint64_t>(std::max<int64_t>(0, timeout.count()));
+  const auto ns =
+      static_cast<uint64_t>(std::clamp(timeout, Duration{0}, Deadline::kLongest).count());
   switch (device.dispatch.vkWaitSemaphores(device.device, &info, ns)) {
     case VK_SUCCESS:
       return {};

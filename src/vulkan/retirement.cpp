@@ -137,7 +137,8 @@ VkResult RingImpl::wait_points(std::span<const RetirementPoint> points, Duration
       .pSemaphores = semaphores.data(),
       .pValues = values.data(),
   };
-  const auto ns = static_cast<uint64_t>(std::max<int64_t>(0, timeout.count()));
+  const auto ns =
+      static_cast<uint64_t>(std::clamp(timeout, Duration{0}, Deadline::kLongest).count());
   return device.dispatch.vkWaitSemaphores(device.device, &info, ns);
 }
 

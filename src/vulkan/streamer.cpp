@@ -211,6 +211,12 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
       (void)wait(last, std::chrono::seconds(1));
   }
 
+  // The families an ownership transfer moves between (StreamerConfig::queue_family, then
+  // consumer_family).
+  QueueFamilies families() const noexcept {
+    return {config_.queue_family, config_.consumer_family};
+  }
+
  private:
   struct Slot {
     VkCommandBuffer cmd = VK_NULL_HANDLE;
@@ -314,10 +320,6 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
     buffers_.clear();
   }
 
-  QueueFamilies families() const noexcept {
-    return {config_.queue_family, config_.consumer_family};
-  }
-
   VkDevice device_;
   Dispatch d_;
   StreamerConfig config_;
@@ -392,8 +394,6 @@ Expected<std::unique_ptr<Streamer>, CreateError> Streamer::create(const Device& 
     return unexpected(CreateError::InvalidConfig);  // two sizes for one ring
   }
   std::unique_ptr<Streamer> s(new Streamer());
-  s->queue_family_ = config.queue_family;
-  s->consumer_family_ = config.consumer_family;
   s->backend_ = std::make_unique<detail::StreamerBackend>(device, config);
   if (!s->backend_->init()) return unexpected(CreateError::ObjectCreationFailed);
   if (config.fill_pool) {
@@ -608,8 +608,7 @@ Expected<void, UploadError> Streamer::record_acquire(VkCommandBuffer cmd,
                                                      VkAccessFlags2 access) const {
   const auto target = detail::image_target(destination, levels);
   if (!target) return unexpected(target.error());
-  const auto barrier =
-      detail::image_acquire_barrier(*target, {queue_family_, consumer_family_}, stages, access);
+  const auto barrier = detail::image_acquire_barrier(*target, backend_->families(), stages, access);
   if (!barrier) return {};
   VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
   dep.imageMemoryBarrierCount = 1;
@@ -625,8 +624,8 @@ Expected<void, UploadError> Streamer::record_acquire(VkCommandBuffer cmd,
                                                      VkAccessFlags2 access) const {
   const auto target = detail::buffer_target(destination, offset, size);
   if (!target) return unexpected(target.error());
-  const auto barrier = detail::buffer_acquire_barrier(
-      *target, size, {queue_family_, consumer_family_}, stages, access);
+  const auto barrier =
+      detail::buffer_acquire_barrier(*target, size, backend_->families(), stages, access);
   if (!barrier) return {};
   VkDependencyInfo dep{.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
   dep.bufferMemoryBarrierCount = 1;

@@ -206,8 +206,9 @@ TEST(InvariantCheckerDeathTest, AbortModeAbortsWithAMessageNamingBothReservation
       "I1 violated: reservation #2 .* overlaps live reservation #1 ");
 }
 
-// A ring feeding a Record-mode checker through Deps::checker (as staging-sim does): a busy run
-// under every policy yields no violation, and every reservation was checked.
+// A ring feeding a Record-mode checker through ByteRingDeps::checker (detail::create_byte_ring) (as
+// staging-sim does): a busy run under every policy yields no violation, and every reservation was
+// checked.
 TEST(InvariantChecker, ARingFeedsItEveryOperation) {
   for (ExhaustionPolicy policy :
        {ExhaustionPolicy::Defer, ExhaustionPolicy::Wait, ExhaustionPolicy::Split,

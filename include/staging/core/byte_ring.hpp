@@ -340,9 +340,9 @@ static_assert(counters_complete<ByteRingStats>(),
 /// waits. No ring call calls back into its caller: from inside a call the ring calls only the
 /// RegionAllocator (creating and destroying regions), the Clock, and the passive observer and
 /// checker — and none of those may call the ring.
-/// Ownership: owns its bookkeeping; references the RegionAllocator, Clock, observer and checker,
-/// which must outlive it. Destroying it destroys every region (the owner first makes sure
-/// nothing still reads them, e.g. by waiting for the newest token).
+/// Ownership: owns its bookkeeping; references the RegionAllocator and the observer (and, given
+/// internally, a clock and a checker), which must outlive it. Destroying it destroys every region
+/// (the owner first makes sure nothing still reads them, e.g. by waiting for the newest token).
 /// Threading: not synchronised; one thread (or one mutex holder) at a time. A backend that
 /// serves several threads wraps it in a lock. The allocator, clock, observer and checker are
 /// called synchronously from inside the ring's calls, on the calling thread.

@@ -381,8 +381,9 @@ constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
 }
 static_assert(enum_names_complete<FinishError>(), "FinishError: a value has no name");
 
-/// Why a bounded wait returned without its point reached: vulkan::Ring::wait() and wait_idle(),
-/// cuda::Uploader::wait(). Waiting again later is allowed; the point may still be reached.
+/// Why a bounded wait returned without its point reached: vulkan::wait() and vulkan::reached(),
+/// vulkan::Ring::wait() and wait_idle(), cuda::Uploader::wait(). Waiting again later is allowed;
+/// the point may still be reached.
 enum class WaitError : uint8_t {
   /// The point was not reached within the timeout (Vulkan Ring::wait(): also a vkWaitSemaphores
   /// failure other than VK_ERROR_DEVICE_LOST).

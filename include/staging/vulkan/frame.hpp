@@ -52,8 +52,9 @@ class SharedUploads;
 /// "The GPU is done up to here", the one point type of the Vulkan side: a value on a timeline
 /// semaphore. A frame's (StagingFrame::finish(), a shared frame's too): once the semaphore's
 /// value is >= `value`, the GPU has finished every copy of the frame and the ring reclaims its
-/// staging memory (I3). A streamed upload's (Streamer::point(), Streamer::commit()): the
-/// destination holds the data. Ask reached() whether the device is there, or wait() for it
+/// staging memory (I3). A streamed upload's (Streamer::point()): the destination holds the
+/// upload. An in-place piece's (Streamer::commit()): that piece's copy is done (the whole
+/// upload's at its last piece). Ask reached() whether the device is there, or wait() for it
 /// (staging/vulkan/ring.hpp). A default point (no semaphore, value 0) is always reached.
 struct RetirementPoint {
   VkSemaphore semaphore = VK_NULL_HANDLE;  ///< a timeline semaphore (the ring's or the caller's)

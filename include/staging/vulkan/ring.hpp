@@ -97,7 +97,8 @@ struct RingConfig {
   /// ExhaustionPolicy (byte_ring.hpp):
   ///  - Defer: answer at once: begin() answers its refusal, an upload RingFull;
   ///  - Wait (slot ring only): begin() waits up to wait_timeout for the oldest frame in flight,
-  ///    then answers Timeout naming it (TooLarge and AllocationFailed are answered at once); a
+  ///    then answers Timeout (oldest_in_flight() names the point; TooLarge and AllocationFailed
+  ///    are answered at once); a
   ///    byte ring waits per upload instead, with ByteRingConfig::policy = Wait;
   ///  - Fallback: take the fallback route: the frame (slot ring) or the upload (byte ring).
   /// Split and Grow are refused at Ring::create (UnsupportedPolicy): a frame submits once,
@@ -325,10 +326,11 @@ class Ring {
   /// (stats().device_lost, points_failed); a point whose semaphore cannot be read otherwise
   /// stays in flight.
   uint64_t poll();
-  /// vulkan::wait(device, point, timeout) on the ring's device, then poll()s (the memory of every
-  /// frame it completed is reused at once). Errors: Timeout, DeviceLost (every frame in flight
-  /// is then failed, as poll() does). Precondition: `point.semaphore` is a timeline semaphore of
-  /// this device.
+  /// Waits as vulkan::wait(device, point, timeout) does on the ring's device, then poll()s (the
+  /// memory of every frame it completed is reused at once). Errors: Timeout (also for a
+  /// vkWaitSemaphores failure other than VK_ERROR_DEVICE_LOST), DeviceLost (every frame in
+  /// flight is then failed, as poll() does). Precondition: `point.semaphore` is a timeline
+  /// semaphore of this device.
   Expected<void, WaitError> wait(const RetirementPoint& point, Duration timeout);
   /// Waits until every point in flight is reached (or `timeout` passes), then poll()s. Succeeds
   /// at once when nothing is in flight. Errors: Timeout, DeviceLost.
@@ -355,7 +357,9 @@ class Ring {
   [[nodiscard]] uint64_t in_flight() const noexcept;
   /// The point of the oldest frame in flight that holds ring memory (a slot, or byte-ring
   /// reservations): the one begin() waits for under ExhaustionPolicy::Wait, and the one a Timeout
-  /// from begin() waited for. None when no such frame is in flight (as of the last poll()).
+  /// from begin() waited for — unless that frame completed just after the timeout, when the poll
+  /// that ended the wait retired it. None when no such frame is in flight (as of the last
+  /// poll()).
   [[nodiscard]] std::optional<RetirementPoint> oldest_in_flight() const noexcept;
   /// The memory type of the last staging buffer made (none before the first).
   [[nodiscard]] std::optional<uint32_t> memory_type() const noexcept;

@@ -116,7 +116,7 @@ struct StreamerConfig {
   /// Batches, queue cap, granule and waits. Its ring_bytes is the one above: leave it 0 (or
   /// equal to ring_bytes); another value is refused (InvalidConfig).
   StreamSchedulerConfig schedule;
-  /// Start a pump thread of its own (else the caller runs pump_once()/run() on its thread).
+  /// Start a pump thread of its own (else the caller runs pump_once() on its thread).
   bool pump_thread = true;
   /// The threads that copy uploads from the callers' pointers into staging memory, shared with
   /// other users (an Uploader, another Streamer); null: the streamer makes its own pool of
@@ -327,8 +327,6 @@ class Streamer {
                                                   const std::byte* texels, uint64_t size,
                                                   StreamPriority priority, Duration timeout,
                                                   bool in_place);
-  uint32_t queue_family_ = 0;     // StreamerConfig::queue_family
-  uint32_t consumer_family_ = 0;  // StreamerConfig::consumer_family
   std::shared_ptr<FillPool> pool_;
   std::unique_ptr<detail::StreamerBackend> backend_;
   std::unique_ptr<StreamScheduler> scheduler_;

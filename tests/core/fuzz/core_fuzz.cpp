@@ -30,6 +30,7 @@
 
 #include "staging/core/byte_ring.hpp"
 #include "staging/detail/core/align.hpp"
+#include "staging/detail/core/byte_ring_deps.hpp"
 #include "staging/detail/core/copy_layout.hpp"
 #include "staging/detail/core/invariant_checker.hpp"
 #include "staging/detail/core/limits.hpp"
@@ -469,7 +470,7 @@ void check_byte_ring(Input& in) {
   config.split_min_chunk = in.value();
   const uint64_t effective_cap = config.cap == 0 ? config.capacity : config.cap;
   InvariantChecker checker(InvariantChecker::Mode::Record, effective_cap);
-  auto made = ByteRing::create(config, {&allocator, &clock, nullptr, &checker});
+  auto made = staging::detail::create_byte_ring(config, {&allocator, &clock, nullptr, &checker});
   if (!made) {
     const auto e = made.error();
     using E = CreateError;

@@ -34,10 +34,13 @@ class SteadyClock final : public Clock {
 };
 
 /// A deadline `timeout` after it was made, on a Clock: the one way the library's bounded waits
-/// (reserve_waiting(), a Vulkan ring's begin() under Wait, the stream scheduler's and the CUDA
-/// timeline's waits) measure their timeout, so that each runs on its owner's clock and none
-/// overflows. A timeout of 0 or less has passed at once; one above kLongest is kLongest (a
-/// "forever" of Duration::max() waits a year rather than wrapping around).
+/// (reserve_waiting(), a Vulkan ring's begin() under Wait, a shared frame's wait_drained(), the
+/// stream scheduler's and the CUDA uploader's and timeline's waits) measure their timeout, so
+/// that each runs on its owner's clock and none overflows; waits the driver carries out
+/// (vkWaitSemaphores) are given the timeout cut to kLongest the same way. A timeout of 0 or less
+/// has passed at once; one above kLongest is kLongest (a "forever" of Duration::max() waits a
+/// year rather than wrapping around).
+///
 /// Threading: a plain value, read by the thread that waits; the clock must outlive it.
 class Deadline {
  public:
