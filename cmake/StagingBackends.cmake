@@ -98,8 +98,15 @@ function(staging_install_package)
   configure_package_config_file(${STAGING_SOURCE_ROOT}/cmake/stagingConfig.cmake.in
     ${PROJECT_BINARY_DIR}/stagingConfig.cmake
     INSTALL_DESTINATION ${STAGING_INSTALL_CMAKEDIR})
+  # From 1.0 on a major version keeps the API (SameMajorVersion); before it, each 0.x minor
+  # version may break it, so only the same minor version is compatible.
+  if(STAGING_VERSION VERSION_LESS 1.0)
+    set(compatibility SameMinorVersion)
+  else()
+    set(compatibility SameMajorVersion)
+  endif()
   write_basic_package_version_file(${PROJECT_BINARY_DIR}/stagingConfigVersion.cmake
-    VERSION ${STAGING_VERSION} COMPATIBILITY SameMinorVersion)
+    VERSION ${STAGING_VERSION} COMPATIBILITY ${compatibility})
   install(FILES ${PROJECT_BINARY_DIR}/stagingConfig.cmake
     ${PROJECT_BINARY_DIR}/stagingConfigVersion.cmake DESTINATION ${STAGING_INSTALL_CMAKEDIR})
 endfunction()

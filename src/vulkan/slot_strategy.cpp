@@ -53,31 +53,23 @@ Expected<void, AllocError> SlotStrategy::flush(uint64_t frame) {
 void SlotStrategy::end(uint64_t frame) {
   Open* open = open_frame(frame);
   if (open == nullptr) return;
-  ended_.push_back(Ended{frame, std::move(ring_.finish(std::move(open->lease))).value()});
+  // The slot waits for the frame's number on the ring's frame sequence: it becomes Ready once
+  // every frame up to this one is released (release() hands the core that value).
+  const Expected<void, FinishError> finished = ring_.finish(std::move(open->lease), frame);
+  STAGING_ASSERT(finished.has_value(), "a frame's own lease was refused by its ring");
   open_.erase(open_.begin() + (open - open_.data()));
 }
 
-void SlotStrategy::release(uint64_t frame, Release how, TimelineValue /*completed*/) noexcept {
+void SlotStrategy::release(uint64_t frame, Release how, TimelineValue completed) noexcept {
   if (Open* open = open_frame(frame)) {  // dropped unfinished: nothing read the slot
     open_.erase(open_.begin() + (open - open_.data()));
-    return;
+  } else if (how == Release::Failed) {
+    ring_.fail_in_flight();  // a lost device: every slot in flight is replaced on its next pick
+  } else if (how != Release::Retired) {
+    ring_.abandon(frame);  // never read: replaced on its next pick
   }
-  const auto it =
-      std::find_if(ended_.begin(), ended_.end(), [&](const Ended& e) { return e.frame == frame; });
-  if (it == ended_.end()) return;
-  switch (how) {
-    case Release::Retired:
-      it->token.signal();  // Ready
-      break;
-    case Release::Failed:
-      it->token.fail();  // replaced on its next pick
-      break;
-    case Release::Abandoned:
-    case Release::Dropped:
-      it->token.abandon();  // replaced on its next pick
-      break;
-  }
-  ended_.erase(it);
+  // By value, as the byte strategy: every slot of a frame <= `completed` is Ready.
+  ring_.retire(completed);
 }
 
 void SlotStrategy::add_stats(Stats& stats) const {

@@ -1,8 +1,10 @@
 // Internal: the slot strategy (RingConfig::strategy a StagingRingConfig) — the slot ring
 // (staging::StagingRing) over staging buffers from the ring's MemorySource. A frame takes one slot
-// at begin() and bumps a cursor through it; the slot retires with the frame's own point (its
-// FenceToken: a timeline of one step, since frames may finish on different semaphores and retire in
-// any order). Not installed.
+// at begin() and bumps a cursor through it. Retirement is by value, as for the byte strategy: a
+// slot is finished with its frame's number on the ring's frame sequence and becomes Ready once
+// the sequence is released through that number (StagingRing::retire(completed)); a frame that
+// completes before an earlier one keeps its slot until the earlier one is released too. Not
+// installed.
 #pragma once
 
 #include <utility>
@@ -75,16 +77,11 @@ class SlotStrategy final : public StrategyEngine, private StagingAllocator<SlotB
     SlotLease lease;
     const SlotBuffer* buffer;
   };
-  struct Ended {
-    uint64_t frame;
-    FenceToken token;
-  };
   Open* open_frame(uint64_t frame) noexcept;
 
   MemorySource* memory_;
   StagingRing<SlotBuffer> ring_;
-  std::vector<Open> open_;    // frames holding a lease (Recording)
-  std::vector<Ended> ended_;  // frames whose slot is InFlight
+  std::vector<Open> open_;  // frames holding a lease (Recording)
   std::optional<ReserveError> no_refusal_;
 };
 

@@ -9,8 +9,9 @@
  *              lease to finish() or drops it. Two of them: two frames can record at once.
  *   Gpu        the queue: reads a submitted slot's bytes from submit until completion, in
  *              submission order; a completion is a success or a lost device.
- *   Completer  whoever fires a token on another thread (a poll, a map callback, a CUDA host
- *              function): signal() on success, fail() on a lost device, abandon() for a
+ *   Completer  whoever fires a slot's token: the ring's owner retiring by value (retire,
+ *              abandon, fail_in_flight on the token the ring keeps) or a map callback on
+ *              another thread: signal() on success, fail() on a lost device, abandon() for a
  *              frame dropped unsubmitted.
  *   Echo       late, duplicate and stale firings: re-fires a token (or re-drops a lease) that
  *              has already fired, at any later moment, towards any state.
@@ -24,8 +25,9 @@
  *   transition()          slot_fence.cpp: SlotFence::transition, compare-and-swap of
  *                         (gen, from) -> (gen, to); one atomic step.
  *   fence[s] = PACK(..)   slot_fence.cpp: SlotFence::reset, the ring thread's plain store.
- *   choose()              staging_ring.hpp: StagingRing::choose, with StagingRing::begin's one
- *                         poll and retry: any slot in a state choose() accepts, or none
+ *   choose()              staging_ring.hpp: StagingRing::choose (begin() only looks at the
+ *                         slots' states; the owner retires before it): any slot in a state
+ *                         choose() accepts, or none
  *                         (UploadError::RingFull). Capacities are abstracted away: any Ready slot
  *                         fits, growing it is a free choice, and so is the preference among
  *                         acceptable slots (TooLarge and AllocationFailed are not modelled).
@@ -40,16 +42,21 @@
  *     finish_ch           the lease handed to finish().
  *   Ring finish           staging_ring.hpp: StagingRing::finish: transition(g, Recording,
  *                         InFlight), asserted there (STAGING_ASSERT "a leased slot left
- *                         Recording while its lease was held"); returns the FenceToken (s, g).
+ *                         Recording while its lease was held"); returns the FenceToken (s, g)
+ *                         (finish(lease, value) keeps it in the ring, fired by retire()).
  *     submitted           the caller submits the frame's copies (vulkan frame.cpp:
  *                         StagingFrame::finish records them; the caller submits the command
  *                         buffer): from here the GPU reads the slot.
  *     dropped             slot_fence.cpp: FenceToken::~FenceToken -> FenceToken::abandon, or
- *                         vulkan ring.cpp: RingImpl::abandon; fired on any thread (fire_q).
+ *                         vulkan ring.cpp: RingImpl::abandon -> StagingRing::abandon(value);
+ *                         fired on any thread (fire_q).
  *   Gpu                   the queue; device loss is a completion that fails.
  *   Completer             slot_fence.cpp: FenceToken::signal / fail / abandon -> fire(), called
- *                         from vulkan ring.cpp: RingImpl::poll (signal) and
- *                         RingImpl::device_lost (fail), webgpu: the map callback, or any thread.
+ *                         from staging_ring.hpp: StagingRing::retire (signal), abandon,
+ *                         fail_in_flight on the token a slot finished with a value keeps
+ *                         (vulkan slot_strategy.cpp: SlotStrategy::release, driven by
+ *                         ring.cpp's RingImpl::poll, device_lost and abandon), or from
+ *                         webgpu: the map callback, on any thread.
  *   Echo                  a token fired again after it was spent (or a lease released again):
  *                         slot_fence.cpp: FenceToken::fire is one-shot, and the generation in
  *                         the compare-and-swap must make even a repeat that bypasses that a
@@ -139,11 +146,12 @@ inline remember(s, g, from) {
   }
 }
 
-/* StagingRing::choose and begin's poll-and-retry, over-approximated: any slot whose state
- * choose() accepts (Ready, Abandoned, Failed, Empty) may be picked, or none (RingFull). The
- * accepted states are stable against every other thread (only the ring moves a slot out of
- * them), so whichever slot the real scan picks, one slot at a time, is still acceptable when
- * take() runs, and is among these choices; which one it prefers (capacities) is abstracted. */
+/* StagingRing::choose, over-approximated (whatever the owner retired before begin()): any slot
+ * whose state choose() accepts (Ready, Abandoned, Failed, Empty) may be picked, or none
+ * (RingFull). The accepted states are stable against every other thread (only the ring moves a
+ * slot out of them), so whichever slot the real scan picks, one slot at a time, is still
+ * acceptable when take() runs, and is among these choices; which one it prefers (capacities) is
+ * abstracted. */
 inline choose(pick) {
   atomic {
     pick = NSLOTS;

@@ -112,6 +112,45 @@ TEST_F(GpuTest, FramesRetireAtTheCallersOwnTimelineValue) {
   gpu->destroy(mine);
 }
 
+// Slots retire by value, as bytes do: frames 1 and 2 finish on two semaphores of the caller's,
+// and 2's is reached first. Its point retires (the one-offs, the count), but its slot waits until
+// the frame sequence is released through 2, that is until frame 1's point is reached too.
+//
+//   slot 0: frame 1 InFlight (sem A = 1 pending)   slot 1: frame 2 InFlight (sem B = 1 reached)
+//   poll(): frame 2 released, sequence released through 0 -> both slots stay InFlight
+//   A = 1:  frame 1 released, sequence released through 2 -> both slots Ready
+TEST_F(GpuTest, ASlotWhoseFrameCompletesEarlyWaitsForTheEarlierFrames) {
+  RingConfig config;
+  config.strategy = StagingRingConfig{.slots = 2};
+  Ring ring = Ring::create(gpu->ring_device(), config).value();
+  Harness h(*gpu, 64 * KiB, 13);
+  const VkSemaphore a = gpu->make_timeline(0);
+  const VkSemaphore b = gpu->make_timeline(0);
+  StagingFrame first = ring.begin(h.commands(), 4096).value();
+  (void)first.finish(kAfterCopies, RetirementPoint{a, 1}).value();
+  StagingFrame second = ring.begin(h.commands(), 4096).value();
+  (void)second.finish(kAfterCopies, RetirementPoint{b, 1}).value();
+  const auto signal = [&](VkSemaphore s) {
+    const VkSemaphoreSignalInfo info{
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = s, .value = 1};
+    ASSERT_EQ(vkSignalSemaphore(gpu->device, &info), VK_SUCCESS);
+  };
+
+  signal(b);
+  EXPECT_EQ(ring.poll(), 1u);
+  EXPECT_EQ(ring.in_flight(), 1u);
+  EXPECT_EQ(detail::slot(ring, 0)->state, SlotState::InFlight);
+  EXPECT_EQ(detail::slot(ring, 1)->state, SlotState::InFlight);  // waits for frame 1
+
+  signal(a);
+  EXPECT_EQ(ring.poll(), 1u);
+  EXPECT_EQ(ring.in_flight(), 0u);
+  EXPECT_EQ(detail::slot(ring, 0)->state, SlotState::Ready);
+  EXPECT_EQ(detail::slot(ring, 1)->state, SlotState::Ready);
+  gpu->destroy(a);
+  gpu->destroy(b);
+}
+
 // A frame destroyed unfinished records nothing: its slot is Ready at once, its one-off buffers
 // are freed, and the (empty) command buffer submits cleanly.
 TEST_F(GpuTest, ADroppedFrameRecordsNothingAndFreesItsSlot) {
