@@ -244,11 +244,12 @@ const RingImpl& impl_of(const Ring& ring) noexcept;
 
 /// The staging ring of one device. See the file comment.
 ///
-/// Byte strategy tokens: every frame gets the next number of the ring's frame sequence at
-/// begin() (its id), and its reservations carry that number as their token. The ring hands the
-/// byte ring the highest number below which every frame has been released (its point reached,
-/// or abandoned, failed or dropped) — so retirement still follows the semaphores, and frames may
-/// finish and retire in any order (a later one waits for an earlier one).
+/// Retirement by value: every frame gets the next number of the ring's frame sequence at
+/// begin() (its id); its slot (slot strategy) or its reservations (byte strategy) carry that
+/// number. The ring hands the strategy the highest number through which every frame has been
+/// released (its point reached, or abandoned, failed or dropped) — so retirement still follows
+/// the semaphores, and frames may finish and complete in any order (a later one's memory waits
+/// for an earlier one).
 ///
 /// Ownership: owns its staging buffers, its timeline semaphore and the one-off buffers of frames
 /// in flight. Frames must not outlive it. Destroying it frees all of that, but never under the
