@@ -874,6 +874,13 @@ TimelineValue Uploader::completed() {
   return impl_->timeline->completed();
 }
 
+Expected<bool, WaitError> Uploader::reached(TimelineValue point) {
+  if (impl_->failure() != cudaSuccess) return unexpected(WaitError::Failed);
+  const bool done = impl_->timeline->completed() >= point;
+  if (impl_->failure() != cudaSuccess) return unexpected(WaitError::Failed);
+  return done;
+}
+
 Expected<void, WaitError> Uploader::wait(TimelineValue point, Duration timeout) {
   if (impl_->failure() != cudaSuccess) return unexpected(WaitError::Failed);
   if (impl_->timeline->wait(point, timeout) >= point) return {};

@@ -238,11 +238,15 @@ TEST_F(UploaderFakeTest, AStalledStreamHitsEachPolicysBoundAndRecovers) {
   EXPECT_EQ(sp.error().kind, UploadError::Timeout);
   EXPECT_EQ(sp.error().bytes_issued, 0u);
   EXPECT_FALSE(uploader.wait(*p1, 10ms));
+  EXPECT_EQ(uploader.reached(*p1), false);  // behind the gate
+  EXPECT_EQ(uploader.reached(0), true);     // 0 has always completed
 
   device.open_gate(gate);
   auto again = uploader.upload(dst2, second.data(), 3 * ring, s);
   ASSERT_TRUE(again.has_value());
   ASSERT_TRUE(uploader.wait(*again, 10s));
+  EXPECT_EQ(uploader.reached(*p1), true);
+  EXPECT_EQ(uploader.reached(*again), true);
   device.synchronize_all();
   EXPECT_EQ(first_difference(dst1, first.data(), ring), "");
   EXPECT_EQ(first_difference(dst2, second.data(), 3 * ring), "");
@@ -489,7 +493,8 @@ TEST_F(UploaderFakeTest, AStickyErrorFailsTheUploader) {
   auto again = uploader.upload(dst, src.data(), 1000, nullptr);
   EXPECT_EQ(again.error().kind, UploadError::Failed);
   EXPECT_EQ(uploader.reserve(10).error().kind, UploadError::Failed);
-  EXPECT_FALSE(uploader.wait(1, 0s));
+  EXPECT_EQ(uploader.wait(1, 0s).error(), WaitError::Failed);
+  EXPECT_EQ(uploader.reached(0).error(), WaitError::Failed);
 }
 
 TEST_F(UploaderFakeTest, ALostDeviceDuringAnUploadFailsItInsteadOfHanging) {

@@ -23,7 +23,8 @@
 // Two ways in:
 //  - upload(device_dst, host_src, bytes, stream): copy from any host memory, any size.
 //  - reserve(bytes) -> StagingSpan, fill it in place, commit(span, device_dst, stream).
-// Both return a TimelineValue: wait(point, timeout) blocks on it, stream_wait(stream, point) makes
+// Both return a TimelineValue, a point on the Uploader's own timeline: reached(point) asks whether
+// it has completed, wait(point, timeout) blocks on it (bounded), stream_wait(stream, point) makes
 // other GPU work wait for it, completed() says how far the GPU has come.
 //
 // Lost device / sticky errors: a sticky CUDA error (is_sticky) seen in any call — or any failure
@@ -421,6 +422,10 @@ class Uploader {
 
   /// The highest point such that every point up to it has completed. Never decreases.
   [[nodiscard]] TimelineValue completed();
+  /// Whether `point` (from upload() or commit(), or 0) has completed: completed() >= point, asked
+  /// without blocking — the counterpart of vulkan::reached(). Errors (the shared WaitError):
+  /// Failed when the Uploader has failed (error() says why), as wait() answers.
+  [[nodiscard]] Expected<bool, WaitError> reached(TimelineValue point);
   /// Waits up to `timeout` until completed() >= point (polling, sleeping up to 100 µs between
   /// polls). Errors (the shared WaitError): Timeout; Failed, at once, when the Uploader has
   /// failed (error() says why).
