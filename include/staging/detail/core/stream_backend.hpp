@@ -50,15 +50,15 @@ struct StreamBatch {
 };
 
 /// The backend's side of a StreamScheduler. Implemented by a backend (the Vulkan streamer) or a
-/// fake (testing/fake_stream_backend.hpp).
+/// fake (testing/fake_stream_backend.hpp). Its queue's timeline is a CompletionSource, the one
+/// read-only view of a timeline every ring is fed from: completed() and wait() as specified there.
 ///
 /// Threading: submit() is called by one thread at a time (the scheduler serialises it), from the
 /// pump or from a thread committing a piece written in place. completed(), wait(), mapped() and
-/// released() may be called from any thread, concurrently with everything, and must not call the
-/// scheduler.
-class StreamBackend {
+/// released() may be called from any thread, concurrently with everything (wider than
+/// CompletionSource's rule), and must not call the scheduler.
+class StreamBackend : public CompletionSource {
  public:
-  virtual ~StreamBackend() = default;
   /// The mapped memory of the ring's region `region` (as created through the scheduler's
   /// RegionAllocator). Stays valid while the region lives.
   [[nodiscard]] virtual std::byte* mapped(uint32_t region) = 0;
@@ -68,11 +68,6 @@ class StreamBackend {
   /// Errors: DeviceLost, Failed (nothing was submitted; the scheduler fails the batch's uploads
   /// and reclaims its bytes).
   virtual Expected<TimelineValue, UploadError> submit(const StreamBatch& batch) = 0;
-  /// The highest timeline value completed, without waiting. Never decreases.
-  [[nodiscard]] virtual TimelineValue completed() = 0;
-  /// Waits until completed() >= value or `timeout` passes (must return within about
-  /// `timeout`; 0 polls) and returns completed().
-  virtual TimelineValue wait(TimelineValue value, Duration timeout) = 0;
   /// Whether the device is lost: nothing submitted completes past completed() any more and
   /// submit() answers DeviceLost. Once true, stays true. Cheap (no device call); any thread.
   /// The scheduler then fails every upload not complete (see StreamScheduler).
