@@ -782,10 +782,13 @@ class SingleDevice {
                     best_inplace->threads, best_inplace->fill.c_str());
       report_.target("in-place >= 0.9 x ceiling", best_inplace->ratio >= 0.9, buf);
     }
-    std::snprintf(buf, sizeof buf, "most pinned bytes held by any Uploader %llu, largest cap %llu",
-                  static_cast<unsigned long long>(max_pinned_peak_),
-                  static_cast<unsigned long long>(pinned_cap_));
-    report_.target("pinned memory never above the cap", !pinned_over_cap_, buf);
+    if (pinned_cap_ != 0) {  // judged only when some section's Uploader was recorded
+      std::snprintf(buf, sizeof buf,
+                    "most pinned bytes held by any Uploader %llu, largest cap %llu",
+                    static_cast<unsigned long long>(max_pinned_peak_),
+                    static_cast<unsigned long long>(pinned_cap_));
+      report_.target("pinned memory never above the cap", !pinned_over_cap_, buf);
+    }
   }
 
   // Notes one Uploader's pinned memory: its peak against its own cap (every section's uploader,
