@@ -46,7 +46,7 @@ uint64_t handle_bits(Handle handle) noexcept {
 struct RingImpl;
 
 /// The frame sequence as a CompletionSource, for the byte strategy's reserve_waiting(): a
-/// read-only view, completed up to the highest number below which every frame is released or
+/// read-only view, completed up to the highest number through which every frame is released or
 /// has its point reached. Reads and waits on the frames' semaphores; changes nothing (the ring's
 /// poll() releases the frames afterwards) and never calls a ring.
 class FrameTimeline final : public CompletionSource {
@@ -122,7 +122,7 @@ struct RingImpl {
     config.observer->on_event(event);
   }
   void release_oneoffs(std::vector<StagingMemory>& oneoffs, uint64_t bytes) noexcept;
-  /// The highest frame number below which every frame is released: the frame sequence's
+  /// The highest frame number through which every frame is released: the frame sequence's
   /// completed value.
   [[nodiscard]] uint64_t released_through() const noexcept {
     return unreleased.empty() ? next_frame - 1 : *unreleased.begin() - 1;

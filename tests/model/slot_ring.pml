@@ -48,14 +48,14 @@
  *                         StagingFrame::finish records them; the caller submits the command
  *                         buffer): from here the GPU reads the slot.
  *     dropped             slot_fence.cpp: FenceToken::~FenceToken -> FenceToken::abandon, or
- *                         vulkan ring.cpp: RingImpl::abandon -> StagingRing::abandon(value);
+ *                         vulkan retirement.cpp: RingImpl::abandon -> StagingRing::abandon(value);
  *                         fired on any thread (fire_q).
  *   Gpu                   the queue; device loss is a completion that fails.
  *   Completer             slot_fence.cpp: FenceToken::signal / fail / abandon -> fire(), called
  *                         from staging_ring.hpp: StagingRing::retire (signal), abandon,
  *                         fail_in_flight on the token a slot finished with a value keeps
  *                         (vulkan slot_strategy.cpp: SlotStrategy::release, driven by
- *                         ring.cpp's RingImpl::poll, device_lost and abandon), or from
+ *                         retirement.cpp's RingImpl::poll, device_lost and abandon), or from
  *                         webgpu: the map callback, on any thread.
  *   Echo                  a token fired again after it was spent (or a lease released again):
  *                         slot_fence.cpp: FenceToken::fire is one-shot, and the generation in

@@ -47,8 +47,9 @@ enum class SlotState : uint8_t {
   Ready,
   /// A frame holds the slot's lease and writes uploads into it; no copy reads it yet.
   Recording,
-  /// The frame finished: copies reading the slot are (or will be) submitted; the slot waits for
-  /// its FenceToken to be signalled.
+  /// The frame finished: copies reading the slot are (or will be) submitted; the slot waits until
+  /// the GPU is done reading it (its frame's value retired by its ring, or, on WebGPU, its
+  /// buffer's map callback).
   InFlight,
   /// The frame's work was dropped rather than submitted (its FenceToken was destroyed unfired or
   /// abandon() was called). Nothing reads the slot; its buffer is replaced the next time the slot

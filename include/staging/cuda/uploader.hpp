@@ -29,9 +29,9 @@
 //
 // Lost device / sticky errors: a sticky CUDA error (is_sticky) seen in any call — or any failure
 // to record or query a copy's event, after which its bytes can never be proven free — puts the
-// Uploader into a failed state: every later call returns UploadError::Failed with that error,
-// and the ring's bytes are never reused (a copy might still read them). Destroy the Uploader and
-// the CUDA context to recover.
+// Uploader into a failed state: every later call returns UploadError::Failed with that error
+// (wait() and reached(): WaitError::Failed), and the ring's bytes are never reused (a copy might
+// still read them). Destroy the Uploader and the CUDA context to recover.
 #pragma once
 
 #include <cuda_runtime_api.h>

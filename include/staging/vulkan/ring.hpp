@@ -10,7 +10,8 @@
 // within its caps. The frame API is the same for both strategies (docs/vulkan.md).
 //
 // Retirement (invariant I3): a frame's staging memory is reclaimed once its RetirementPoint's
-// semaphore value is >= the point's value — read with vkGetSemaphoreCounterValue on every begin()
+// semaphore value is >= the point's value and every frame begun before it is released (retirement
+// by value, see Ring) — read with vkGetSemaphoreCounterValue on every begin()
 // and poll(), never inferred from frame counts. A point that will never be signalled (the
 // command buffer was dropped or its submission failed) is reported with abandon(), or is
 // superseded once a later value on the same semaphore is signalled. A lost device
@@ -300,7 +301,8 @@ class Ring {
   ///  - InvalidArgument: `cmd` is VK_NULL_HANDLE (any strategy);
   ///  - TooLarge, RingFull, AllocationFailed: a slot ring refused and the policy is Defer — or
   ///    Wait with a refusal that waiting cannot cure. TooLarge: the frame needs more than the
-  ///    largest slot; RingFull: every slot is held by a frame being recorded or in flight;
+  ///    largest slot; RingFull: every slot is held by a frame being recorded or in flight (or by a
+  ///    completed frame that waits for an earlier one, see Retirement by value);
   ///    AllocationFailed: creating, growing or replacing the slot's buffer failed
   ///    (last_alloc_error() says why). Take the fallback route with begin_fallback(), or skip
   ///    the frame;
@@ -328,10 +330,10 @@ class Ring {
   /// stays in flight.
   uint64_t poll();
   /// Waits as vulkan::wait(device, point, timeout) does on the ring's device, then poll()s (the
-  /// memory of every frame it completed is reused at once). Errors: Timeout (also for a
-  /// vkWaitSemaphores failure other than VK_ERROR_DEVICE_LOST), DeviceLost (every frame in
-  /// flight is then failed, as poll() does). Precondition: `point.semaphore` is a timeline
-  /// semaphore of this device.
+  /// memory of every frame it completed is reused once every earlier frame is released too).
+  /// Errors: Timeout (also for a vkWaitSemaphores failure other than VK_ERROR_DEVICE_LOST),
+  /// DeviceLost (every frame in flight is then failed, as poll() does). Precondition:
+  /// `point.semaphore` is a timeline semaphore of this device.
   Expected<void, WaitError> wait(const RetirementPoint& point, Duration timeout);
   /// Waits until every point in flight is reached (or `timeout` passes), then poll()s. Succeeds
   /// at once when nothing is in flight. Errors: Timeout, DeviceLost.
