@@ -14,12 +14,15 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
 
 #include "gpu.hpp"
+#include "harness.hpp"
 #include "staging/detail/core/upload_pieces.hpp"
 #include "staging/detail/vulkan/default_memory.hpp"
 #include "staging/detail/vulkan/format.hpp"
@@ -493,6 +496,111 @@ TEST_F(StreamerTest, AFailedFlushFailsItsUploadBeforeSubmittingAndTheNextOneArri
   EXPECT_EQ(memory.flushes, 2);
   EXPECT_EQ(streamer->stats().stream.failed, 1u);
   streamer.reset();  // before the hook it releases its staging memory through
+}
+
+// A MemoryHook of the application's that keeps every staging buffer made through it under one
+// budget: given to a Ring and a Streamer, it caps what the two hold together. Safe from any thread
+// (the ring's thread and the streamer's threads both call it).
+class BudgetMemory final : public MemoryHook {
+ public:
+  BudgetMemory(Gpu& gpu, uint64_t budget)
+      : real_(gpu.physical_device, gpu.device, gpu.dispatch), budget_(budget) {}
+  Expected<StagingMemory, AllocError> allocate(uint64_t size) override {
+    std::lock_guard lock(mutex_);
+    if (size > budget_ - held_) return unexpected(AllocError::OutOfMemory);
+    auto made = real_.allocate(size);
+    if (made) {
+      held_ += size;
+      peak_ = std::max(peak_, held_);
+    }
+    return made;
+  }
+  Expected<void, AllocError> flush(const StagingMemory& m, uint64_t offset,
+                                   uint64_t size) override {
+    std::lock_guard lock(mutex_);
+    return real_.flush(m, offset, size);
+  }
+  void release(const StagingMemory& m) noexcept override {
+    std::lock_guard lock(mutex_);
+    held_ -= m.size;
+    real_.release(m);
+  }
+  uint64_t held() const {
+    std::lock_guard lock(mutex_);
+    return held_;
+  }
+  uint64_t peak() const {
+    std::lock_guard lock(mutex_);
+    return peak_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  DefaultMemory real_;
+  uint64_t budget_, held_ = 0, peak_ = 0;
+};
+
+// A Ring and a Streamer under one budget (docs/design.md, "which to use when"): each keeps its own
+// ring, both draw their staging buffers from one hook, which refuses what would go over it. While
+// the streamer streams a buffer eight times its ring from its pump thread, the ring's frames
+// upload on the test's thread through the same queue; every byte of both arrives, and together
+// they never hold more than the budget.
+//
+//   budget 512 KiB: [ the Ring's byte ring, 256 KiB ][ the Streamer's ring, 256 KiB ]  full
+//   a second Streamer: refused at create (AllocationFailed), nothing made
+TEST_F(StreamerTest, ARingAndAStreamerShareOneBudget) {
+  BudgetMemory budget(*gpu, 512 * KiB);
+  auto frames = std::make_unique<Harness>(*gpu, 512 * KiB, 22);  // before the pump submits
+  RingConfig ring_config;
+  ring_config.strategy =
+      ByteRingConfig{.capacity = 256 * KiB, .policy = ExhaustionPolicy::Wait, .wait_timeout = 10s};
+  ring_config.memory = &budget;
+  std::optional<Ring> ring(Ring::create(gpu->ring_device(), ring_config).value());
+
+  StreamerConfig config;
+  config.queue = gpu->queue;
+  config.queue_family = gpu->queue_family;
+  config.consumer_family = gpu->queue_family;
+  config.queue_mutex = &queue_mutex;
+  config.ring_bytes = 256 * KiB;
+  config.memory = &budget;
+  streamer = std::move(Streamer::create(gpu->ring_device(), config).value());
+  EXPECT_EQ(budget.held(), 512 * KiB);
+  const auto over = Streamer::create(gpu->ring_device(), config);
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error(), CreateError::AllocationFailed);
+  EXPECT_EQ(budget.held(), 512 * KiB);
+
+  const auto streamed = random_bytes(2 * MiB + 4321, 21);
+  TestBuffer& dst = device_buffer(streamed.size());
+  const auto ticket = streamer->upload(dest(dst), 0, streamed, StreamPriority::Prefetch).value();
+  // 24 frames of four uploads (16-19 KiB each, about 70 KiB a frame): the ring's 256 KiB wrap
+  // and wait for earlier frames several times while the streamer's batches go by.
+  for (uint64_t i = 0; i < 24; ++i) {
+    VkCommandBuffer cmd = frames->commands();
+    StagingFrame frame = ring->begin(cmd, 0).value();
+    for (uint64_t j = 0; j < 4; ++j) {
+      const uint64_t offset = ((i * 4 + j) % 8) * 64 * KiB;
+      ASSERT_TRUE(frames->upload(frame, offset, 16 * KiB + j * 1000));
+    }
+    const RetirementPoint point = frame.finish(kAfterCopies).value();
+    std::lock_guard lock(queue_mutex);
+    frames->submit(cmd, point);
+  }
+  ASSERT_EQ(streamer->wait(ticket, 60s), StreamStatus::Complete);
+  EXPECT_EQ(read_buffer(ticket, dst.buffer, 0, streamed.size()), streamed);
+  {
+    std::lock_guard lock(queue_mutex);  // the pump may still submit: the queue is shared
+    frames->verify();
+    frames.reset();
+  }
+  EXPECT_GE(streamer->stats().stream.batches, 8u);
+  EXPECT_GE(std::get<ByteRingStats>(ring->stats().strategy).wraps, 2u);  // 1.7 MiB through 256 KiB
+  EXPECT_LE(budget.peak(), 512 * KiB);
+  streamer.reset();  // before the hook it releases its staging memory through
+  EXPECT_EQ(budget.held(), 256 * KiB);
+  ring.reset();
+  EXPECT_EQ(budget.held(), 0u);
 }
 
 // --- ownership transfer with an explicit family pair, recorded on this device ----------------

@@ -121,9 +121,9 @@ Backend make_vulkan_backend() {
         ->delimiter(',')
         ->check(workload);
     g->add_option("--small-routes", o.small_routes,
-                  "frame-small: ring-slots, ring-bytes, oneoff, update")
+                  "frame-small: ring-slots, ring-bytes, oneoff, update, handmade")
         ->delimiter(',')
-        ->check(one_of({"ring-slots", "ring-bytes", "oneoff", "update"}));
+        ->check(one_of({"ring-slots", "ring-bytes", "oneoff", "update", "handmade"}));
     g->add_option("--small-memory", o.small_memory,
                   "frame-small: staging memory of the ring routes: system, cached")
         ->delimiter(',')

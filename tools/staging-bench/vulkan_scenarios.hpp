@@ -25,7 +25,7 @@ struct VulkanOptions {
   /// COUNTxBYTES: uploads per frame and bytes per upload.
   std::vector<std::string> small_workloads{"6x65536", "64x4096", "1000x256"};
   /// ring-slots, ring-bytes, oneoff (a staging buffer per upload), update (vkCmdUpdateBuffer).
-  std::vector<std::string> small_routes{"ring-slots", "ring-bytes", "oneoff", "update"};
+  std::vector<std::string> small_routes{"ring-slots", "ring-bytes", "oneoff", "update", "handmade"};
   /// Staging memory of the ring routes: system (what DefaultMemory picks: HOST_VISIBLE|
   /// HOST_COHERENT, write-combined where offered) and/or cached (HOST_VISIBLE|HOST_CACHED, where
   /// the device has such a type apart from the system one); rows of the latter are labelled

@@ -51,7 +51,11 @@ struct StagingMemory {
 
 /// Supplies staging buffers. Implement it to take staging memory from your own allocator.
 ///
-/// Threading: called only from the thread that uses the Ring (see Ring). Must not throw.
+/// Threading: a Ring calls it from the thread that uses the Ring (see Ring); a Streamer from the
+/// threads that create and destroy it (allocate(), release()) and from the thread that submits a
+/// batch (flush(): its pump, or one committing a piece written in place). A hook given to several
+/// rings and streamers (one budget for all of them) is called from all of their threads at once
+/// and must be safe for that. Must not throw.
 class MemoryHook {
  public:
   virtual ~MemoryHook() = default;
