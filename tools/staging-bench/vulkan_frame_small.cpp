@@ -1,5 +1,5 @@
 // frame-small: frames of many small uploads into one device-local buffer, on the graphics queue,
-// `frames_in_flight` frames in flight, through four routes:
+// `frames_in_flight` frames in flight, through five routes:
 //   ring-slots  staging::vulkan::Ring, a slot ring (the default): begin, upload() each, finish
 //   ring-bytes  the same with a byte ring (each upload one byte-ring reservation)
 //               (both also on HOST_CACHED staging memory where the device has such a type apart
@@ -18,15 +18,16 @@
 // buffer) and one after (to the vertex and fragment stages).
 //
 // CPU time per upload: the time from before begin() to after finish() (ring), or of the whole
-// recording (oneoff, update) — plus, for oneoff, the time spent freeing the frame's buffers once
-// it retired — divided by the uploads; median over frames. Submission, vkBeginCommandBuffer and
-// the GPU are excluded. The memcpy share: the same uploads memcpy'd into mapped staging memory
-// (measured apart, in bulk); oneoff times its own memcpy into each fresh buffer (first-touch page
-// faults included). Frames per second: frames / wall time of the measured frames, GPU included.
-// Objects created: vkCreateBuffer / vkAllocateMemory calls through the ring's dispatch table
-// during the measured frames (after a warm-up that holds its first frames on a GPU gate, so that
-// the ring reaches its full frames in flight). After the measured frames, one more frame with new
-// data is read back and compared byte for byte.
+// recording (oneoff, update, handmade) — plus, for oneoff, the time spent freeing the frame's
+// buffers once it retired — divided by the uploads; median over frames. Submission,
+// vkBeginCommandBuffer and the GPU are excluded. The memcpy share: the same uploads memcpy'd into
+// mapped staging memory (measured apart, in bulk, into a buffer nothing else touches); oneoff
+// times its own memcpy into each fresh buffer (first-touch page faults included), handmade its
+// memcpy loop into the buffers the device reads. Frames per second: frames / wall time of the
+// measured frames, GPU included. Objects created: vkCreateBuffer / vkAllocateMemory calls through
+// the ring's dispatch table during the measured frames (after a warm-up that holds its first frames
+// on a GPU gate, so that the ring reaches its full frames in flight). After the measured frames,
+// one more frame with new data is read back and compared byte for byte.
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
