@@ -425,16 +425,20 @@ Expected<InPlacePiece, UploadError> StreamScheduler::next_piece(const StreamTick
 Expected<TimelineValue, UploadError> StreamScheduler::commit(const StreamTicket& ticket,
                                                              const InPlacePiece& piece) {
   detail::StreamUpload* u = ticket.upload_.get();
-  STAGING_ASSERT(u != nullptr && u->scheduler == this && u->in_place,
-                 "StreamScheduler::commit() of a ticket that is not an in-place upload here");
+  if (u == nullptr || u->scheduler != this || !u->in_place) {
+    return unexpected(UploadError::InvalidArgument);  // not an in-place upload of this one
+  }
   Batch* batch = nullptr;
   {
     std::lock_guard lock(mutex_);
     for (auto& b : batches_) {
       if (b->token == piece.token_) batch = b.get();
     }
-    STAGING_ASSERT(batch != nullptr && batch->state == Batch::State::Cut && u->piece_out,
-                   "StreamScheduler::commit() of a piece not handed out (or committed twice)");
+    // A piece not handed out, committed twice, or another upload's.
+    if (batch == nullptr || batch->state != Batch::State::Cut || !u->piece_out ||
+        batch->uploads.empty() || batch->uploads.front().get() != u) {
+      return unexpected(UploadError::InvalidArgument);
+    }
   }
   Expected<TimelineValue, UploadError> result = unexpected(UploadError::Failed);
   {
@@ -503,9 +507,13 @@ StreamStatus StreamScheduler::stop_locked(detail::StreamUpload& upload) {
   return StreamStatus::Cancelled;
 }
 
+bool StreamScheduler::owns(const StreamTicket& ticket) const noexcept {
+  return ticket.upload_ != nullptr && ticket.upload_->scheduler == this;
+}
+
 StreamStatus StreamScheduler::status(const StreamTicket& ticket) {
   detail::StreamUpload* u = ticket.upload_.get();
-  if (u == nullptr) return StreamStatus::Failed;
+  if (u == nullptr || u->scheduler != this) return StreamStatus::Failed;
   StreamStatus s = u->status.load(std::memory_order_acquire);
   if (s != StreamStatus::Submitted) return s;
   if (deps_.backend->completed() >= u->value.load(std::memory_order_acquire)) {
@@ -520,7 +528,7 @@ StreamStatus StreamScheduler::status(const StreamTicket& ticket) {
 
 StreamStatus StreamScheduler::wait(const StreamTicket& ticket, Duration timeout) {
   detail::StreamUpload* u = ticket.upload_.get();
-  if (u == nullptr) return StreamStatus::Failed;
+  if (u == nullptr || u->scheduler != this) return StreamStatus::Failed;
   const Deadline deadline(*clock_, timeout);
   {
     std::unique_lock lock(mutex_);

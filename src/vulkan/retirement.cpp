@@ -121,6 +121,7 @@ VkResult RingImpl::wait_points(std::span<const RetirementPoint> points, Duration
   std::vector<VkSemaphore> semaphores;
   std::vector<uint64_t> values;
   for (const RetirementPoint& p : points) {
+    if (p.semaphore == VK_NULL_HANDLE) continue;  // value 0: reached (wait_all)
     const auto at = std::find(semaphores.begin(), semaphores.end(), p.semaphore);
     if (at == semaphores.end()) {
       semaphores.push_back(p.semaphore);
@@ -144,6 +145,10 @@ VkResult RingImpl::wait_points(std::span<const RetirementPoint> points, Duration
 
 Expected<void, WaitError> RingImpl::wait_all(std::span<const RetirementPoint> points,
                                              Duration timeout) {
+  // A point with no semaphore is reached at value 0 and never otherwise (as vulkan::wait()).
+  for (const RetirementPoint& p : points) {
+    if (p.semaphore == VK_NULL_HANDLE && p.value != 0) return unexpected(WaitError::Failed);
+  }
   const VkResult r = wait_points(points, timeout);
   if (r == VK_ERROR_DEVICE_LOST) {
     device_lost();

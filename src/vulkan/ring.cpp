@@ -164,6 +164,9 @@ Expected<Ring, CreateError> Ring::create(const Device& device, const RingConfig&
   if (!device.dispatch.missing().empty()) {
     return unexpected(CreateError::MissingFunction);
   }
+  if (device.device == VK_NULL_HANDLE || device.physical_device == VK_NULL_HANDLE) {
+    return unexpected(CreateError::InvalidConfig);
+  }
   if (const auto* slots = std::get_if<StagingRingConfig>(&config.strategy)) {
     if (auto valid = validate(*slots); !valid) return unexpected(valid.error());
   }

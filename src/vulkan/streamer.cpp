@@ -596,6 +596,7 @@ bool Streamer::drain(Duration timeout) {
 }
 
 std::optional<RetirementPoint> Streamer::point(const StreamTicket& ticket) const {
+  if (!scheduler_->owns(ticket)) return std::nullopt;  // empty, or another streamer's
   const std::optional<TimelineValue> value = ticket.value();
   if (!value) return std::nullopt;
   return RetirementPoint{backend_->semaphore(), *value};

@@ -338,6 +338,51 @@ TEST_F(StreamTest, APieceWrittenInPlaceArrives) {
   EXPECT_TRUE(arrived(0));
 }
 
+// Misusing a ticket or a piece is answered, not aborted: commit() of another scheduler's ticket,
+// of a piece twice, or of an upload that is not written in place answers InvalidArgument and
+// changes nothing; status(), wait() and owns() see another scheduler's ticket as not theirs. The
+// upload then finishes normally, every byte checked.
+TEST_F(StreamTest, AMisusedTicketOrPieceIsAnsweredNotAborted) {
+  FakeStreamBackend other_backend{DelayModel::fixed(Duration{100'000})};
+  StreamScheduler::Deps deps;
+  deps.backend = &other_backend;
+  deps.allocator = &other_backend;
+  auto other = std::move(StreamScheduler::create({.ring_bytes = 64 * K}, deps).value());
+  const ImageShape rgba{.block = {4, 1, 1, 1}, .extent = {64, 64, 1}, .levels = 1};
+  StreamRequest r = image(rgba);
+  const std::vector<std::byte> decoded = sources.back();  // a copy: buffer() grows `sources`
+  auto ticket = scheduler->write_in_place(r).value();
+  auto copied = scheduler->enqueue(buffer(8 * K)).value();  // not written in place
+  EXPECT_TRUE(scheduler->owns(ticket));
+  EXPECT_FALSE(other->owns(ticket));
+  EXPECT_FALSE(scheduler->owns(StreamTicket{}));
+  EXPECT_EQ(other->status(ticket), StreamStatus::Failed);
+  EXPECT_EQ(other->wait(ticket, 0s), StreamStatus::Failed);
+
+  auto piece = scheduler->next_piece(ticket, 1s).value();
+  std::memcpy(piece.bytes.data(), decoded.data() + piece.source_offset, piece.bytes.size());
+  EXPECT_EQ(other->commit(ticket, piece).error(), UploadError::InvalidArgument);
+  EXPECT_EQ(scheduler->commit(copied, piece).error(), UploadError::InvalidArgument);
+  EXPECT_EQ(scheduler->commit(StreamTicket{}, piece).error(), UploadError::InvalidArgument);
+  ASSERT_TRUE(scheduler->commit(ticket, piece));
+  EXPECT_EQ(scheduler->commit(ticket, piece).error(), UploadError::InvalidArgument);  // twice
+  for (;;) {
+    auto next = scheduler->next_piece(ticket, 1s);
+    if (!next) {
+      EXPECT_EQ(next.error(), UploadError::Done);
+      break;
+    }
+    std::memcpy(next->bytes.data(), decoded.data() + next->source_offset, next->bytes.size());
+    ASSERT_TRUE(scheduler->commit(ticket, *next));
+  }
+  pump_all();  // the copied upload
+  EXPECT_EQ(scheduler->wait(ticket, 1s), StreamStatus::Complete);
+  EXPECT_EQ(scheduler->wait(copied, 1s), StreamStatus::Complete);
+  EXPECT_TRUE(arrived(0));
+  EXPECT_TRUE(arrived(1));
+  other.reset();  // before its backend
+}
+
 // A device that wants image rows padded: every in-place piece is rows at a pitch, and the writer
 // fills row by row. 37 texels × 4 bytes = 148-byte rows, 256 apart in staging memory:
 //

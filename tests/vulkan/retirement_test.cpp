@@ -434,6 +434,19 @@ TEST_F(GpuTest, RefusedUploadsLeaveTheFrameUnchanged) {
   gpu->destroy(bc);
 }
 
+// A point with no semaphore (a default RetirementPoint) is reached at value 0 and never above
+// it: Ring::wait() answers as vulkan::wait() does instead of handing it to vkWaitSemaphores.
+TEST_F(GpuTest, ARingWaitsForAPointWithNoSemaphoreAsVulkanWaitDoes) {
+  Ring ring = Ring::create(gpu->ring_device()).value();
+  const RetirementPoint none{VK_NULL_HANDLE, 0}, never{VK_NULL_HANDLE, 5};
+  EXPECT_TRUE(ring.wait(none, std::chrono::seconds(1)));
+  EXPECT_TRUE(vulkan::wait(gpu->ring_device(), none, std::chrono::seconds(1)));
+  EXPECT_EQ(ring.wait(never, std::chrono::seconds(1)).error(), WaitError::Failed);
+  EXPECT_EQ(vulkan::wait(gpu->ring_device(), never, std::chrono::seconds(1)).error(),
+            WaitError::Failed);
+  EXPECT_EQ(ring.stats().device_lost, 0u);
+}
+
 TEST_F(GpuTest, CreateRejectsAnIncompleteDispatchAndInvalidConfigurations) {
   Device device = gpu->ring_device();
   device.dispatch.vkCmdUpdateBuffer = nullptr;
@@ -441,6 +454,13 @@ TEST_F(GpuTest, CreateRejectsAnIncompleteDispatchAndInvalidConfigurations) {
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error(), CreateError::MissingFunction);
   EXPECT_EQ(device.dispatch.missing(), "vkCmdUpdateBuffer");
+
+  Device no_device = gpu->ring_device();
+  no_device.device = VK_NULL_HANDLE;
+  EXPECT_EQ(Ring::create(no_device).error(), CreateError::InvalidConfig);
+  no_device = gpu->ring_device();
+  no_device.physical_device = VK_NULL_HANDLE;
+  EXPECT_EQ(Ring::create(no_device).error(), CreateError::InvalidConfig);
 
   RingConfig config;
   config.strategy = StagingRingConfig{.slots = 0};

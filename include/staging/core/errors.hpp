@@ -36,7 +36,7 @@ struct Unexpected {
   E error;  ///< the error an Expected<T, E> constructed from this will hold
 };
 
-/// Makes an Unexpected<E> from an error value: `return unexpected(PlaceError::DoesNotFit);`.
+/// Makes an Unexpected<E> from an error value: `return unexpected(UploadError::ZeroSize);`.
 template <class E>
 [[nodiscard]] constexpr Unexpected<std::decay_t<E>> unexpected(E&& error) {
   return Unexpected<std::decay_t<E>>{std::forward<E>(error)};
@@ -197,7 +197,7 @@ enum class UploadError : uint8_t {
   /// WebGPU texture copy; a byte ring's reserve(): size + alignment - 1).
   Overflow,
   /// The format's texel block is not known (Vulkan: multi-planar or undefined formats, see
-  /// texel_block(); WebGPU: a region whose block is not set).
+  /// docs/vulkan.md; WebGPU: a region whose block is not set).
   UnsupportedFormat,
   /// Vulkan: the aspect is not one aspect of the format.
   BadAspect,
@@ -291,7 +291,8 @@ enum class UploadError : uint8_t {
   /// CUDA: a CUDA call failed (the failure's `cuda` says which). When it is sticky, or was the
   /// record of the copies' event, the Uploader has failed too (failed()).
   Cuda,
-  /// CUDA: the Uploader failed earlier on a sticky CUDA error; it does nothing any more.
+  /// CUDA: the Uploader failed earlier (a sticky CUDA error, or a direct part that did not
+  /// complete within drain_timeout); it does nothing any more.
   /// Vulkan Streamer, commit(): recording or submitting the piece failed otherwise than by a
   /// lost device (nothing was submitted; the upload is Failed).
   Failed,
@@ -382,7 +383,8 @@ constexpr auto enum_names(std::type_identity<FinishError>) noexcept {
 static_assert(enum_names_complete<FinishError>(), "FinishError: a value has no name");
 
 /// Why a bounded wait returned without its point reached: vulkan::wait() and vulkan::reached(),
-/// vulkan::Ring::wait() and wait_idle(), cuda::Uploader::wait(). Waiting again later is allowed;
+/// vulkan::Ring::wait() and wait_idle(), cuda::Uploader::wait() and reached(). Waiting again
+/// later is allowed;
 /// the point may still be reached.
 enum class WaitError : uint8_t {
   /// The point was not reached within the timeout (Vulkan Ring::wait(): also a vkWaitSemaphores
@@ -391,10 +393,10 @@ enum class WaitError : uint8_t {
   /// Vulkan: the device was lost; a Ring's waits have failed every frame in flight (as
   /// Ring::poll() does).
   DeviceLost,
-  /// CUDA: the Uploader failed earlier on a sticky CUDA error (Uploader::error() says which);
-  /// nothing completes any more. Vulkan vulkan::reached() and vulkan::wait(): the semaphore could
-  /// not be read or waited on (an error other than VK_ERROR_DEVICE_LOST), or a point with no
-  /// semaphore has a value.
+  /// CUDA: the Uploader failed earlier (a sticky CUDA error or a direct part's timeout;
+  /// Uploader::error() says which); nothing completes any more. Vulkan vulkan::reached() and
+  /// vulkan::wait(): the semaphore could not be read or waited on (an error other than
+  /// VK_ERROR_DEVICE_LOST); these and Ring::wait(): a point with no semaphore has a value.
   Failed,
 };
 

@@ -207,7 +207,7 @@ class FillPool {
   [[nodiscard]] unsigned threads() const noexcept;
   /// The CPUs each thread was given (empty: not pinned), by thread.
   [[nodiscard]] const std::vector<std::vector<int>>& placement() const noexcept;
-  /// The configuration it was created with.
+  /// The configuration it was created with, as resolved (held_spin raised to at least spin).
   [[nodiscard]] const FillPoolConfig& config() const noexcept;
   /// A snapshot of the counters.
   [[nodiscard]] FillPoolStats stats() const;

@@ -86,9 +86,9 @@ struct StagingRingConfig {
 [[nodiscard]] Expected<StagingRingConfig, CreateError> validate(
     const StagingRingConfig& config) noexcept;
 
-/// Counters of one StagingRing since it was created. Plain data, read through
-/// StagingRing::stats() (a reference: read it on the ring's thread); the ring never reads them to
-/// decide anything. Counters only grow, except bytes_allocated.
+/// Counters of one slot ring since it was created. Plain data, read through
+/// vulkan::Ring::stats().strategy or webgpu::StagingRing::stats() (on the ring's thread); the ring
+/// never reads them to decide anything. Counters only grow, except bytes_allocated.
 struct StagingStats {
   /// Frames given a slot by begin().
   uint64_t frames_begun = 0;

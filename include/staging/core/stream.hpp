@@ -154,13 +154,17 @@ class InPlacePiece {
 struct StreamSchedulerConfig {
   /// Bytes of staging memory (the byte ring's capacity and cap; > 0).
   uint64_t ring_bytes = 0;
-  /// Most bytes one batch (one submission) holds; 0: ring_bytes / 4. Smaller batches are
-  /// submitted sooner (less latency); larger ones cost fewer submissions.
+  /// Most bytes one batch (one submission) holds; 0: ring_bytes / 4; a larger value is lowered
+  /// to ring_bytes. Smaller batches are submitted sooner (less latency); larger ones cost fewer
+  /// submissions. A batch holding an upload's smallest piece (one row of texel blocks, one
+  /// buffer granule) takes it whole, even when that is larger.
   uint64_t max_batch_bytes = 0;
   /// Most pieces one batch holds (>= 1).
   uint32_t max_batch_pieces = 1024;
   /// A batch is not cut smaller than this while the first upload it would hold has more left:
   /// the pump waits for ring room instead of sending slivers. 0: min(64 KiB, ring_bytes / 16).
+  /// Must not be above max_batch_bytes (as resolved), the default included: a max_batch_bytes
+  /// below 64 KiB needs a min_batch_bytes of its own (create() answers InvalidConfig).
   uint64_t min_batch_bytes = 0;
   /// Buffer uploads are cut at multiples of this (their last piece excepted; >= 1).
   uint64_t buffer_granule = 4096;

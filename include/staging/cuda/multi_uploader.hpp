@@ -40,7 +40,9 @@ struct MultiUploaderConfig {
   /// Where the pools' threads run (see ThreadPinning; Node keeps each pool on its devices' node).
   ThreadPinning pinning = ThreadPinning::Node;
   /// The rest of each device's Uploader configuration; ring_bytes (unless pinned_bytes is 0),
-  /// device, fill_pool, fill_threads and pinned_budget are set per device.
+  /// device, fill_pool, fill_threads and pinned_budget are set per device. Its observer is given
+  /// to every device's Uploader: it is called from several of them at once (it must be
+  /// thread-safe), and its events do not say which device they come from.
   UploaderConfig uploader;
 };
 
@@ -80,7 +82,8 @@ class MultiUploader {
 
   /// The number of devices.
   [[nodiscard]] std::size_t size() const noexcept;
-  /// The CUDA device index of entry `index` (< size()).
+  /// The CUDA device index of entry `index` (< size(); every `index` below must be, else the
+  /// process aborts with a message).
   [[nodiscard]] int device(std::size_t index) const;
   /// The host NUMA node entry `index`'s device is closest to (-1: unknown or a single node).
   [[nodiscard]] int numa_node(std::size_t index) const;

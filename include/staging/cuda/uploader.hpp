@@ -28,10 +28,12 @@
 // other GPU work wait for it, completed() says how far the GPU has come.
 //
 // Lost device / sticky errors: a sticky CUDA error (is_sticky) seen in any call — or any failure
-// to record or query a copy's event, after which its bytes can never be proven free — puts the
-// Uploader into a failed state: every later call returns UploadError::Failed with that error
-// (wait() and reached(): WaitError::Failed), and the ring's bytes are never reused (a copy might
-// still read them). Destroy the Uploader and the CUDA context to recover.
+// to record or query a copy's event, after which its bytes can never be proven free, or a direct
+// part (UploaderConfig::direct) not complete within drain_timeout, which may still read the
+// caller's memory (error() then answers cudaErrorTimeout) — puts the Uploader into a failed state:
+// every later call returns UploadError::Failed with that error (wait() and reached():
+// WaitError::Failed), and the ring's bytes are never reused (a copy might still read them). Destroy
+// the Uploader and the CUDA context to recover.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -106,9 +108,10 @@ struct UploaderConfig {
   /// Pinned bytes of the ring: allocated once by create(), never grown. This is the cap: the
   /// Uploader never holds more pinned memory than this (plus nothing). > 0.
   uint64_t ring_bytes = uint64_t{64} << 20;
-  /// Largest piece copied with one cudaMemcpyAsync, and the most ring one reservation of upload()
-  /// takes (whole pieces). Clamped to [alignment, ring_bytes]. Keep ring_bytes / chunk_bytes >= 4
-  /// so that copies stay queued while the threads fill the next pieces.
+  /// Largest piece copied with one cudaMemcpyAsync, and (Split) the most ring one reservation of
+  /// upload() takes (whole pieces); under Wait and Defer one reservation takes the whole source.
+  /// Clamped to [alignment, ring_bytes]. Keep ring_bytes / chunk_bytes >= 4 so that copies stay
+  /// queued while the threads fill the next pieces.
   uint64_t chunk_bytes = uint64_t{8} << 20;
   /// Smallest piece, unless an upload's ring part is smaller (clamped to [1, chunk_bytes]).
   /// Between the two, pieces are sized per upload from the fill rate measured so far and the
@@ -177,10 +180,12 @@ struct UploaderConfig {
   /// the Uploader's ring lock, on whichever thread is reserving: it must be quick and must not
   /// call the Uploader.
   Observer* observer = nullptr;
-  /// The device the Uploader works with; -1: the calling thread's current device at create().
+  /// The device the Uploader works with; -1 (any negative value): the calling thread's current
+  /// device at create().
   int device = -1;
   /// Longest the destructor waits for the copies it issued to complete (see ~Uploader; >= 0);
-  /// also the longest upload() waits for its direct part (see `direct`).
+  /// also the longest upload() waits for its direct part (see `direct`): a direct part still
+  /// running then fails the Uploader (error() cudaErrorTimeout; see the file comment).
   Duration drain_timeout = std::chrono::seconds(10);
   /// A total cap on pinned memory shared with other Uploaders (one ring per device): create()
   /// fails with AllocationFailed when the ring does not fit in what is left of it. Null:
@@ -360,9 +365,9 @@ class Uploader {
   /// alignment 0, alignment above ring_bytes, a negative wait or drain timeout or copy overhead,
   /// link_gbps not > 0), UnsupportedPolicy (a policy Grow or Fallback), NoDevice (there is no
   /// device, config.device is out of range, or the current device could not be read),
-  /// AllocationFailed (pinning the ring failed: out of host memory, no room left in the
-  /// pinned_budget, or a CUDA error), ObjectCreationFailed (the pooled events), ThreadStartFailed
-  /// (the fill threads).
+  /// ObjectCreationFailed (the pooled events), AllocationFailed (pinning the ring failed: out of
+  /// host memory, no room left in the pinned_budget, or a CUDA error), ThreadStartFailed (the
+  /// fill threads).
   static Expected<Uploader, CreateError> create(const UploaderConfig& config);
 
   /// Moves the uploader (its state is boxed); the moved-from one may only be destroyed or
@@ -376,7 +381,8 @@ class Uploader {
   /// Waits (up to drain_timeout) until every copy issued has completed, then unpins the ring,
   /// destroys the events and joins the threads. If the copies do not complete in time (a stalled
   /// stream) or the Uploader has failed, the pinned ring and events are deliberately leaked rather
-  /// than freed under a copy that may still read them. Precondition: no StagingSpan of this
+  /// than freed under a copy that may still read them (a pinned_budget stays charged for the
+  /// leaked ring: it is not given back). Precondition: no StagingSpan of this
   /// Uploader is open (aborts otherwise) and no call is in progress.
   ~Uploader();
 
@@ -404,7 +410,8 @@ class Uploader {
 
   /// Reserves `bytes` (> 0) of pinned ring to be filled in place. Defer and Wait give exactly
   /// `bytes` (TooLarge above ring_bytes); Split, only when given in `options`, may give fewer (as
-  /// much as fits, at least some) and the caller reserves the rest with further calls. Without
+  /// much as fits, never less than min(bytes, chunk_bytes, max(256 KiB, alignment))) and the
+  /// caller reserves the rest with further calls. Without
   /// options.policy the config's policy applies, except that Split means Wait here.
   /// options.alignment sets the offset alignment. Errors: InvalidArgument (bytes 0, a policy
   /// Grow or Fallback, an alignment that overflows), WouldBlock, Timeout, TooLarge, Failed.
@@ -412,7 +419,11 @@ class Uploader {
   /// Copies the first `bytes` of `span` (all of it when omitted; 0 < bytes <= span.size()) to
   /// `device_dst` on `stream` and closes the span. Returns the point the copy completes at. On
   /// any error the span is cancelled (closed) too — except a span that is empty or from another
-  /// Uploader, which is refused with InvalidArgument and left as it is.
+  /// Uploader, which is refused with InvalidArgument and left as it is. Errors: Failed (the
+  /// Uploader has failed), InvalidArgument (bytes 0 or above the span, a null or wrapping
+  /// `device_dst`, a capturing stream), OutOfBounds (UploaderConfig::check_destinations: the
+  /// range is not inside one device allocation), Cuda (the copy or its event could not be
+  /// issued; a failed event record also fails the Uploader).
   Expected<TimelineValue, UploadFailure> commit(StagingSpan&& span, void* device_dst,
                                                 cudaStream_t stream,
                                                 std::optional<uint64_t> bytes = std::nullopt);
@@ -420,15 +431,20 @@ class Uploader {
   /// or one from another Uploader (which stays open).
   void cancel(StagingSpan&& span) noexcept;
 
-  /// The highest point such that every point up to it has completed. Never decreases.
+  /// The highest point such that every point up to it has completed. Never decreases. Points
+  /// complete in the order they were handed out, on every stream together: a span reserved and
+  /// not committed yet, or an upload still running on another thread or queued behind a stalled
+  /// stream, holds back every later point, even one whose own copy has finished.
   [[nodiscard]] TimelineValue completed();
   /// Whether `point` (from upload() or commit(), or 0) has completed: completed() >= point, asked
   /// without blocking — the counterpart of vulkan::reached(). Errors (the shared WaitError):
   /// Failed when the Uploader has failed (error() says why), as wait() answers.
   [[nodiscard]] Expected<bool, WaitError> reached(TimelineValue point);
   /// Waits up to `timeout` until completed() >= point (polling, sleeping up to 100 µs between
-  /// polls). Errors (the shared WaitError): Timeout; Failed, at once, when the Uploader has
-  /// failed (error() says why).
+  /// polls; a timeout of 0 or less polls once). A point never handed out is not reached until
+  /// as many points have been: reached() answers false and wait() runs to its timeout. Errors
+  /// (the shared WaitError): Timeout; Failed, at once, when the Uploader has failed (error()
+  /// says why).
   Expected<void, WaitError> wait(TimelineValue point, Duration timeout);
   /// Makes `stream` wait for the copies of the upload/commit that returned `point` (their own
   /// stream work; cudaStreamWaitEvent), without blocking the host. Point 0 or a completed point:

@@ -99,7 +99,8 @@ struct Visibility {
 struct ImageRegion {
   /// The destination image (created with TRANSFER_DST usage; not null).
   VkImage image = VK_NULL_HANDLE;
-  /// The image's format (texel_block() must know it).
+  /// The image's format: a non-planar format with a known texel block (docs/vulkan.md lists the
+  /// families); others answer UnsupportedFormat.
   VkFormat format = VK_FORMAT_UNDEFINED;
   /// One aspect (0: the format's only aspect; combined depth/stencil formats must name DEPTH or
   /// STENCIL, uploaded separately).
@@ -257,7 +258,7 @@ class StagingFrame {
   /// answers WritersActive while a writer is still inside. Every writer must leave before the
   /// frame is finished, dropped or destroyed, and the handle must not be used after that.
   /// Owner thread. Errors: Inactive, ZeroSize, AlreadyShared, and those of placing `bytes` as
-  /// upload() (FallbackCapReached, TooLarge, AllocationFailed, RingFull).
+  /// upload() (Overflow, FallbackCapReached, TooLarge, AllocationFailed, RingFull).
   Expected<SharedUploads, UploadError> share(uint64_t bytes);
 
   /// Records the frame into its command buffer (which must be recording, outside a render pass):
@@ -434,7 +435,8 @@ class SharedUploads {
   /// Returns the writers inside now (0: every upload is final). Owner thread.
   uint32_t seal() const noexcept;
   /// Waits up to `timeout` for a sealed space's writers to leave; true when none is inside.
-  /// Any thread.
+  /// False at once for a space not sealed yet (seal() first); true for a default handle; a
+  /// timeout of 0 or less looks once. Any thread.
   [[nodiscard]] bool wait_drained(Duration timeout) const;
   /// Bytes of the shared space (share()'s argument).
   [[nodiscard]] uint64_t capacity() const noexcept;

@@ -36,12 +36,14 @@ struct StagingMemory {
   /// The buffer's size in bytes.
   uint64_t size = 0;
   /// False when the memory is not HOST_COHERENT: the ring then calls MemoryHook::flush() for the
-  /// bytes it wrote before they are submitted.
+  /// bytes it wrote before they are submitted (so does a ring with RingConfig::flush_always,
+  /// whatever this says).
   bool coherent = true;
   /// The memory type index, for diagnostics.
   uint32_t memory_type = 0;
-  /// The hook's own handles (the built-in hook: the VkDeviceMemory and its allocation size; a VMA
-  /// hook: the VmaAllocation). The ring never reads them.
+  /// The hook's own handles (the built-in hook: the VkDeviceMemory and its allocation size,
+  /// which flush_range() reads; a hook of another allocator keeps its handle in `user`). The
+  /// ring and the streamer never read them.
   VkDeviceMemory memory = VK_NULL_HANDLE;
   /// The hook's: the built-in hook's allocation size (>= size, rounded to nonCoherentAtomSize).
   uint64_t memory_size = 0;
@@ -65,7 +67,8 @@ class MemoryHook {
   virtual Expected<StagingMemory, AllocError> allocate(uint64_t size) = 0;
   /// Makes the CPU's writes to bytes [offset, offset + size) of `memory` visible to the device
   /// (vkFlushMappedMemoryRanges, rounded out as flush_range() does). Called only for memory with
-  /// coherent == false, after the writes and before the submission that reads them.
+  /// coherent == false (or any memory of a ring with RingConfig::flush_always), after the writes
+  /// and before the submission that reads them.
   /// Errors: OutOfMemory (host or device), DeviceLost, Other — the bytes may not be visible to
   /// the device: the caller submits nothing that reads them (a frame's finish() answers
   /// FinishError::FlushFailed, a Streamer's upload fails).

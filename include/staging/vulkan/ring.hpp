@@ -48,7 +48,8 @@ struct Device {
   VkPhysicalDevice physical_device = VK_NULL_HANDLE;
   /// Created with Vulkan 1.2+ timelineSemaphore and synchronization2 enabled.
   VkDevice device = VK_NULL_HANDLE;
-  /// The functions the ring calls (copied into the ring; every member set).
+  /// The functions the ring calls (copied into the ring): Dispatch::missing() empty; a Streamer
+  /// also needs Dispatch::missing_for_streamer() empty.
   Dispatch dispatch;
 };
 
@@ -99,8 +100,10 @@ struct RingConfig {
   ///  - Defer: answer at once: begin() answers its refusal, an upload RingFull;
   ///  - Wait (slot ring only): begin() waits up to wait_timeout for the oldest frame in flight,
   ///    then answers Timeout (oldest_in_flight() names the point; TooLarge and AllocationFailed
-  ///    are answered at once); a
-  ///    byte ring waits per upload instead, with ByteRingConfig::policy = Wait;
+  ///    are answered at once; so is RingFull when no frame of the ring route is in flight to
+  ///    wait for; a wait_timeout of 0 or less answers Timeout without waiting, and so does a
+  ///    vkWaitSemaphores failure other than VK_ERROR_DEVICE_LOST); a byte ring waits per upload
+  ///    instead, with ByteRingConfig::policy = Wait;
   ///  - Fallback: take the fallback route: the frame (slot ring) or the upload (byte ring).
   /// Split and Grow are refused at Ring::create (UnsupportedPolicy): a frame submits once,
   /// and slots grow by themselves.
@@ -173,7 +176,8 @@ struct Stats {
   uint64_t ring_full_fallbacks = 0;
   /// Uploads refused with FallbackCapReached or TooLarge (RingConfig::fallback_max_oneoff_bytes).
   uint64_t fallback_cap_refusals = 0;
-  /// Byte ring: uploads refused with RingFull (policy Defer or Wait).
+  /// Byte ring: uploads the byte ring refused (under any ByteRingConfig::policy) answered
+  /// RingFull because RingConfig::policy is Defer.
   uint64_t ring_full_refusals = 0;
   /// One-off staging bytes held now (until their frames' points retire, or the frames drop).
   uint64_t oneoff_live_bytes = 0;
@@ -271,7 +275,8 @@ class Ring {
   /// the timeline semaphore (initial value 0). A slot ring allocates no staging memory until
   /// the first frame; a byte ring allocates its first region (ByteRingConfig::capacity) here.
   /// Errors (CreateError), checked in this order: MissingFunction (a Dispatch member is null:
-  /// Dispatch::missing() names it); NoSlots, TooManySlots, MinNotPowerOfTwo, MaxBelowMin,
+  /// Dispatch::missing() names it); InvalidConfig (`device.device` or
+  /// `device.physical_device` is null); NoSlots, TooManySlots, MinNotPowerOfTwo, MaxBelowMin,
   /// SlotTooLarge (a StagingRingConfig, as validate()); UnsupportedPolicy (RingConfig::policy
   /// Split or Grow, Wait with a byte ring — use ByteRingConfig::policy = Wait —, or
   /// ByteRingConfig::policy Split); ApiVersionTooOld (the physical device reports an API version
@@ -332,24 +337,28 @@ class Ring {
   /// Waits as vulkan::wait(device, point, timeout) does on the ring's device, then poll()s (the
   /// memory of every frame it completed is reused once every earlier frame is released too).
   /// Errors: Timeout (also for a vkWaitSemaphores failure other than VK_ERROR_DEVICE_LOST),
-  /// DeviceLost (every frame in flight is then failed, as poll() does). Precondition:
-  /// `point.semaphore` is a timeline semaphore of this device.
+  /// DeviceLost (every frame in flight is then failed, as poll() does), Failed (a point with no
+  /// semaphore and a value above 0; with value 0 it is reached at once). Precondition: a
+  /// non-null `point.semaphore` is a timeline semaphore of this device.
   Expected<void, WaitError> wait(const RetirementPoint& point, Duration timeout);
   /// Waits until every point in flight is reached (or `timeout` passes), then poll()s. Succeeds
   /// at once when nothing is in flight. Errors: Timeout, DeviceLost.
   Expected<void, WaitError> wait_idle(Duration timeout);
   /// Reports that the submission meant to signal `point` will never happen (command buffer
-  /// dropped, vkQueueSubmit2 failed): the frame's memory is given back (a slot becomes Abandoned
-  /// and is replaced on its next pick), its one-off buffers are freed. Returns false when no
-  /// frame in flight has that point. Precondition: nothing submitted reads the frame's memory.
+  /// dropped, vkQueueSubmit2 failed): every frame in flight finished with that point gives its
+  /// memory back (a slot becomes Abandoned and is replaced on its next pick) and frees its
+  /// one-off buffers. Returns false when no frame in flight has that point. Precondition:
+  /// nothing submitted reads those frames' memory.
   bool abandon(const RetirementPoint& point);
 
   /// Worst-case bytes a buffer upload of `size` bytes takes in a slot (size plus alignment
   /// padding), for begin()'s `needed`. Saturates at UINT64_MAX.
   [[nodiscard]] uint64_t buffer_footprint(uint64_t size) const noexcept;
-  /// The same for an image region (its staging layout plus alignment padding).
+  /// The same for an image region (its staging layout plus alignment padding). Errors:
+  /// NullDestination, ZeroSize, UnsupportedFormat, BadAspect, Misaligned, Overflow (as upload()).
   [[nodiscard]] Expected<uint64_t, UploadError> image_footprint(const ImageRegion& region) const;
-  /// The tightly packed byte size of an image region's data (what upload() expects).
+  /// The tightly packed byte size of an image region's data (what upload() expects). Errors: as
+  /// image_footprint().
   [[nodiscard]] Expected<uint64_t, UploadError> image_data_size(const ImageRegion& region) const;
 
   /// The ring's own timeline semaphore (frames finished without an external point signal it).

@@ -21,8 +21,10 @@
 // targets ask for, and submits them. What is cut when, backpressure and cancellation are the
 // core scheduler's (staging/core/stream.hpp: its vocabulary); this layer records and submits.
 //
-// Threading: every member function is safe from any thread. The queue is used by the pump
-// thread (and by threads committing in-place pieces) for vkQueueSubmit2 only, under
+// Threading: every member function is safe from any thread, except the pump's own calls:
+// pump_once(), and drain() on a streamer without a pump thread (it pumps on the calling thread),
+// are for one thread at a time, and never while the streamer's own pump thread runs. The queue is
+// used by the pump (and by threads committing in-place pieces) for vkQueueSubmit2 only, under
 // StreamerConfig::queue_mutex when given — give one when anything else submits to that queue.
 #pragma once
 
@@ -178,10 +180,11 @@ struct ImageTarget;
 /// See the file comment.
 ///
 /// Ownership: owns its staging memory, command pool, semaphore and pump thread, and shares its
-/// fill pool. Destroying it
-/// stops the pump, cancels what is queued, waits (without a time limit, unless the device is
-/// lost) for its last submission to complete, then frees everything. References the device and
-/// hook, which must outlive it.
+/// fill pool. Destroying it stops the pump, cancels what is queued, fails in-place pieces handed
+/// out and not committed, waits (without a time limit, unless the device is lost) for its last
+/// submission to complete, then frees everything — the staging memory too: commit or abandon
+/// every piece written in place, and stop writing it, before destroying the streamer.
+/// References the device and hook, which must outlive it.
 class Streamer {
  public:
   /// Makes a streamer on `device` (Vulkan 1.2+ with timelineSemaphore and synchronization2).
@@ -191,6 +194,7 @@ class Streamer {
   /// configuration is invalid); ObjectCreationFailed (the command pool or the timeline
   /// semaphore); ThreadStartFailed (the fill pool's threads); the scheduler's InvalidConfig or
   /// AllocationFailed (the staging memory); ThreadStartFailed (the pump thread).
+  /// InvalidConfig also when `device.device` is null.
   static Expected<std::unique_ptr<Streamer>, CreateError> create(const Device& device,
                                                                  const StreamerConfig& config);
   /// Stops the pump, cancels what is queued, waits for the last submission, frees everything
@@ -252,11 +256,15 @@ class Streamer {
   /// Submits a written piece: one vkQueueSubmit2 (under StreamerConfig::queue_mutex when
   /// given). Returns the point it signals (the streamer's semaphore), or the submission's error
   /// (the upload is then Failed): UploadError::DeviceLost, or Failed (recording or submitting
-  /// failed otherwise; nothing was submitted).
+  /// failed otherwise; nothing was submitted). InvalidArgument (nothing submitted, the upload
+  /// unchanged): the ticket is not an in-place upload of this streamer, or `piece` is not the
+  /// piece next_piece() handed out for it (never handed out, already committed or abandoned).
   Expected<RetirementPoint, UploadError> commit(const StreamTicket& ticket,
                                                 const InPlacePiece& piece);
   /// Gives a piece back unwritten: its bytes are reclaimed and the upload ends Cancelled, as
-  /// cancel() would (the ticket keeps a value when pieces had been committed).
+  /// cancel() would (the ticket keeps a value when pieces had been committed). Precondition,
+  /// checked (the process aborts with a message otherwise): `piece` is the uncommitted piece
+  /// next_piece() handed out for this in-place upload of this streamer.
   void abandon(const StreamTicket& ticket, const InPlacePiece& piece);
 
   /// Cancels an upload and answers its status after the call:
@@ -269,16 +277,17 @@ class Streamer {
   ///  - Failed: the upload failed before, or the ticket is empty or another streamer's.
   StreamStatus cancel(const StreamTicket& ticket);
   /// The upload's status, Complete once the streamer's semaphore has reached its value; Failed
-  /// when it had not when the device was lost.
+  /// when it had not when the device was lost, and for an empty ticket or another streamer's.
   [[nodiscard]] StreamStatus status(const StreamTicket& ticket);
   /// Waits up to `timeout` for the upload to be complete (or to end otherwise) and returns its
-  /// status: until its last piece is submitted, then on the semaphore. The device counts as lost
-  /// once a submission or a read of the semaphore finds it lost: every upload not complete then
-  /// fails (queued ones at once, waiters wake), and later uploads answer DeviceLost.
+  /// status: until its last piece is submitted, then on the semaphore (Failed at once for an
+  /// empty ticket or another streamer's; a timeout of 0 or less looks once). The device counts as
+  /// lost once a submission or a read of the semaphore finds it lost: every upload not complete
+  /// then fails (queued ones at once, waiters wake), and later uploads answer DeviceLost.
   StreamStatus wait(const StreamTicket& ticket, Duration timeout);
   /// Waits up to `timeout` until nothing is queued and every submission has completed (the
-  /// pump thread keeps going meanwhile; without one, pumps on the calling thread). True when
-  /// idle.
+  /// pump thread keeps going meanwhile; without one, pumps on the calling thread: then one
+  /// thread at a time, as pump_once()). True when idle.
   bool drain(Duration timeout);
 
   /// The upload's point: this streamer's semaphore at the ticket's value — after it the
@@ -286,7 +295,7 @@ class Streamer {
   /// Failed after some pieces were submitted). The consumer's submission waits for it
   /// (`point->submit_info(stages)` among its pWaitSemaphoreInfos). None until the ticket has a
   /// value (its last piece is not submitted yet), or when it never will (cancelled before
-  /// starting).
+  /// starting), and for an empty ticket or another streamer's.
   [[nodiscard]] std::optional<RetirementPoint> point(const StreamTicket& ticket) const;
   /// Records into the consumer's `cmd` the acquire of an image upload (the destination and
   /// levels as given to upload()) for `stages`/`access` — only when ownership moves between two
@@ -311,7 +320,8 @@ class Streamer {
   /// StreamSchedulerConfig::wait_slice) for work; with no room, for the oldest batch. True when
   /// it submitted a batch; false when it found nothing to cut, no ring room (stats().stream.
   /// ring_full counts those rounds), a failed submission (the batch's uploads are Failed), or a
-  /// streamer being destroyed.
+  /// streamer being destroyed. One thread at a time, and only on a streamer made with
+  /// `pump_thread` false.
   bool pump_once(Duration max_wait = Duration{0});
 
   /// The streamer's timeline semaphore.

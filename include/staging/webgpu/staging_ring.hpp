@@ -111,7 +111,8 @@ struct TextureDestination {
 /// texture has, array layers it has (2D), and the box inside the mip level's size rounded up to
 /// whole blocks of region.block, with origin and extent whole blocks (WebGPU's copy rules). Pure;
 /// safe from any thread. Errors, in this order: NullDestination, InvalidDestination,
-/// DestinationMismatch, FormatMismatch, ZeroSize, NoSuchSubresource, OutOfBounds, Misaligned.
+/// DestinationMismatch, FormatMismatch, ZeroSize, UnsupportedFormat (region.block not set),
+/// NoSuchSubresource, OutOfBounds, Misaligned.
 [[nodiscard]] Expected<void, UploadError> check_destination(const TextureDestination& target,
                                                             const TextureUpload& region) noexcept;
 
@@ -228,7 +229,6 @@ class StagingFrame {
   // Places `size` (a multiple of 4) bytes at `alignment` and maps them; null when they do not fit.
   std::byte* place(uint64_t size, uint64_t alignment) noexcept;
   void release_destinations() noexcept;
-  void abandon_or_release() noexcept;
   void request_map(FenceToken token) noexcept;
   void close() noexcept;
 

@@ -183,7 +183,9 @@ class StreamScheduler {
   Expected<InPlacePiece, UploadError> next_piece(const StreamTicket& ticket,
                                                  Duration timeout = Duration{0});
   /// Submits a written piece (a batch of its own). Returns the timeline value it signals, or
-  /// the submission's error (the upload is then Failed).
+  /// the submission's error (the upload is then Failed); InvalidArgument (nothing changes) for a
+  /// ticket that is not an in-place upload of this scheduler, or a piece that is not the one
+  /// next_piece() handed out for it.
   Expected<TimelineValue, UploadError> commit(const StreamTicket& ticket,
                                               const InPlacePiece& piece);
   /// Gives a piece back unwritten: its bytes are reclaimed, and the upload is cancelled (as
@@ -192,13 +194,17 @@ class StreamScheduler {
 
   /// Cancels an upload: see Streamer::cancel(). Any thread.
   StreamStatus cancel(const StreamTicket& ticket);
+  /// Whether `ticket` names an upload of this scheduler (not empty, not another's). Any thread.
+  [[nodiscard]] bool owns(const StreamTicket& ticket) const noexcept;
 
   /// The upload's status, Complete once the backend's timeline has reached its value; Failed
-  /// when it had not when the backend's device was lost (StreamBackend::lost()).
+  /// when it had not when the backend's device was lost (StreamBackend::lost()), and for an
+  /// empty ticket or another scheduler's.
   [[nodiscard]] StreamStatus status(const StreamTicket& ticket);
   /// Waits up to `timeout` for the upload to be complete (or to end otherwise) and returns its
   /// status: until its last piece is submitted, then on the backend's timeline. Returns Failed
-  /// within about wait_slice once the backend's device is lost.
+  /// within about wait_slice once the backend's device is lost, and at once for an empty ticket
+  /// or another scheduler's.
   StreamStatus wait(const StreamTicket& ticket, Duration timeout);
 
   // --- the pump (one thread at a time) --------------------------------------------------------
