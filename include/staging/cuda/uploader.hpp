@@ -218,7 +218,10 @@ struct UploadFailure {
   /// The ring's answer when `kind` came from reserving ring room: `kind` WouldBlock, Timeout or
   /// TooLarge (the ring's own kind); InvalidArgument for an alignment that overflows (the ring's
   /// kind: Overflow); Cuda when a region could not be made (AllocationFailed); or Failed when the
-  /// Uploader failed during that wait. Empty otherwise.
+  /// Uploader failed during that wait. Empty otherwise. Three answers are the Uploader's, not the
+  /// ring's, and carry only `kind` and `needed` (the other fields zero): a Timeout waiting for
+  /// the ring's lock, a WouldBlock of Defer behind a caller that waits for room, and a Timeout or
+  /// WouldBlock when every pooled event is pending (then `oldest_pending` is set too).
   std::optional<ReserveError> reserve;
   /// upload(): the first `bytes_issued` bytes were staged and their copies enqueued before the
   /// failure (they complete at `issued_point`); resume from there. Any policy: a Timeout after
