@@ -59,13 +59,20 @@ class StreamerTest : public GpuTest {
     GpuTest::TearDown();
   }
 
-  void make(uint64_t ring_bytes, StreamSchedulerConfig schedule = {}, bool pump_thread = true) {
+  // A streamer on the test device's one queue (shared with the tests' submissions under
+  // queue_mutex), with `ring_bytes` of staging memory.
+  StreamerConfig config_for(uint64_t ring_bytes) {
     StreamerConfig config;
     config.queue = gpu->queue;
     config.queue_family = gpu->queue_family;
     config.consumer_family = gpu->queue_family;
     config.queue_mutex = &queue_mutex;
     config.ring_bytes = ring_bytes;
+    return config;
+  }
+
+  void make(uint64_t ring_bytes, StreamSchedulerConfig schedule = {}, bool pump_thread = true) {
+    StreamerConfig config = config_for(ring_bytes);
     config.schedule = schedule;
     config.pump_thread = pump_thread;
     auto made = Streamer::create(gpu->ring_device(), config);
@@ -433,11 +440,7 @@ TEST_F(StreamerTest, ErrorsAreValues) {
             UploadError::TooLarge);
 
   // One ring, one size: the scheduler's ring_bytes may repeat StreamerConfig's, never differ.
-  StreamerConfig config;
-  config.queue = gpu->queue;
-  config.queue_family = gpu->queue_family;
-  config.consumer_family = gpu->queue_family;
-  config.ring_bytes = 64 * KiB;
+  StreamerConfig config = config_for(64 * KiB);
   config.schedule.ring_bytes = 128 * KiB;
   EXPECT_EQ(Streamer::create(gpu->ring_device(), config).error(), CreateError::InvalidConfig);
   config.schedule.ring_bytes = 64 * KiB;
@@ -474,12 +477,7 @@ class FlakyFlushMemory final : public MemoryHook {
 TEST_F(StreamerTest, AFailedFlushFailsItsUploadBeforeSubmittingAndTheNextOneArrives) {
   FlakyFlushMemory memory(*gpu);
   memory.fail = 1;
-  StreamerConfig config;
-  config.queue = gpu->queue;
-  config.queue_family = gpu->queue_family;
-  config.consumer_family = gpu->queue_family;
-  config.queue_mutex = &queue_mutex;
-  config.ring_bytes = 256 * KiB;
+  StreamerConfig config = config_for(256 * KiB);
   config.pump_thread = false;
   config.memory = &memory;
   streamer = std::move(Streamer::create(gpu->ring_device(), config).value());
@@ -557,12 +555,7 @@ TEST_F(StreamerTest, ARingAndAStreamerShareOneBudget) {
   ring_config.memory = &budget;
   std::optional<Ring> ring(Ring::create(gpu->ring_device(), ring_config).value());
 
-  StreamerConfig config;
-  config.queue = gpu->queue;
-  config.queue_family = gpu->queue_family;
-  config.consumer_family = gpu->queue_family;
-  config.queue_mutex = &queue_mutex;
-  config.ring_bytes = 256 * KiB;
+  StreamerConfig config = config_for(256 * KiB);
   config.memory = &budget;
   streamer = std::move(Streamer::create(gpu->ring_device(), config).value());
   EXPECT_EQ(budget.held(), 512 * KiB);
@@ -668,12 +661,8 @@ TEST_F(StreamerTest, OwnershipMovesByAReleaseAfterTheLastPieceAndAMatchingAcquir
   g_real_submit = d.vkQueueSubmit2;
   d.vkCmdPipelineBarrier2 = &capture_barrier;
   d.vkQueueSubmit2 = &count_submit;
-  StreamerConfig config;
-  config.queue = gpu->queue;
-  config.queue_family = gpu->queue_family;
+  StreamerConfig config = config_for(64 * KiB);
   config.consumer_family = g_foreign_family;
-  config.queue_mutex = &queue_mutex;
-  config.ring_bytes = 64 * KiB;
   streamer =
       std::move(Streamer::create(Device{gpu->physical_device, gpu->device, d}, config).value());
 
