@@ -364,7 +364,7 @@ std::optional<InPlacePiece> StreamScheduler::cut_in_place_piece_locked(const Str
 Expected<InPlacePiece, UploadError> StreamScheduler::next_piece(const StreamTicket& ticket,
                                                                 Duration timeout) {
   detail::StreamUpload* u = ticket.upload_.get();
-  if (u == nullptr || u->scheduler != this || !u->in_place) {
+  if (!owns(ticket) || !u->in_place) {
     return unexpected(UploadError::InvalidArgument);
   }
   const Deadline deadline(*clock_, timeout);
@@ -425,7 +425,7 @@ Expected<InPlacePiece, UploadError> StreamScheduler::next_piece(const StreamTick
 Expected<TimelineValue, UploadError> StreamScheduler::commit(const StreamTicket& ticket,
                                                              const InPlacePiece& piece) {
   detail::StreamUpload* u = ticket.upload_.get();
-  if (u == nullptr || u->scheduler != this || !u->in_place) {
+  if (!owns(ticket) || !u->in_place) {
     return unexpected(UploadError::InvalidArgument);  // not an in-place upload of this one
   }
   Batch* batch = nullptr;
@@ -455,7 +455,7 @@ Expected<TimelineValue, UploadError> StreamScheduler::commit(const StreamTicket&
 
 void StreamScheduler::abandon(const StreamTicket& ticket, const InPlacePiece& piece) {
   detail::StreamUpload* u = ticket.upload_.get();
-  STAGING_ASSERT(u != nullptr && u->scheduler == this && u->in_place,
+  STAGING_ASSERT(owns(ticket) && u->in_place,
                  "StreamScheduler::abandon() of a ticket that is not an in-place upload here");
   std::lock_guard lock(mutex_);
   for (auto& b : batches_) {
@@ -480,7 +480,7 @@ void StreamScheduler::abandon(const StreamTicket& ticket, const InPlacePiece& pi
 
 StreamStatus StreamScheduler::cancel(const StreamTicket& ticket) {
   detail::StreamUpload* u = ticket.upload_.get();
-  if (u == nullptr || u->scheduler != this) return StreamStatus::Failed;
+  if (!owns(ticket)) return StreamStatus::Failed;
   {
     std::lock_guard lock(mutex_);
     if (u->stopped) return u->failed ? StreamStatus::Failed : StreamStatus::Cancelled;
@@ -513,7 +513,7 @@ bool StreamScheduler::owns(const StreamTicket& ticket) const noexcept {
 
 StreamStatus StreamScheduler::status(const StreamTicket& ticket) {
   detail::StreamUpload* u = ticket.upload_.get();
-  if (u == nullptr || u->scheduler != this) return StreamStatus::Failed;
+  if (!owns(ticket)) return StreamStatus::Failed;
   StreamStatus s = u->status.load(std::memory_order_acquire);
   if (s != StreamStatus::Submitted) return s;
   if (deps_.backend->completed() >= u->value.load(std::memory_order_acquire)) {
@@ -528,7 +528,7 @@ StreamStatus StreamScheduler::status(const StreamTicket& ticket) {
 
 StreamStatus StreamScheduler::wait(const StreamTicket& ticket, Duration timeout) {
   detail::StreamUpload* u = ticket.upload_.get();
-  if (u == nullptr || u->scheduler != this) return StreamStatus::Failed;
+  if (!owns(ticket)) return StreamStatus::Failed;
   const Deadline deadline(*clock_, timeout);
   {
     std::unique_lock lock(mutex_);

@@ -104,6 +104,21 @@ struct StreamTest : ::testing::Test {
     return t.buffer == s;
   }
   void pump_all() { ASSERT_TRUE(scheduler->drain(10s)); }
+  // Writes the rest of an in-place upload from `decoded` (its packed source), piece by piece,
+  // committing each, until next_piece() answers Done. Returns the bytes written.
+  uint64_t write_pieces(const StreamTicket& ticket, const std::vector<std::byte>& decoded) {
+    uint64_t written = 0;
+    for (;;) {
+      auto piece = scheduler->next_piece(ticket, 1s);
+      if (!piece) {
+        EXPECT_EQ(piece.error(), UploadError::Done);
+        return written;
+      }
+      std::memcpy(piece->bytes.data(), decoded.data() + piece->source_offset, piece->bytes.size());
+      written += piece->bytes.size();
+      EXPECT_TRUE(scheduler->commit(ticket, *piece));
+    }
+  }
 };
 
 TEST_F(StreamTest, ABufferFourTimesTheRingStreamsThroughInPieces) {
@@ -322,18 +337,7 @@ TEST_F(StreamTest, APieceWrittenInPlaceArrives) {
   StreamRequest r = image(bc1);  // the source is what the "decoder" writes
   const std::vector<std::byte>& decoded = sources.back();
   auto ticket = scheduler->write_in_place(r).value();
-  uint64_t written = 0;
-  for (;;) {
-    auto piece = scheduler->next_piece(ticket, 1s);
-    if (!piece) {
-      EXPECT_EQ(piece.error(), UploadError::Done);
-      break;
-    }
-    std::memcpy(piece->bytes.data(), decoded.data() + piece->source_offset, piece->bytes.size());
-    written += piece->bytes.size();
-    ASSERT_TRUE(scheduler->commit(ticket, *piece));
-  }
-  EXPECT_EQ(written, ticket.bytes());
+  EXPECT_EQ(write_pieces(ticket, decoded), ticket.bytes());
   EXPECT_EQ(scheduler->wait(ticket, 1s), StreamStatus::Complete);
   EXPECT_TRUE(arrived(0));
 }
@@ -366,15 +370,7 @@ TEST_F(StreamTest, AMisusedTicketOrPieceIsAnsweredNotAborted) {
   EXPECT_EQ(scheduler->commit(StreamTicket{}, piece).error(), UploadError::InvalidArgument);
   ASSERT_TRUE(scheduler->commit(ticket, piece));
   EXPECT_EQ(scheduler->commit(ticket, piece).error(), UploadError::InvalidArgument);  // twice
-  for (;;) {
-    auto next = scheduler->next_piece(ticket, 1s);
-    if (!next) {
-      EXPECT_EQ(next.error(), UploadError::Done);
-      break;
-    }
-    std::memcpy(next->bytes.data(), decoded.data() + next->source_offset, next->bytes.size());
-    ASSERT_TRUE(scheduler->commit(ticket, *next));
-  }
+  write_pieces(ticket, decoded);
   pump_all();  // the copied upload
   EXPECT_EQ(scheduler->wait(ticket, 1s), StreamStatus::Complete);
   EXPECT_EQ(scheduler->wait(copied, 1s), StreamStatus::Complete);

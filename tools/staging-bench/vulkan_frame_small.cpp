@@ -416,6 +416,21 @@ class SmallBench {
     }
   }
 
+  // The device's optimalBufferCopyOffsetAlignment (at least 1): where the ring places uploads.
+  uint64_t copy_alignment() const {
+    VkPhysicalDeviceProperties props{};
+    vkGetPhysicalDeviceProperties(vk_.staging_device().physical_device, &props);
+    return std::max<uint64_t>(1, props.limits.optimalBufferCopyOffsetAlignment);
+  }
+
+  // Per-frame seconds of a route's recorded frames as ns per upload: the median of the measured
+  // frames (the warm-up ones, run_frames' first frames_in_flight + 1, dropped).
+  double measured_ns(std::vector<double> per_frame, const Workload& w) const {
+    const std::size_t skip = std::min(per_frame.size(), slots_.size() + 1);
+    per_frame.erase(per_frame.begin(), per_frame.begin() + static_cast<std::ptrdiff_t>(skip));
+    return median(per_frame) / w.count * 1e9;
+  }
+
   // A route's ring: the slot ring (the default) or a byte ring, Defer, the memory hook (null: the
   // default memory).
   staging::vulkan::RingConfig ring_config(const Workload& w, bool byte_ring,
@@ -429,14 +444,7 @@ class SmallBench {
     // slot ring cycles through (one slot per frame in flight): the CPU writes the same amount of
     // memory per cycle on both routes, and a larger ring only spreads the writes over more
     // memory (more cache and TLB misses per upload, nothing gained).
-    uint64_t frame_bytes = 0;
-    {
-      Device d = vk_.staging_device();
-      VkPhysicalDeviceProperties props{};
-      vkGetPhysicalDeviceProperties(d.physical_device, &props);
-      const uint64_t align = std::max<uint64_t>(1, props.limits.optimalBufferCopyOffsetAlignment);
-      frame_bytes = w.count * (w.size + align - 1);
-    }
+    const uint64_t frame_bytes = w.count * (w.size + copy_alignment() - 1);
     const unsigned ring_frames = o_.small_byte_ring_frames != 0
                                      ? o_.small_byte_ring_frames
                                      : static_cast<unsigned>(slots_.size()) + 1;
@@ -502,12 +510,8 @@ class SmallBench {
                    route.c_str(), error.c_str());
       return 1;
     }
-    // The measured frames' phases, ns per upload (medians; the warm-up frames dropped).
-    const auto phase_ns = [&](std::vector<double> v) {
-      const std::size_t skip = std::min(v.size(), slots_.size() + 1);
-      v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(skip));
-      return median(v) / w.count * 1e9;
-    };
+    // The measured frames' phases, ns per upload.
+    const auto phase_ns = [&](const std::vector<double>& v) { return measured_ns(v, w); };
     const double begin_ns = phase_ns(begin_s), upload_ns = phase_ns(upload_s),
                  finish_ns = phase_ns(finish_s);
     const bool ok = !o_.check || check(w, record, retire);
@@ -613,9 +617,7 @@ class SmallBench {
   // the regions and the one vkCmdCopyBuffer.
   int route_handmade(const Workload& w) {
     const staging::vulkan::Device d = vk_.staging_device();
-    VkPhysicalDeviceProperties props{};
-    vkGetPhysicalDeviceProperties(d.physical_device, &props);
-    const uint64_t align = std::max<uint64_t>(1, props.limits.optimalBufferCopyOffsetAlignment);
+    const uint64_t align = copy_alignment();
     const uint64_t stride = (w.size + align - 1) / align * align;
     DefaultMemory memory(d.physical_device, d.device, d.dispatch);
     std::vector<StagingMemory> buffers;  // one per slot
@@ -657,9 +659,7 @@ class SmallBench {
       release();
       return 1;
     }
-    const std::size_t skip = std::min(memcpy_s.size(), slots_.size() + 1);  // the warm-up
-    memcpy_s.erase(memcpy_s.begin(), memcpy_s.begin() + static_cast<std::ptrdiff_t>(skip));
-    const double memcpy_ns = median(memcpy_s) / w.count * 1e9;
+    const double memcpy_ns = measured_ns(memcpy_s, w);
     const bool ok = !o_.check || check(w, record, retire);
     release();
     add_row(w, "handmade", r, memcpy_ns, ok);
