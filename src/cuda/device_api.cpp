@@ -66,6 +66,14 @@ class RuntimeApi final : public DeviceApi {
     if (scope.status() != cudaSuccess) return scope.status();
     return cudaEventCreateWithFlags(event, cudaEventDisableTiming);
   }
+  cudaError_t event_create_timed(cudaEvent_t* event) noexcept override {
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) return scope.status();
+    return cudaEventCreateWithFlags(event, cudaEventDefault);
+  }
+  cudaError_t event_elapsed(float* ms, cudaEvent_t start, cudaEvent_t end) noexcept override {
+    return cudaEventElapsedTime(ms, start, end);
+  }
   cudaError_t event_destroy(cudaEvent_t event) noexcept override { return cudaEventDestroy(event); }
   cudaError_t event_record(cudaEvent_t event, cudaStream_t stream) noexcept override {
     DeviceScope scope(device_);

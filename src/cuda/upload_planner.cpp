@@ -23,6 +23,9 @@ constexpr double kWakeWorth = 1.5;
 constexpr unsigned kWakeRecheck = 64;
 constexpr unsigned kProbeFirst = 16;
 constexpr unsigned kProbeMost = 256;
+// A timed planner times every probe and, besides, every this many uploads of a class (the winner's
+// figure stays current; each timed upload costs two event records).
+constexpr unsigned kTimedEvery = 8;
 
 unsigned index_of(FillMethod m) {
   return m == FillMethod::Streaming ? 1 : 0;
@@ -82,6 +85,18 @@ FillMethod UploadPlanner::choose_method(uint64_t bytes, bool& probe) {
     return best == FillMethod::Memcpy ? FillMethod::Streaming : FillMethod::Memcpy;
   }
   return best;
+}
+
+bool UploadPlanner::wants_landing(uint64_t bytes, bool probe) {
+  if (!config_.timed || config_.fill != FillMethod::Auto ||
+      resolve_fill_method(FillMethod::Streaming) != FillMethod::Streaming) {
+    return false;
+  }
+  if (probe) return true;
+  Class& c = classes_[size_class(bytes)];
+  if (++c.since_timed < kTimedEvery) return false;
+  c.since_timed = 0;
+  return true;
 }
 
 uint64_t UploadPlanner::ring_piece(uint64_t bytes, FillMethod method, unsigned helpers) const {
@@ -158,7 +173,12 @@ bool UploadPlanner::worth_waking(uint64_t bytes, FillMethod method, const PoolSt
 UploadPlan UploadPlanner::plan_without_direct(uint64_t bytes, const PoolState& pool) {
   std::lock_guard lock(mu_);
   UploadPlan p;
-  p.method = forced_.method ? resolve_fill_method(*forced_.method) : choose_method(bytes, p.probe);
+  if (forced_.method) {
+    p.method = resolve_fill_method(*forced_.method);
+  } else {
+    p.method = choose_method(bytes, p.probe);
+    p.time_landing = wants_landing(bytes, p.probe);
+  }
   p.helpers = config_.fill_threads;
   if (pool.uploads > 1 && p.helpers > 0) {
     // The threads serve every upload in progress in turn (lanes): this one gets its share.
@@ -184,11 +204,21 @@ void UploadPlanner::record(const UploadPlan& plan, const UploadOutcome& o) {
     d = blend(d, static_cast<double>(o.direct_bytes) / static_cast<double>(o.direct_took.count()),
               kTimeWeight);
   }
-  if (config_.fill != FillMethod::Auto || o.bytes == 0 || o.call.count() <= 0) return;
-  Class& c = classes_[size_class(o.bytes)];
+  if (!config_.timed) note_time(plan, o.bytes, o.call);
+}
+
+void UploadPlanner::record_landed(const UploadPlan& plan, uint64_t bytes, Duration landed) {
+  std::lock_guard lock(mu_);
+  if (config_.timed) note_time(plan, bytes, landed);
+}
+
+void UploadPlanner::note_time(const UploadPlan& plan, uint64_t bytes, Duration took) {
+  if (config_.fill != FillMethod::Auto || bytes == 0 || took.count() <= 0) return;
+  const unsigned mi = index_of(plan.method);
+  Class& c = classes_[size_class(bytes)];
   MethodClass& mine = c.method[mi];
   mine.ns_per_byte =
-      blend(mine.ns_per_byte, static_cast<double>(o.call.count()) / static_cast<double>(o.bytes),
+      blend(mine.ns_per_byte, static_cast<double>(took.count()) / static_cast<double>(bytes),
             kTimeWeight);
   ++mine.samples;
   const MethodClass& other = c.method[1 - mi];

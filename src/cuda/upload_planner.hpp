@@ -12,6 +12,11 @@
 //    the class, backing off to every 256th while it keeps losing), so a host whose crossover
 //    differs from the prior's finds its own. The prior's method keeps the class unless the other
 //    is measured faster by 5 %: noisy samples do not flip a class to the method that loses.
+//    An upload's time is from its call until its last copy landed (record_landed(), measured by a
+//    LandingTimer on the uploads the plan marks `time_landing`: every probe, and every 8th upload
+//    of a class besides) where the device can time events (PlannerConfig::timed); the call's own
+//    duration only where it cannot. The call ends when the last copy is queued: a method that
+//    fills quickly but leaves the ring slow for the copy engine to read would win by it.
 //  - whether to wake the pool's sleeping threads: not for an upload the calling thread fills
 //    faster alone than the measured wake-up takes (the pool's threads that are awake still help);
 //    the pieces are then sized for the threads that will actually fill. Every 64th upload in a
@@ -52,8 +57,11 @@ struct PlannerConfig {
   uint64_t alignment = 1;        ///< pieces are multiples of this (and of 4 KiB)
   unsigned fill_threads = 1;     ///< the pool's threads (the caller fills too)
   FillMethod fill = FillMethod::Auto;
-  bool direct = true;            ///< a direct part may be planned
-  double link_gbps = 50;         ///< the copy engine's rate from pinned memory
+  bool direct = true;     ///< a direct part may be planned
+  double link_gbps = 50;  ///< the copy engine's rate from pinned memory
+  /// Uploads can be timed until their copies land (record_landed()): the fill method is judged
+  /// by those times only. False: by the call's duration (record()).
+  bool timed = false;
   Duration copy_overhead{2000};  ///< fixed cost of one copy on the copy engine
 };
 
@@ -71,7 +79,10 @@ struct UploadPlan {
   uint64_t direct_bytes = 0;  ///< leading bytes copied straight from the source
   uint64_t piece_bytes = 0;   ///< size of the ring part's pieces (the last may be smaller)
   FillMethod method = FillMethod::Memcpy;  ///< resolved (never Auto)
-  bool probe = false;    ///< the method was chosen to measure it, not because it won
+  bool probe = false;  ///< the method was chosen to measure it, not because it won
+  /// Time this upload until its last copy lands and hand it to record_landed() (timed planners,
+  /// Auto fill only).
+  bool time_landing = false;
   bool wake = true;      ///< wake the pool's sleeping threads for this upload's pieces
   unsigned helpers = 0;  ///< pool threads counted on to fill (the caller fills too)
 };
@@ -130,6 +141,9 @@ class UploadPlanner {
   [[nodiscard]] uint64_t ring_piece(uint64_t bytes, FillMethod method, unsigned helpers) const;
   /// Feeds what an upload planned by plan() measured.
   void record(const UploadPlan& plan, const UploadOutcome& outcome);
+  /// Feeds how long an upload of `bytes` planned by plan() took from its call until its last copy
+  /// landed (a timed planner's samples of its fill method; ignored by an untimed one).
+  void record_landed(const UploadPlan& plan, uint64_t bytes, Duration landed);
   /// The current estimates.
   [[nodiscard]] PlannerEstimates estimates() const;
   /// Replaces the planner's decisions from now on (tests).
@@ -148,11 +162,16 @@ class UploadPlanner {
   struct Class {
     std::array<MethodClass, 2> method;  // [0] Memcpy, [1] Streaming
     unsigned since_probe = 0;
+    unsigned since_timed = 0;
     unsigned probe_interval = 16;
     double direct_gbps = 0;  // 0: none measured
   };
   PlanOverride override_copy() const;
   FillMethod choose_method(uint64_t bytes, bool& probe);
+  // Whether to time an upload of `bytes` to its landing (counts since_timed).
+  bool wants_landing(uint64_t bytes, bool probe);
+  // Feeds one sample of `plan.method`'s time for `bytes` to its size class.
+  void note_time(const UploadPlan& plan, uint64_t bytes, Duration took);
   uint64_t piece_for(uint64_t ring_bytes_of_upload, FillMethod method, unsigned helpers) const;
   uint64_t direct_share(uint64_t bytes, FillMethod method, unsigned helpers);
   double fill_speed(FillMethod method) const;  // bytes per ns, one thread

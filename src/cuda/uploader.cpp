@@ -11,6 +11,7 @@
 #include <system_error>
 #include <thread>
 
+#include "landing_timer.hpp"
 #include "staging/core/fill_pool.hpp"
 #include "staging/detail/core/assert.hpp"
 #include "staging/detail/core/clock.hpp"
@@ -102,6 +103,7 @@ struct Uploader::Impl {
   staging::detail::FillEngine* engine = nullptr;  // pool's engine: where the pieces are filled
   unsigned lane = 0;  // this Uploader's lane in the pool (no head-of-line blocking when shared)
   std::unique_ptr<detail::UploadPlanner> planner;
+  std::unique_ptr<detail::LandingTimer> timer;  // times sampled uploads until their copies land
 
   std::mutex ring_mu;
   std::atomic<int> ring_waiters{0};
@@ -111,7 +113,7 @@ struct Uploader::Impl {
   struct Counters {
     std::atomic<uint64_t> uploads{0}, bytes_uploaded{0}, commits{0}, bytes_committed{0}, cancels{0},
         copies{0}, inline_fills{0}, pool_fills{0}, errors{0}, direct_uploads{0}, direct_bytes{0},
-        memcpy_uploads{0}, streaming_uploads{0}, probe_uploads{0};
+        memcpy_uploads{0}, streaming_uploads{0}, probe_uploads{0}, timed_uploads{0};
   } counters;
 
   ~Impl();
@@ -296,6 +298,10 @@ struct Uploader::Impl {
       // The pool's idle threads keep looking for this upload's next pieces (no wake-up per
       // reservation while the upload waits for ring room).
       const staging::detail::FillEngine::Hold hold = m_.engine->hold();
+      // A timed upload of before whose copies have landed now: its sample for the fill method.
+      if (auto landed = m_.timer->collect()) {
+        m_.planner->record_landed(landed->plan, landed->bytes, landed->landed);
+      }
       detail::PoolState pool;
       pool.awake = m_.engine->awake();
       pool.wake_latency = m_.engine->wake_latency();
@@ -308,6 +314,7 @@ struct Uploader::Impl {
         plan_ = m_.planner->plan_without_direct(bytes_, pool);
       }
       reserved_ = plan_.direct_bytes;
+      timed_ = plan_.time_landing && m_.timer->start(stream_);
       if (plan_.direct_bytes > 0) {
         if (auto e = start_direct()) return abort(*e);
       }
@@ -342,6 +349,10 @@ struct Uploader::Impl {
       o.direct_bytes = plan_.direct_bytes;
       o.direct_took = direct_took_;
       m_.planner->record(plan_, o);
+      if (timed_) {
+        m_.timer->finish(stream_, plan_, bytes_, o.call);
+        m_.counters.timed_uploads.fetch_add(1, std::memory_order_relaxed);
+      }
       m_.count_plan(plan_, bytes_);
       return last_recorded_;
     }
@@ -542,6 +553,7 @@ struct Uploader::Impl {
     // copies were issued, released if none were), waits for a direct copy that may still read the
     // source, and reports `e` with the progress made.
     Expected<TimelineValue, UploadFailure> abort(UploadFailure e) {
+      if (timed_) m_.timer->abandon();
       for (Piece& p : pending_) {
         if (!p.inline_filled) m_.engine->cancel(p.job);
       }
@@ -581,6 +593,7 @@ struct Uploader::Impl {
     Duration timeout_;
     uint64_t owner_;
     UploadPlan plan_;
+    bool timed_ = false;         // this upload holds the landing timer
     std::deque<Piece> pending_;  // reserved, not yet issued, in source order
     std::vector<staging::detail::FillJob*> batch_;
     uint64_t reserved_ = 0;  // source bytes covered by reservations (and the direct part)
@@ -836,7 +849,10 @@ Expected<Uploader, CreateError> Uploader::create_with(const UploaderConfig& conf
   }
   impl->engine = &staging::detail::engine_of(*impl->pool);
   impl->lane = impl->engine->new_lane();
-  impl->planner = std::make_unique<detail::UploadPlanner>(planner_config(c, impl->pool->threads()));
+  impl->timer = std::make_unique<detail::LandingTimer>(*api);
+  detail::PlannerConfig pc = planner_config(c, impl->pool->threads());
+  pc.timed = impl->timer->available();
+  impl->planner = std::make_unique<detail::UploadPlanner>(pc);
   return Uploader(std::move(impl));
 }
 
@@ -924,6 +940,7 @@ UploaderStats Uploader::stats() const {
   s.memcpy_uploads = m.counters.memcpy_uploads.load(std::memory_order_relaxed);
   s.streaming_uploads = m.counters.streaming_uploads.load(std::memory_order_relaxed);
   s.probe_uploads = m.counters.probe_uploads.load(std::memory_order_relaxed);
+  s.timed_uploads = m.counters.timed_uploads.load(std::memory_order_relaxed);
   const detail::PlannerEstimates e = m.planner->estimates();
   s.fill_gbps_per_thread_memcpy = e.memcpy_gbps_per_thread;
   s.fill_gbps_per_thread_streaming = e.streaming_gbps_per_thread;

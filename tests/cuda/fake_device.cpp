@@ -257,6 +257,28 @@ cudaError_t FakeDevice::event_create(cudaEvent_t* event) noexcept {
   return cudaSuccess;
 }
 
+cudaError_t FakeDevice::event_create_timed(cudaEvent_t* event) noexcept {
+  const cudaError_t err = event_create(event);
+  if (err == cudaSuccess) reinterpret_cast<Event*>(*event)->timed = true;
+  return err;
+}
+
+cudaError_t FakeDevice::event_elapsed(float* ms, cudaEvent_t start, cudaEvent_t end) noexcept {
+  Event* a = event_of(start);
+  Event* b = event_of(end);
+  if (a == nullptr || b == nullptr || !a->timed || !b->timed) {
+    violation("event_elapsed of an unknown or untimed event");
+    return cudaErrorInvalidResourceHandle;
+  }
+  const auto reached = [](const Event* e) {
+    const uint64_t recorded = e->recorded.load();
+    return recorded != 0 && e->completed.load() >= recorded;
+  };
+  if (!reached(a) || !reached(b)) return cudaErrorNotReady;
+  *ms = static_cast<float>(static_cast<double>(b->reached_ns.load() - a->reached_ns.load()) / 1e6);
+  return cudaSuccess;
+}
+
 cudaError_t FakeDevice::event_destroy(cudaEvent_t event) noexcept {
   // Kept allocated (a stream may still complete it, as CUDA allows); only counted.
   if (event_of(event) == nullptr) {
@@ -278,6 +300,9 @@ cudaError_t FakeDevice::event_record(cudaEvent_t event, cudaStream_t stream) noe
   enqueue(*s, [this, e, gen] {
     {
       std::lock_guard lock(mu_);
+      e->reached_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now().time_since_epoch())
+                              .count());
       uint64_t c = e->completed.load();
       while (c < gen && !e->completed.compare_exchange_weak(c, gen)) {
       }

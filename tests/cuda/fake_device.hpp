@@ -93,6 +93,11 @@ class FakeDevice final : public DeviceApi {
   cudaError_t host_alloc(void** ptr, std::size_t bytes, unsigned flags) noexcept override;
   cudaError_t host_free(void* ptr) noexcept override;
   cudaError_t event_create(cudaEvent_t* event) noexcept override;
+  /// An event that also keeps the time its stream reached it (a steady clock).
+  cudaError_t event_create_timed(cudaEvent_t* event) noexcept override;
+  /// The distance between two timed events' times: cudaErrorNotReady while either is pending,
+  /// cudaErrorInvalidResourceHandle for an event not made by event_create_timed().
+  cudaError_t event_elapsed(float* ms, cudaEvent_t start, cudaEvent_t end) noexcept override;
   cudaError_t event_destroy(cudaEvent_t event) noexcept override;
   cudaError_t event_record(cudaEvent_t event, cudaStream_t stream) noexcept override;
   cudaError_t event_query(cudaEvent_t event) noexcept override;
@@ -111,6 +116,8 @@ class FakeDevice final : public DeviceApi {
   struct Event {
     std::atomic<uint64_t> recorded{0};   // generation of the latest record
     std::atomic<uint64_t> completed{0};  // generation reached by its stream
+    bool timed = false;                  // made by event_create_timed
+    std::atomic<int64_t> reached_ns{0};  // when its stream reached the latest record (timed)
   };
   struct Stream {
     std::mutex mu;

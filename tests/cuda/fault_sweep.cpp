@@ -40,7 +40,7 @@ UploaderConfig sweep_config() {
 // A call whose failure the Uploader absorbs by contract: nothing to report to a caller.
 bool absorbed(Call kind) {
   return kind == Call::StreamQuery || kind == Call::HostNumaNode || kind == Call::EventDestroy ||
-         kind == Call::HostFree;
+         kind == Call::HostFree || kind == Call::Timing;
 }
 
 // What one run saw.
@@ -314,8 +314,9 @@ SweepTotals counted_sweep(Run&& run, const char* name) {
   const Outcome clean = run(Fault{}, &counts, fired);
   EXPECT_EQ(clean.problem, "") << name << ": the run without a fault";
   EXPECT_FALSE(clean.failed) << name << ": the run without a fault";
-  for (Call k : {Call::HostAlloc, Call::EventCreate, Call::EventRecord, Call::Copy,
-                 Call::StreamIsCapturing, Call::AddressRange, Call::StreamWaitEvent}) {
+  for (Call k :
+       {Call::HostAlloc, Call::EventCreate, Call::EventRecord, Call::Copy, Call::StreamIsCapturing,
+        Call::AddressRange, Call::StreamWaitEvent, Call::Timing}) {
     EXPECT_GT(counts[static_cast<std::size_t>(k)], 0u) << call_name(k) << " never called";
   }
   const SweepTotals t = sweep(

@@ -31,6 +31,8 @@ std::string_view call_name(Call kind) noexcept {
       return "host_numa_node";
     case Call::AddressRange:
       return "address_range";
+    case Call::Timing:
+      return "timing";
     case Call::Any:
       break;
   }
@@ -82,6 +84,27 @@ cudaError_t FaultyDevice::event_create(cudaEvent_t* event) noexcept {
   return e;
 }
 
+cudaError_t FaultyDevice::event_create_timed(cudaEvent_t* event) noexcept {
+  if (const cudaError_t e = enter(Call::Timing); e != cudaSuccess) return e;
+  const cudaError_t e = device_.event_create_timed(event);
+  if (e == cudaSuccess) {
+    ++live_events_;
+    std::lock_guard lock(timed_mu_);
+    timed_.insert(*event);
+  }
+  return e;
+}
+
+cudaError_t FaultyDevice::event_elapsed(float* ms, cudaEvent_t start, cudaEvent_t end) noexcept {
+  if (const cudaError_t e = enter(Call::Timing); e != cudaSuccess) return e;
+  return device_.event_elapsed(ms, start, end);
+}
+
+Call FaultyDevice::kind_of(cudaEvent_t event, Call kind) const noexcept {
+  std::lock_guard lock(timed_mu_);
+  return timed_.count(event) != 0 ? Call::Timing : kind;
+}
+
 cudaError_t FaultyDevice::event_destroy(cudaEvent_t event) noexcept {
   --live_events_;
   if (const cudaError_t e = enter(Call::EventDestroy); e != cudaSuccess) {
@@ -92,12 +115,12 @@ cudaError_t FaultyDevice::event_destroy(cudaEvent_t event) noexcept {
 }
 
 cudaError_t FaultyDevice::event_record(cudaEvent_t event, cudaStream_t stream) noexcept {
-  if (const cudaError_t e = enter(Call::EventRecord); e != cudaSuccess) return e;
+  if (const cudaError_t e = enter(kind_of(event, Call::EventRecord)); e != cudaSuccess) return e;
   return device_.event_record(event, stream);
 }
 
 cudaError_t FaultyDevice::event_query(cudaEvent_t event) noexcept {
-  if (const cudaError_t e = enter(Call::EventQuery); e != cudaSuccess) return e;
+  if (const cudaError_t e = enter(kind_of(event, Call::EventQuery)); e != cudaSuccess) return e;
   return device_.event_query(event);
 }
 

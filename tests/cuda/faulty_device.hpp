@@ -19,6 +19,8 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <mutex>
+#include <set>
 #include <string_view>
 
 #include "staging/detail/cuda/device_api.hpp"
@@ -40,6 +42,9 @@ enum class Call : uint8_t {
   StreamQuery,
   HostNumaNode,
   AddressRange,
+  /// Every call on the timing events (event_create_timed, their records and queries,
+  /// event_elapsed): the Uploader's measurements, whose failures it absorbs.
+  Timing,
   Any,  // a Fault on every kind together (the N-th call of any kind)
 };
 inline constexpr std::size_t kCallKinds = static_cast<std::size_t>(Call::Any);
@@ -76,6 +81,8 @@ class FaultyDevice final : public DeviceApi {
   cudaError_t host_alloc(void** ptr, std::size_t bytes, unsigned flags) noexcept override;
   cudaError_t host_free(void* ptr) noexcept override;
   cudaError_t event_create(cudaEvent_t* event) noexcept override;
+  cudaError_t event_create_timed(cudaEvent_t* event) noexcept override;
+  cudaError_t event_elapsed(float* ms, cudaEvent_t start, cudaEvent_t end) noexcept override;
   cudaError_t event_destroy(cudaEvent_t event) noexcept override;
   cudaError_t event_record(cudaEvent_t event, cudaStream_t stream) noexcept override;
   cudaError_t event_query(cudaEvent_t event) noexcept override;
@@ -93,6 +100,8 @@ class FaultyDevice final : public DeviceApi {
   // Counts a call of `kind`; the error it must return instead of reaching the device, or
   // cudaSuccess to go on.
   cudaError_t enter(Call kind) noexcept;
+  // Timing for an event made by event_create_timed, else `kind`.
+  Call kind_of(cudaEvent_t event, Call kind) const noexcept;
 
   DeviceApi& device_;
   const Fault fault_;
@@ -103,6 +112,8 @@ class FaultyDevice final : public DeviceApi {
   std::atomic<int64_t> live_allocations_{0};
   std::atomic<int64_t> live_events_{0};
   std::function<void()> on_lost_;
+  mutable std::mutex timed_mu_;
+  std::set<cudaEvent_t> timed_;  // made by event_create_timed
 };
 
 }  // namespace staging::cuda::testing

@@ -2,7 +2,8 @@
 // page-multiple, within [min_piece, chunk]), the direct part (only with few fill threads, only on
 // an idle stream, never when disabled), and the fill-method choice (both measured first, then
 // the faster, the other re-measured now and then, less often while it keeps losing; the prior's
-// method kept against a marginal difference), and whether sleeping fill threads are worth waking.
+// method kept against a marginal difference; judged by when uploads landed where they can be
+// timed), and whether sleeping fill threads are worth waking.
 #include "upload_planner.hpp"
 
 #include <gtest/gtest.h>
@@ -158,6 +159,61 @@ TEST(UploadPlanner, ThePriorKeepsAClassAgainstAMarginalDifference) {
     } else {
       EXPECT_GT(streaming_n, 80);
     }
+  }
+}
+
+// A planner whose uploads can be timed until they land judges the methods by those times only.
+// Here memcpy's calls return twice as fast (its fill is quicker), but its uploads land later
+// (the copies read what it wrote more slowly): streaming stores win the class. Only the uploads
+// the plan marks for timing are timed: every probe, and a few of the others.
+TEST(UploadPlanner, ATimedPlannerJudgesByWhenTheUploadLanded) {
+  PlannerConfig c = config(8);
+  c.timed = true;
+  UploadPlanner p(c);
+  constexpr uint64_t size = 16 * MiB;
+  int streaming_n = 0, timed = 0, untimed_probes = 0;
+  for (int i = 0; i < 200; ++i) {
+    const UploadPlan plan = p.plan_without_direct(size);
+    const bool memcpy = plan.method == FillMethod::Memcpy;
+    if (i >= 100) streaming_n += !memcpy;
+    untimed_probes += plan.probe && !plan.time_landing;
+    p.record(plan, outcome(size, memcpy ? 40.0 : 20.0));  // the call's own duration
+    if (plan.time_landing) {
+      ++timed;
+      p.record_landed(plan, size, outcome(size, memcpy ? 12.0 : 18.0).call);
+    }
+  }
+  EXPECT_GE(streaming_n, 95);
+  EXPECT_EQ(untimed_probes, 0);
+  EXPECT_GE(timed, 6 + 200 / 8 - 5);  // the six first ones, then about every 8th
+  EXPECT_LE(timed, 6 + 200 / 8 + 10);
+
+  // Untimed, the same calls make memcpy the winner (16 MiB: the prior, streaming, loses the
+  // class by the calls' 2x), and record_landed() is ignored.
+  UploadPlanner untimed(config(8));
+  int memcpy_n = 0;
+  for (int i = 0; i < 200; ++i) {
+    const UploadPlan plan = untimed.plan_without_direct(size);
+    EXPECT_FALSE(plan.time_landing);
+    const bool memcpy = plan.method == FillMethod::Memcpy;
+    if (i >= 100) memcpy_n += memcpy;
+    untimed.record(plan, outcome(size, memcpy ? 40.0 : 20.0));
+    untimed.record_landed(plan, size, outcome(size, memcpy ? 12.0 : 18.0).call);
+  }
+  EXPECT_GE(memcpy_n, 95);
+}
+
+// A timed planner whose timed samples do not arrive (the device's timer busy with another upload)
+// keeps exploring rather than judging by the calls.
+TEST(UploadPlanner, ATimedPlannerWithoutSamplesKeepsItsPrior) {
+  PlannerConfig c = config(8);
+  c.timed = true;
+  UploadPlanner p(c);
+  for (int i = 0; i < 50; ++i) {
+    const UploadPlan plan = p.plan_without_direct(16 * MiB);
+    EXPECT_EQ(plan.method, FillMethod::Streaming);  // the prior below twice the ring
+    EXPECT_TRUE(plan.probe);
+    p.record(plan, outcome(16 * MiB, plan.method == FillMethod::Memcpy ? 40.0 : 20.0));
   }
 }
 

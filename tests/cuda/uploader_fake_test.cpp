@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "fake_device.hpp"
+#include "faulty_device.hpp"
 #include "staging/cuda/uploader.hpp"
 #include "test_bytes.hpp"
 #include "test_options.hpp"
@@ -84,8 +85,8 @@ TEST_F(UploaderFakeTest, RandomSizesAndAlignmentsArriveExactly) {
       upload_and_check(size, off, (off * 3) % 8, ++seed);
     }
   }
-  EXPECT_EQ(device.host_allocs(), 1);      // the ring, pinned once
-  EXPECT_EQ(device.events_created(), 64);  // the pool, created once
+  EXPECT_EQ(device.host_allocs(), 1);          // the ring, pinned once
+  EXPECT_EQ(device.events_created(), 64 + 2);  // the pool and the landing timer, created once
 }
 
 TEST_F(UploaderFakeTest, ExactlyTheRingSizeInOneReservation) {
@@ -517,6 +518,45 @@ TEST_F(UploaderFakeTest, ALostDeviceDuringAnUploadFailsItInsteadOfHanging) {
   EXPECT_EQ(r.error().kind, UploadError::Failed);
   EXPECT_TRUE(uploader.failed());
   device.open_gate(gate);
+}
+
+// FillMethod::Auto measures both methods on a size class's first uploads, each sample timed from
+// the call until its last copy completed on the stream (a pair of timing events), and keeps timing
+// some uploads after. A device whose timing events cannot be made still measures both, by the
+// calls' own durations.
+TEST(UploaderFakeCreate, AutoFillIsTimedUntilTheUploadsLand) {
+  if (resolve_fill_method(FillMethod::Streaming) != FillMethod::Streaming) {
+    GTEST_SKIP() << "no streaming stores on this CPU: Auto is plain memcpy";
+  }
+  for (const bool can_time : {true, false}) {
+    SCOPED_TRACE(can_time ? "timing events" : "no timing events");
+    FakeDevice fake(std::chrono::microseconds(50));
+    testing::FaultyDevice device(
+        fake, can_time ? testing::Fault{} : testing::Fault{testing::Call::Timing, 1});
+    auto u = detail::create_uploader(small_config(), device);
+    ASSERT_TRUE(u.has_value());
+    const uint64_t size = 256 * KiB;
+    std::byte* dst = fake.device_alloc(size);
+    for (int i = 0; i < 24; ++i) {
+      const auto src = random_bytes(size, 300 + i);
+      auto point = u->upload(dst, src.data(), size, nullptr);
+      ASSERT_TRUE(point.has_value());
+      ASSERT_TRUE(u->wait(*point, 10s));
+      fake.synchronize_all();
+      ASSERT_EQ(first_difference(dst, src.data(), size), "") << i;
+    }
+    const UploaderStats s = u->stats();
+    EXPECT_GE(s.memcpy_uploads, 3u);
+    EXPECT_GE(s.streaming_uploads, 3u);
+    if (can_time) {
+      EXPECT_GE(s.timed_uploads, 6u);  // the six exploring uploads at least
+      EXPECT_LT(s.timed_uploads, 24u);
+    } else {
+      EXPECT_EQ(s.timed_uploads, 0u);
+    }
+    fake.synchronize_all();
+    EXPECT_TRUE(fake.violations().empty()) << fake.violations().front();
+  }
 }
 
 TEST(UploaderFakeCreate, InvalidConfigsAreRefused) {

@@ -462,6 +462,8 @@ class SingleDevice {
         row.fields["x_pageable"] = row.gbps / pageable_gbps_[bytes];
       }
       row.fields["pieces"] = static_cast<double>(after.copies - before.copies) / uploads;
+      row.fields["timed"] =
+          static_cast<double>(after.timed_uploads - before.timed_uploads) / uploads;
       row.fields["direct_share"] = static_cast<double>(after.direct_bytes - before.direct_bytes) /
                                    (uploads * static_cast<double>(bytes));
       row.fields["fill_gbps_per_thread"] = memcpy_n >= streaming_n

@@ -150,7 +150,9 @@ struct UploaderConfig {
   /// CUDA events in the timeline's pool (>= 1): the most reservations pending at once.
   uint32_t events = 1024;
   /// How the fill threads copy. Auto: per upload size class (powers of two), the method whose
-  /// uploads have taken less time per byte so far; each class measures both on its first
+  /// uploads have taken less time per byte so far, from the call until the last copy landed (a
+  /// pair of CUDA timing events on some of the uploads, UploaderStats::timed_uploads; on a device
+  /// that cannot time events, the call's own duration). Each class measures both on its first
   /// uploads and re-measures the losing one now and then (docs/cuda.md, "Fill method"). Before a
   /// class is measured: Streaming below twice the ring's size, Memcpy from there (an upload that
   /// cycles through the ring finds it in the CPU's cache, where plain stores win).
@@ -248,6 +250,9 @@ struct UploaderStats {
   uint64_t memcpy_uploads = 0;     ///< uploads whose ring part was filled with Memcpy
   uint64_t streaming_uploads = 0;  ///< ... with Streaming
   uint64_t probe_uploads = 0;      ///< of those, uploads that measured the method not winning
+  /// Uploads timed until their last copy landed, the samples of FillMethod::Auto (0 with a fixed
+  /// method, or on a device that cannot time events)
+  uint64_t timed_uploads = 0;
   double fill_gbps_per_thread_memcpy = 0;     ///< measured fill speed of one thread, Memcpy
   double fill_gbps_per_thread_streaming = 0;  ///< ... Streaming (initial guesses until measured)
   double direct_gbps = 0;                     ///< measured rate of direct parts (0: none yet)
@@ -283,6 +288,7 @@ constexpr auto counters_of(std::type_identity<UploaderStats>) noexcept {
       counter("memcpy_uploads", "uploads filled with memcpy", &S::memcpy_uploads),
       counter("streaming_uploads", "uploads filled with streaming stores", &S::streaming_uploads),
       counter("probe_uploads", "uploads measuring the losing method", &S::probe_uploads),
+      counter("timed_uploads", "uploads timed until they landed", &S::timed_uploads),
       not_a_counter(&S::fill_gbps_per_thread_memcpy),
       not_a_counter(&S::fill_gbps_per_thread_streaming),
       not_a_counter(&S::direct_gbps),

@@ -29,6 +29,22 @@ class DeviceApi {
   virtual cudaError_t host_free(void* ptr) noexcept = 0;
   /// cudaEventCreateWithFlags(event, cudaEventDisableTiming).
   virtual cudaError_t event_create(cudaEvent_t* event) noexcept = 0;
+  /// cudaEventCreateWithFlags(event, cudaEventDefault): an event that records when the stream
+  /// reached it, for event_elapsed(). Destroyed with event_destroy(). cudaErrorNotSupported (the
+  /// default): this device cannot time, and the caller does without.
+  virtual cudaError_t event_create_timed(cudaEvent_t* event) noexcept {
+    (void)event;
+    return cudaErrorNotSupported;
+  }
+  /// cudaEventElapsedTime(ms, start, end) of two events made by event_create_timed(), both
+  /// recorded and complete: milliseconds between them on the device. cudaErrorNotSupported (the
+  /// default): this device cannot time.
+  virtual cudaError_t event_elapsed(float* ms, cudaEvent_t start, cudaEvent_t end) noexcept {
+    (void)ms;
+    (void)start;
+    (void)end;
+    return cudaErrorNotSupported;
+  }
   /// cudaEventDestroy(event).
   virtual cudaError_t event_destroy(cudaEvent_t event) noexcept = 0;
   /// cudaEventRecord(event, stream).
