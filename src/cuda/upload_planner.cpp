@@ -12,7 +12,7 @@ constexpr uint64_t kMinDirect = uint64_t{256}
 constexpr double kDefaultDirectGbps = 10;  // pageable cudaMemcpy, before any is measured
 constexpr double kSpeedWeight = 0.2;       // weight of a new sample in the averages
 constexpr double kTimeWeight = 0.3;
-constexpr unsigned kExploreSamples = 3;
+constexpr unsigned kExploreSamples = 3;  // MethodClass::first's size
 // The other method takes a measured class from the prior's only when this much faster.
 constexpr double kSwitchMargin = 0.95;
 // Sleeping threads are woken only when the caller alone would take this many wake-ups' time.
@@ -217,9 +217,19 @@ void UploadPlanner::note_time(const UploadPlan& plan, uint64_t bytes, Duration t
   const unsigned mi = index_of(plan.method);
   Class& c = classes_[size_class(bytes)];
   MethodClass& mine = c.method[mi];
-  mine.ns_per_byte =
-      blend(mine.ns_per_byte, static_cast<double>(took.count()) / static_cast<double>(bytes),
-            kTimeWeight);
+  const double sample = static_cast<double>(took.count()) / static_cast<double>(bytes);
+  if (mine.samples < mine.first.size()) {
+    // Exploring: the latest sample until there are three, then their median.
+    mine.first[mine.samples] = sample;
+    mine.ns_per_byte = sample;
+    if (mine.samples + 1 == mine.first.size()) {
+      std::array<double, 3> sorted = mine.first;
+      std::sort(sorted.begin(), sorted.end());
+      mine.ns_per_byte = sorted[1];
+    }
+  } else {
+    mine.ns_per_byte = blend(mine.ns_per_byte, sample, kTimeWeight);
+  }
   ++mine.samples;
   const MethodClass& other = c.method[1 - mi];
   if (plan.probe && mine.samples > kExploreSamples && other.samples >= kExploreSamples) {

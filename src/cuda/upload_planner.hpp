@@ -11,7 +11,9 @@
 //    uploads (three times each), then re-tries the other one now and then (every 16th upload of
 //    the class, backing off to every 256th while it keeps losing), so a host whose crossover
 //    differs from the prior's finds its own. The prior's method keeps the class unless the other
-//    is measured faster by 5 %: noisy samples do not flip a class to the method that loses.
+//    is measured faster by 5 %: noisy samples do not flip a class to the method that loses. A
+//    method's figure starts as the median of its first three samples (one slow start, a page
+//    fault or a busy moment, does not decide the class), then follows an exponential average.
 //    An upload's time is from its call until its last copy landed (record_landed(), measured by a
 //    LandingTimer on the uploads the plan marks `time_landing`: every probe, and every 8th upload
 //    of a class besides) where the device can time events (PlannerConfig::timed); the call's own
@@ -62,7 +64,7 @@ struct PlannerConfig {
   /// Uploads can be timed until their copies land (record_landed()): the fill method is judged
   /// by those times only. False: by the call's duration (record()).
   bool timed = false;
-  Duration copy_overhead{2000};  ///< fixed cost of one copy on the copy engine
+  Duration copy_overhead{2700};  ///< fixed cost of one copy on the copy engine
 };
 
 /// The fill pool as an upload finds it (the fill engine's awake() and wake_latency()).
@@ -158,6 +160,7 @@ class UploadPlanner {
   struct MethodClass {
     double ns_per_byte = 0;  // 0: no sample yet
     unsigned samples = 0;
+    std::array<double, 3> first{};  // the first samples: their median starts the average
   };
   struct Class {
     std::array<MethodClass, 2> method;  // [0] Memcpy, [1] Streaming

@@ -217,6 +217,22 @@ TEST(UploadPlanner, ATimedPlannerWithoutSamplesKeepsItsPrior) {
   }
 }
 
+// 256 MiB uploads (prior: memcpy, 40 GB/s; streaming 30 GB/s) whose very first memcpy upload was
+// slow (13 GB/s: a page fault, a busy moment): the median of the first three samples decides,
+// and memcpy keeps the class. An average of the three would have given it to streaming.
+TEST(UploadPlanner, OneSlowFirstSampleDoesNotDecideAClass) {
+  UploadPlanner p(config(8));
+  int memcpy_seen = 0, streaming_n = 0;
+  for (int i = 0; i < 60; ++i) {
+    const UploadPlan plan = p.plan_without_direct(256 * MiB);
+    const bool memcpy = plan.method == FillMethod::Memcpy;
+    const double gbps = memcpy ? (memcpy_seen++ == 0 ? 13.0 : 40.0) : 30.0;
+    if (i >= 10) streaming_n += !memcpy && !plan.probe;
+    p.record(plan, outcome(256 * MiB, gbps));
+  }
+  EXPECT_EQ(streaming_n, 0);
+}
+
 // Every thread asleep and a wake-up measured at 100 µs: an upload the caller fills alone in less
 // than ~150 µs wakes nobody and is cut in pieces for the caller alone; a large one wakes them.
 // Unmeasured wake-ups, or threads awake: wake (nothing to lose).

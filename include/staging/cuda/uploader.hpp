@@ -165,8 +165,10 @@ struct UploaderConfig {
   bool direct = true;
   /// The copy rate from pinned memory the piece and direct-part model assumes, GB/s (> 0).
   double link_gbps = 50;
-  /// The fixed cost of one copy on the copy engine the piece model assumes (>= 0).
-  Duration copy_overhead = std::chrono::microseconds(2);
+  /// The fixed cost of one copy on the copy engine the piece model assumes (>= 0). The default is
+  /// what back-to-back cudaMemcpyAsync calls from pinned memory cost beyond their bytes on a PCIe
+  /// Gen5 H200 (2.5-2.7 us; docs/cuda.md, "Pieces").
+  Duration copy_overhead = std::chrono::nanoseconds(2700);
   /// Pin the ring with cudaHostAllocWriteCombined (the CPU must then never read it).
   bool write_combined = false;
   /// Checks every upload() and commit() destination against the device allocation that holds
