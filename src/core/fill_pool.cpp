@@ -234,18 +234,47 @@ bool FillEngine::claim_locked(FillJob* only, Slice& out) {
     if (!only->linked_) return false;
     j = only;
   } else {
-    if (busy_lanes_ == 0) return false;
-    // The first lane with work at or after turn_ (rotating the mask so turn_ is bit 0).
-    const uint32_t rotated = std::rotr(busy_lanes_, static_cast<int>(turn_));
-    const unsigned l = (turn_ + static_cast<unsigned>(std::countr_zero(rotated))) % kLanes;
-    turn_ = (l + 1) % kLanes;
-    j = lanes_[l].head;
+    // The first lane with work at or after turn_ (rotating the mask so turn_ is bit 0) whose
+    // thread limit lets one more in.
+    for (uint32_t open = busy_lanes_; open != 0;) {
+      const uint32_t rotated = std::rotr(open, static_cast<int>(turn_));
+      const unsigned l = (turn_ + static_cast<unsigned>(std::countr_zero(rotated))) % kLanes;
+      if (lane_open_locked(l)) {
+        turn_ = (l + 1) % kLanes;
+        j = lanes_[l].head;
+        if (j->max_threads != 0) {
+          const unsigned now = lane_threads_[l].fetch_add(1, std::memory_order_relaxed) + 1;
+          lane_peak_[l] = std::max(lane_peak_[l], now);
+          out.lane = l;
+        }
+        break;
+      }
+      open &= ~(uint32_t{1} << l);
+    }
+    if (j == nullptr) return false;
   }
   out.job = j;
   out.index = j->claimed_++;
   unclaimed_.fetch_sub(1, std::memory_order_relaxed);
   if (j->claimed_ == j->slices_) unlink_locked(*j);
   return true;
+}
+
+bool FillEngine::lane_open_locked(unsigned l) const noexcept {
+  const FillJob* head = lanes_[l].head;
+  return head->max_threads == 0 ||
+         lane_threads_[l].load(std::memory_order_relaxed) < head->max_threads;
+}
+
+void FillEngine::wait_for_slot() noexcept {
+  const uint64_t seen = slot_releases_.load(std::memory_order_acquire);
+  spin_until(
+      [&] {
+        return slot_releases_.load(std::memory_order_acquire) != seen ||
+               unclaimed_.load(std::memory_order_relaxed) == 0 ||
+               stopping_.load(std::memory_order_relaxed);
+      },
+      [&] { return spin_limit(); });
 }
 
 void FillEngine::copy_slice(const Slice& s, Counters& counters) noexcept {
@@ -256,6 +285,10 @@ void FillEngine::copy_slice(const Slice& s, Counters& counters) noexcept {
   copy_to_staging(j.dst + offset, j.src + offset, static_cast<std::size_t>(n), j.resolved_);
   const uint64_t ns = nanoseconds(SteadyTime::now() - t0);
   j.busy_ns_.fetch_add(ns, std::memory_order_relaxed);
+  if (s.lane != Slice::kUncounted) {
+    lane_threads_[s.lane].fetch_sub(1, std::memory_order_relaxed);
+    slot_releases_.fetch_add(1, std::memory_order_release);
+  }
   counters.add<&S::slices>(1);
   counters.add<&S::bytes>(n);
   if (j.resolved_ == FillMethod::Streaming) {
@@ -416,6 +449,12 @@ void FillEngine::run(unsigned index) noexcept {
     if (stopping_.load(std::memory_order_relaxed)) {
       // Copy what is still queued (the destructor's promise), then leave.
       if (unclaimed_.load(std::memory_order_seq_cst) == 0) return;
+      wait_for_slot();
+      continue;
+    }
+    if (unclaimed_.load(std::memory_order_relaxed) > 0) {
+      // Work is queued, but every lane that has some is at its thread limit.
+      wait_for_slot();
       continue;
     }
     if (look_for_work()) continue;

@@ -21,6 +21,10 @@ constexpr double kWakeWorth = 1.5;
 // is measured only when one happens, and a slow one (a host busy for a moment) would otherwise
 // keep the threads asleep for good.
 constexpr unsigned kWakeRecheck = 64;
+// An upload of at least this many chunks fills with no more threads than keep ahead of the link
+// by kFillMargin.
+constexpr uint64_t kLimitFromChunks = 4;
+constexpr double kFillMargin = 1.3;
 constexpr unsigned kProbeFirst = 16;
 constexpr unsigned kProbeMost = 256;
 // A timed planner times every probe and, besides, every this many uploads of a class (the winner's
@@ -156,6 +160,11 @@ uint64_t UploadPlanner::direct_share(uint64_t bytes, FillMethod method, unsigned
   return x;
 }
 
+unsigned UploadPlanner::threads_for_link(FillMethod method) const {
+  const double fillers = std::ceil(kFillMargin * config_.link_gbps / fill_speed(method));
+  return static_cast<unsigned>(std::clamp(fillers, 2.0, 1024.0)) - 1;
+}
+
 bool UploadPlanner::worth_waking(uint64_t bytes, FillMethod method, const PoolState& pool) {
   if (pool.awake >= config_.fill_threads || pool.wake_latency <= Duration::zero()) return true;
   // Woken threads start helping a wake-up after the call: not worth it for an upload the caller
@@ -186,6 +195,13 @@ UploadPlan UploadPlanner::plan_without_direct(uint64_t bytes, const PoolState& p
   }
   p.wake = forced_.wake ? *forced_.wake : worth_waking(bytes, p.method, pool);
   if (!p.wake) p.helpers = std::min(p.helpers, pool.awake);  // only the threads awake help
+  if (bytes >= kLimitFromChunks * config_.chunk_bytes) {
+    const unsigned enough = threads_for_link(p.method);
+    if (enough < p.helpers) {
+      p.helpers = enough;
+      p.max_threads = enough;
+    }
+  }
   p.piece_bytes = forced_.piece_bytes ? std::min(*forced_.piece_bytes, bytes)
                                       : piece_for(bytes, p.method, p.helpers);
   return p;

@@ -24,6 +24,12 @@
 //    the pieces are then sized for the threads that will actually fill. Every 64th upload in a
 //    row that would wake nobody wakes them anyway, so the wake-up is measured again (one measured
 //    on a host busy for a moment does not keep the threads asleep for good).
+//  - how many pool threads fill at once: for an upload of at least 4 chunks, no more than fill the
+//    ring at 1.3 x the link rate (`link_gbps` over the method's measured speed per thread, less
+//    the caller). More only compete with the copy engine for memory bandwidth: on the H200 host a
+//    64 MiB upload reached 0.82 of the link with 4 threads and 0.77 with 8 to 15, whose fill
+//    alone runs at 2-3 x the link. Smaller uploads are mostly the first piece's fill, which every
+//    thread shortens.
 //  - the direct part: with few fill threads the ring fills more slowly than the CUDA driver's own
 //    pageable copy runs. Then the upload's first `direct_bytes` are copied straight from the source
 //    (cudaMemcpyAsync; the stream must be idle) while the pool fills the ring for the rest, which
@@ -87,6 +93,8 @@ struct UploadPlan {
   bool time_landing = false;
   bool wake = true;      ///< wake the pool's sleeping threads for this upload's pieces
   unsigned helpers = 0;  ///< pool threads counted on to fill (the caller fills too)
+  /// The most pool threads on this upload's pieces at once (FillJob::max_threads; 0: no limit).
+  unsigned max_threads = 0;
 };
 
 /// What an upload measured, for record().
@@ -180,6 +188,8 @@ class UploadPlanner {
   double fill_speed(FillMethod method) const;  // bytes per ns, one thread
   // Whether to wake the pool's sleeping threads for an upload of `bytes` (counts unwoken_).
   bool worth_waking(uint64_t bytes, FillMethod method, const PoolState& pool);
+  // The pool threads that, with the caller, fill at the link rate with a margin (>= 1).
+  unsigned threads_for_link(FillMethod method) const;
 
   PlannerConfig config_;
   mutable std::mutex mu_;

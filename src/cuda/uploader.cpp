@@ -481,6 +481,7 @@ struct Uploader::Impl {
         p.job.method = plan_.method;
         p.job.slice_bytes = m_.config.fill_slice_bytes;
         p.job.lane = m_.lane;
+        p.job.max_threads = plan_.max_threads;
         if (n <= m_.config.inline_fill_bytes) {
           copy_to_staging(p.staging, p.job.src, static_cast<std::size_t>(n), plan_.method);
           p.inline_filled = true;

@@ -372,6 +372,37 @@ TEST(FillPool, LanesAreServedInTurn) {
             a_first ? (std::vector<int>{0, 3, 1, 4, 2, 5}) : (std::vector<int>{3, 0, 4, 1, 5, 2}));
 }
 
+// A job limited to 2 pool threads on a pool of 6 whose idle threads all look for work: its lane
+// never has more than 2 of them copying at once (lane_peak, kept under the queue lock as slices
+// are claimed), and the others take another lane's job meanwhile. Both jobs arrive exactly.
+TEST(FillPool, ALanesThreadLimitHolds) {
+  auto pool = make_pool(6, 50us, ThreadPinning::None, 20ms);
+  const std::size_t big = 48u << 20, other = 8u << 20;
+  const auto src = random_bytes(big + other, 51);
+  std::vector<std::byte> dst(src.size());
+  detail::FillEngine& e = engine(pool);
+  const unsigned limited = e.new_lane(), free_lane = e.new_lane();
+  const detail::FillEngine::Hold hold = e.hold();  // idle threads keep looking
+  detail::FillJob a, b;
+  set(a, dst.data(), src.data(), big, 1 << 20);
+  a.lane = limited;
+  a.max_threads = 2;
+  set(b, dst.data() + big, src.data() + big, other, 64 << 10);
+  b.lane = free_lane;
+  e.submit(a);
+  e.submit(b);
+  while (!e.done(a)) {
+    EXPECT_LE(e.lane_threads(limited), 2u);
+    EXPECT_EQ(e.lane_threads(free_lane), 0u);  // no limit: not counted
+  }
+  e.wait(b);
+  EXPECT_LE(e.lane_peak(limited), 2u);
+  EXPECT_GE(e.lane_peak(limited), 1u);
+  EXPECT_EQ(e.lane_peak(free_lane), 0u);
+  EXPECT_EQ(e.lane_threads(limited), 0u);
+  EXPECT_EQ(first_difference(dst.data(), src.data(), src.size()), "");
+}
+
 TEST(FillPool, WaitForTimesOutOnlyWhenSlicesAreStillRunning) {
   auto pool = make_pool(0);
   const auto src = random_bytes(1 << 16, 17);
@@ -414,6 +445,8 @@ TEST(FillPool, ManySubmittersStress) {
           detail::FillJob& j = jobs.emplace_back();
           set(j, d + lo, s + lo, hi - lo, (rng() % 4) * 4096,
               rng() % 2 ? FillMethod::Memcpy : FillMethod::Streaming);
+          j.lane = static_cast<unsigned>(rng() % 3);
+          j.max_threads = static_cast<unsigned>(rng() % 3);  // 0: no limit
           batch.push_back(&j);
         }
         engine(pool).submit(batch);

@@ -113,6 +113,29 @@ TEST(UploadPlanner, MeasuredFillSpeedIsTheEstimate) {
   EXPECT_NEAR(p.estimates().memcpy_gbps_per_thread, 6, 0.01);  // untouched: nothing measured
 }
 
+// 12 pool threads measured at 16 GB/s each: an upload of at least 4 chunks (32 MiB) is filled by
+// no more than fill at 1.3 x the 50 GB/s link — 5 with the caller, so 4 pool threads at once —
+// and its pieces are sized for them; a smaller one has every thread. Before a speed is measured
+// (6 GB/s assumed) 11 threads would be needed: no limit below that.
+TEST(UploadPlanner, ALargeUploadFillsWithNoMoreThreadsThanTheLinkTakes) {
+  UploadPlanner p(config(12, FillMethod::Streaming));
+  EXPECT_EQ(p.plan_without_direct(64 * MiB).max_threads, 10u);
+  for (int i = 0; i < 40; ++i) {
+    UploadPlan plan = p.plan_without_direct(16 * MiB);
+    UploadOutcome o = outcome(16 * MiB, 40);
+    o.fill_bytes = 16 * MiB;
+    o.fill_busy_ns = 16 * MiB / 16;
+    p.record(plan, o);
+  }
+  const UploadPlan large = p.plan_without_direct(64 * MiB);
+  EXPECT_EQ(large.max_threads, 4u);
+  EXPECT_EQ(large.helpers, 4u);
+  EXPECT_EQ(large.piece_bytes, p.ring_piece(64 * MiB, FillMethod::Streaming, 4));
+  const UploadPlan small = p.plan_without_direct(16 * MiB);
+  EXPECT_EQ(small.max_threads, 0u);
+  EXPECT_EQ(small.helpers, 12u);
+}
+
 // Memcpy runs at 40 GB/s and Streaming at 20 for 16 MiB uploads, the reverse for 1 MiB: the
 // planner measures both in each class, then uses the faster one, re-measuring the other now and
 // then, and less often while it keeps losing.

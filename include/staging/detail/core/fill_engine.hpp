@@ -46,6 +46,12 @@ class FillJob {
   /// The lane the job queues in (FillEngine::new_lane(); any value, taken modulo the lane count).
   /// Jobs of one lane are served in submission order; lanes with work are served in turn.
   unsigned lane = 0;
+  /// The most pool threads that copy slices of this job's lane at once while this job is the
+  /// lane's oldest with unclaimed slices (0: no limit). The submitter helping (help(), wait()) is
+  /// not counted. For a fill that should not outrun what consumes it: past the rate the consumer
+  /// reads at, more threads only take memory bandwidth from it (a copy engine reading the same
+  /// memory). Threads over the limit look for other lanes' work, then wait for a slot.
+  unsigned max_threads = 0;
   /// Called once every slice has been copied, by the thread that copied the last one, before
   /// done() turns true; not called for a cancelled job. Must be quick and must not call the pool
   /// for this job. Null: nothing.
@@ -176,6 +182,17 @@ class FillEngine {
     const int n = holds_.load(std::memory_order_relaxed);
     return n > 0 ? static_cast<unsigned>(n) : 0u;
   }
+  /// Pool threads copying a slice of `lane` (taken modulo kLanes) that counts against a
+  /// FillJob::max_threads limit now (a snapshot).
+  [[nodiscard]] unsigned lane_threads(unsigned lane) const noexcept {
+    return lane_threads_[lane % kLanes].load(std::memory_order_relaxed);
+  }
+  /// The most pool threads ever copying counted slices of `lane` at once (taken modulo kLanes):
+  /// never above the limit of the jobs that were its oldest meanwhile.
+  [[nodiscard]] unsigned lane_peak(unsigned lane) const {
+    std::lock_guard lock(mu_);
+    return lane_peak_[lane % kLanes];
+  }
   /// Threads of the pool.
   [[nodiscard]] unsigned threads() const noexcept { return static_cast<unsigned>(threads_.size()); }
   /// Threads not asleep now (looking for work or copying): those a job submitted now gets
@@ -212,6 +229,10 @@ class FillEngine {
   explicit FillEngine(const FillPoolConfig& config);
   void run(unsigned index) noexcept;
   bool claim_locked(FillJob* only, Slice& out);
+  // Whether a pool thread may take a slice of lane `l` now (its oldest job's max_threads).
+  bool lane_open_locked(unsigned l) const noexcept;
+  // A pool thread found work, but every lane that has some at its limit: waits for a slot.
+  void wait_for_slot() noexcept;
   void unlink_locked(FillJob& job);
   void copy_slice(const Slice& s, Counters& counters) noexcept;
   void finish(FillJob& job, uint64_t slices) noexcept;
@@ -226,12 +247,17 @@ class FillEngine {
   std::vector<std::vector<int>> placement_;
 
   // The queue: lanes of jobs with unclaimed slices. Guarded by mu_.
-  SpinLock mu_;
+  mutable SpinLock mu_;
   std::array<Lane, kLanes> lanes_{};
   uint32_t busy_lanes_ = 0;             // bit i: lane i has a job
   unsigned turn_ = 0;                   // the lane served next when it has work
   std::atomic<uint64_t> unclaimed_{0};  // slices queued and not claimed (written under mu_)
   std::atomic<unsigned> next_lane_{0};
+  // Pool threads copying a counted slice of each lane (FillJob::max_threads): raised under mu_,
+  // lowered when the copy ends; slot_releases_ counts those ends (what wait_for_slot watches).
+  std::array<std::atomic<unsigned>, kLanes> lane_threads_{};
+  std::atomic<uint64_t> slot_releases_{0};
+  std::array<unsigned, kLanes> lane_peak_{};  // guarded by mu_
 
   // Sleeping: a thread sleeps on epoch_ (std::atomic::wait: a futex, no mutex to re-take when
   // woken); submit bumps it and notifies.

@@ -13,8 +13,11 @@ class FillJob;
 
 /// One slice of a job, claimed by one worker.
 struct FillSlice {
+  /// `lane` of a slice not counted against its lane's thread limit (FillJob::max_threads).
+  static constexpr unsigned kUncounted = ~0u;
   FillJob* job = nullptr;
   uint64_t index = 0;
+  unsigned lane = kUncounted;  ///< the lane whose limit it counts against
 };
 
 /// A lane's jobs with unclaimed slices, in submission order (an intrusive list).
