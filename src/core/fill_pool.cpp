@@ -228,7 +228,7 @@ void FillEngine::unlink_locked(FillJob& job) {
 
 // Claims the next slice of `only` (when given), or of the oldest job of the next lane in turn
 // that has one. Caller holds mu_.
-bool FillEngine::claim_locked(FillJob* only, Slice& out) {
+bool FillEngine::claim_locked(FillJob* only, Slice& out, bool* capped) {
   FillJob* j = nullptr;
   if (only != nullptr) {
     if (!only->linked_) return false;
@@ -251,7 +251,10 @@ bool FillEngine::claim_locked(FillJob* only, Slice& out) {
       }
       open &= ~(uint32_t{1} << l);
     }
-    if (j == nullptr) return false;
+    if (j == nullptr) {
+      if (capped != nullptr) *capped = busy_lanes_ != 0;
+      return false;
+    }
   }
   out.job = j;
   out.index = j->claimed_++;
@@ -268,10 +271,12 @@ bool FillEngine::lane_open_locked(unsigned l) const noexcept {
 
 void FillEngine::wait_for_slot() noexcept {
   const uint64_t seen = slot_releases_.load(std::memory_order_acquire);
+  const uint64_t queued = unclaimed_.load(std::memory_order_relaxed);
   spin_until(
       [&] {
-        return slot_releases_.load(std::memory_order_acquire) != seen ||
-               unclaimed_.load(std::memory_order_relaxed) == 0 ||
+        const uint64_t now = unclaimed_.load(std::memory_order_relaxed);
+        // A slot freed, new work queued (perhaps in an open lane), none left, or stopping.
+        return slot_releases_.load(std::memory_order_acquire) != seen || now > queued || now == 0 ||
                stopping_.load(std::memory_order_relaxed);
       },
       [&] { return spin_limit(); });
@@ -438,9 +443,10 @@ void FillEngine::run(unsigned index) noexcept {
   for (;;) {
     Slice s;
     bool got = false;
+    bool capped = false;
     if (unclaimed_.load(std::memory_order_relaxed) > 0) {
       std::lock_guard lock(mu_);
-      got = claim_locked(nullptr, s);
+      got = claim_locked(nullptr, s, &capped);
     }
     if (got) {
       copy_slice(s, counters);
@@ -449,10 +455,9 @@ void FillEngine::run(unsigned index) noexcept {
     if (stopping_.load(std::memory_order_relaxed)) {
       // Copy what is still queued (the destructor's promise), then leave.
       if (unclaimed_.load(std::memory_order_seq_cst) == 0) return;
-      wait_for_slot();
       continue;
     }
-    if (unclaimed_.load(std::memory_order_relaxed) > 0) {
+    if (capped) {
       // Work is queued, but every lane that has some is at its thread limit.
       wait_for_slot();
       continue;

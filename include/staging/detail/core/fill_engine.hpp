@@ -228,7 +228,9 @@ class FillEngine {
   using Lane = FillLane;
   explicit FillEngine(const FillPoolConfig& config);
   void run(unsigned index) noexcept;
-  bool claim_locked(FillJob* only, Slice& out);
+  // `capped` (when given) is set when no slice was claimed although lanes have work: each is at
+  // its thread limit.
+  bool claim_locked(FillJob* only, Slice& out, bool* capped = nullptr);
   // Whether a pool thread may take a slice of lane `l` now (its oldest job's max_threads).
   bool lane_open_locked(unsigned l) const noexcept;
   // A pool thread found work, but every lane that has some at its limit: waits for a slot.
