@@ -6,7 +6,10 @@
 // two threads write the same cache line) and its threads take slices from the oldest job first,
 // since it is the next to be copied to a device. Jobs queue in lanes, one per submitter that asks
 // for its own (one per device's uploader, say); threads serve the lanes that have work in turn,
-// slice by slice, so one device's long queue never holds back another's next piece. The submitter
+// slice by slice, so one device's long queue never holds back another's next piece. A lane can be
+// held to a number of threads at once (an uploader does so for a large upload, whose fill would
+// otherwise outrun the copy and take memory bandwidth from it); the threads over it serve other
+// lanes meanwhile. The submitter
 // fills too: waiting for a job copies its unclaimed slices on the calling thread before it waits
 // for the slices other threads hold.
 //
