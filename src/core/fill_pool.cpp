@@ -152,6 +152,7 @@ void FillEngine::stop_threads() noexcept {
   stopping_.store(true, std::memory_order_seq_cst);
   epoch_.fetch_add(1, std::memory_order_seq_cst);
   epoch_.notify_all();
+  bump_slots(/*all=*/true);
   for (auto& t : threads_)
     t.join();
   threads_.clear();
@@ -199,6 +200,7 @@ void FillEngine::submit(std::span<FillJob* const> jobs, bool wake) {
     // seq_cst: a thread about to sleep raises sleepers_ and then reads this (see sleep()).
     unclaimed_.fetch_add(slices, std::memory_order_seq_cst);
   }
+  bump_slots(/*all=*/true);  // threads waiting at a lane's limit: this work may be elsewhere
   pool_counters_.add<&S::jobs>(jobs.size());
   if (!wake) {
     pool_counters_.add<&S::unwoken_jobs>(jobs.size());
@@ -269,17 +271,33 @@ bool FillEngine::lane_open_locked(unsigned l) const noexcept {
          lane_threads_[l].load(std::memory_order_relaxed) < head->max_threads;
 }
 
-void FillEngine::wait_for_slot() noexcept {
-  const uint64_t seen = slot_releases_.load(std::memory_order_acquire);
-  const uint64_t queued = unclaimed_.load(std::memory_order_relaxed);
-  spin_until(
-      [&] {
-        const uint64_t now = unclaimed_.load(std::memory_order_relaxed);
-        // A slot freed, new work queued (perhaps in an open lane), none left, or stopping.
-        return slot_releases_.load(std::memory_order_acquire) != seen || now > queued || now == 0 ||
-               stopping_.load(std::memory_order_relaxed);
-      },
-      [&] { return spin_limit(); });
+// Waits until slot_epoch_ moves on from `seen` (read under mu_ before the claim that found every
+// lane with work at its limit): a slot freed, work submitted, or the pool stopping. Looks for a
+// moment (spin_limit), then sleeps on slot_epoch_. Returns early once no work is queued (the
+// thread then idles as any other). A thread that raises slot_waiters_ and then reads the epoch,
+// and a bump_slots() that raises the epoch and then reads slot_waiters_ (both seq_cst), cannot
+// miss each other.
+void FillEngine::wait_for_slot(uint32_t seen) noexcept {
+  const auto moved = [&] {
+    return slot_epoch_.load(std::memory_order_acquire) != seen ||
+           unclaimed_.load(std::memory_order_relaxed) == 0;
+  };
+  if (spin_until(moved, [&] { return spin_limit(); })) return;
+  slot_waiters_.fetch_add(1, std::memory_order_seq_cst);
+  if (slot_epoch_.load(std::memory_order_seq_cst) == seen) {
+    slot_epoch_.wait(seen, std::memory_order_seq_cst);
+  }
+  slot_waiters_.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+void FillEngine::bump_slots(bool all) noexcept {
+  slot_epoch_.fetch_add(1, std::memory_order_seq_cst);
+  if (slot_waiters_.load(std::memory_order_seq_cst) == 0) return;
+  if (all) {
+    slot_epoch_.notify_all();
+  } else {
+    slot_epoch_.notify_one();
+  }
 }
 
 void FillEngine::copy_slice(const Slice& s, Counters& counters) noexcept {
@@ -291,8 +309,8 @@ void FillEngine::copy_slice(const Slice& s, Counters& counters) noexcept {
   const uint64_t ns = nanoseconds(SteadyTime::now() - t0);
   j.busy_ns_.fetch_add(ns, std::memory_order_relaxed);
   if (s.lane != Slice::kUncounted) {
-    lane_threads_[s.lane].fetch_sub(1, std::memory_order_relaxed);
-    slot_releases_.fetch_add(1, std::memory_order_release);
+    lane_threads_[s.lane].fetch_sub(1, std::memory_order_release);
+    bump_slots(/*all=*/false);  // one slot: one waiter may take it
   }
   counters.add<&S::slices>(1);
   counters.add<&S::bytes>(n);
@@ -444,22 +462,26 @@ void FillEngine::run(unsigned index) noexcept {
     Slice s;
     bool got = false;
     bool capped = false;
+    uint32_t slots_seen = 0;
     if (unclaimed_.load(std::memory_order_relaxed) > 0) {
       std::lock_guard lock(mu_);
+      // Read before the claim looks at the lanes' counts: a slot freed after it moves the epoch.
+      slots_seen = slot_epoch_.load(std::memory_order_acquire);
       got = claim_locked(nullptr, s, &capped);
     }
     if (got) {
       copy_slice(s, counters);
       continue;
     }
+    if (capped) {
+      // Work is queued, but every lane that has some is at its thread limit (also while
+      // stopping: the threads under the limit finish it).
+      wait_for_slot(slots_seen);
+      continue;
+    }
     if (stopping_.load(std::memory_order_relaxed)) {
       // Copy what is still queued (the destructor's promise), then leave.
       if (unclaimed_.load(std::memory_order_seq_cst) == 0) return;
-      continue;
-    }
-    if (capped) {
-      // Work is queued, but every lane that has some is at its thread limit.
-      wait_for_slot();
       continue;
     }
     if (look_for_work()) continue;

@@ -23,11 +23,22 @@ LandingTimer::~LandingTimer() {
   api_.event_destroy(end_);
 }
 
+namespace {
+constexpr unsigned kMostFailures = 8;  // timing calls failed in a row before the timer gives up
+}  // namespace
+
+void LandingTimer::failed() noexcept {
+  if (++failures_ >= kMostFailures) given_up_.store(true, std::memory_order_relaxed);
+}
+
 bool LandingTimer::start(cudaStream_t stream) noexcept {
   if (!available()) return false;
   std::lock_guard lock(mu_);
   if (state_ != State::Free) return false;
-  if (api_.event_record(start_, stream) != cudaSuccess) return false;
+  if (api_.event_record(start_, stream) != cudaSuccess) {
+    failed();
+    return false;
+  }
   state_ = State::Started;
   return true;
 }
@@ -37,6 +48,7 @@ void LandingTimer::finish(cudaStream_t stream, const UploadPlan& plan, uint64_t 
   std::lock_guard lock(mu_);
   if (state_ != State::Started) return;
   if (api_.event_record(end_, stream) != cudaSuccess) {
+    failed();
     state_ = State::Free;
     return;
   }
@@ -58,8 +70,10 @@ std::optional<LandedUpload> LandingTimer::collect() noexcept {
   float ms = 0;
   if (q != cudaSuccess || api_.event_elapsed(&ms, start_, end_) != cudaSuccess ||
       !std::isfinite(ms) || ms < 0) {
+    failed();
     return std::nullopt;
   }
+  failures_ = 0;
   LandedUpload out = sample_;
   const auto span = Duration(static_cast<Duration::rep>(std::llround(double{ms} * 1e6)));
   out.landed = std::max(out.landed, span);

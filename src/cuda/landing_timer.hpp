@@ -11,13 +11,16 @@
 //
 // One pair of events, so one upload timed at a time: start() answers false while another upload's
 // sample is open or not yet collected (that upload simply goes untimed). A device that cannot time
-// (DeviceApi::event_create_timed answers an error) gives a timer that never starts.
+// (DeviceApi::event_create_timed answers an error) gives a timer that never starts, and so does
+// one whose timing calls (records, queries, elapsed times) fail 8 times in a row: available()
+// then turns false for good, and the caller judges without it.
 //
 // Ownership: owns its two events, destroyed through the same DeviceApi (which must outlive it).
 // Threading: every member is safe from any thread (one mutex); start(), finish() and abandon() of
 // one sample come from the thread of the upload that started it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -45,8 +48,10 @@ class LandingTimer {
   LandingTimer(const LandingTimer&) = delete;
   LandingTimer& operator=(const LandingTimer&) = delete;
 
-  /// Whether this device times events at all.
-  [[nodiscard]] bool available() const noexcept { return start_ != nullptr; }
+  /// Whether this timer still times (the device can, and its timing calls have not kept failing).
+  [[nodiscard]] bool available() const noexcept {
+    return start_ != nullptr && !given_up_.load(std::memory_order_relaxed);
+  }
   /// Starts timing an upload on `stream` (records the first event there). False when the timer
   /// is not available, another upload holds it, or the record failed: the upload goes untimed.
   bool start(cudaStream_t stream) noexcept;
@@ -62,13 +67,17 @@ class LandingTimer {
 
  private:
   enum class State : uint8_t { Free, Started, Finished };
+  // Counts a failed timing call (under mu_); gives up after too many in a row.
+  void failed() noexcept;
 
   DeviceApi& api_;
   cudaEvent_t start_ = nullptr;
   cudaEvent_t end_ = nullptr;
   std::mutex mu_;
   State state_ = State::Free;
-  LandedUpload sample_;  // the finished sample, its `landed` the call's duration until collected
+  LandedUpload sample_;    // the finished sample, its `landed` the call's duration until collected
+  unsigned failures_ = 0;  // timing calls failed in a row (guarded by mu_)
+  std::atomic<bool> given_up_{false};
 };
 
 }  // namespace staging::cuda::detail

@@ -228,6 +228,29 @@ void UploadPlanner::record_landed(const UploadPlan& plan, uint64_t bytes, Durati
   if (config_.timed) note_time(plan, bytes, landed);
 }
 
+void UploadPlanner::missed_landing(const UploadPlan& plan, uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  Class& c = classes_[size_class(bytes)];
+  if (!plan.probe) {
+    c.since_timed = kTimedEvery - 1;
+  } else if (c.method[0].samples >= kExploreSamples && c.method[1].samples >= kExploreSamples) {
+    c.since_probe = c.probe_interval - 1;  // (while exploring, every upload probes anyway)
+  }
+}
+
+void UploadPlanner::set_timed(bool timed) {
+  std::lock_guard lock(mu_);
+  if (config_.timed == timed) return;
+  config_.timed = timed;
+  // The figures so far are of the other measure: every class explores again.
+  for (Class& c : classes_) {
+    c.method = {};
+    c.since_probe = 0;
+    c.since_timed = 0;
+    c.probe_interval = kProbeFirst;
+  }
+}
+
 void UploadPlanner::note_time(const UploadPlan& plan, uint64_t bytes, Duration took) {
   if (config_.fill != FillMethod::Auto || bytes == 0 || took.count() <= 0) return;
   const unsigned mi = index_of(plan.method);

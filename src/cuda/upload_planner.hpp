@@ -27,9 +27,9 @@
 //  - how many pool threads fill at once: for an upload of at least 4 chunks, no more than fill the
 //    ring at 1.3 x the link rate (`link_gbps` over the method's measured speed per thread, less
 //    the caller). More only compete with the copy engine for memory bandwidth: on the H200 host a
-//    64 MiB upload reached 0.82 of the link with 4 threads and 0.77 with 8 to 15, whose fill
-//    alone runs at 2-3 x the link. Smaller uploads are mostly the first piece's fill, which every
-//    thread shortens.
+//    64 MiB upload reached 0.82-0.86 of the link with 4 threads and 0.76-0.78 with 8 to 15,
+//    whose fill alone runs at 2-3 x the link. No direct part is planned for a limited upload.
+//    Smaller uploads are mostly the first piece's fill, which every thread shortens.
 //  - the direct part: with few fill threads the ring fills more slowly than the CUDA driver's own
 //    pageable copy runs. Then the upload's first `direct_bytes` are copied straight from the source
 //    (cudaMemcpyAsync; the stream must be idle) while the pool fills the ring for the rest, which
@@ -120,7 +120,7 @@ struct PlanOverride {
   std::optional<uint64_t> piece_bytes;   ///< the piece size (> 0)
   std::optional<FillMethod> method;      ///< the fill method
   /// Whether to wake the pool's sleeping threads (true: every pool thread helps, whatever the
-  /// measured wake-up costs)
+  /// measured wake-up costs, up to the thread limit of an upload of at least 4 chunks)
   std::optional<bool> wake;
 };
 
@@ -136,8 +136,10 @@ class UploadPlanner {
   UploadPlan plan(uint64_t bytes, StreamIdle&& stream_idle, const PoolState& pool = {}) {
     UploadPlan p = plan_without_direct(bytes, pool);
     const auto forced = override_copy();
-    const uint64_t direct = forced.direct_bytes ? std::min(*forced.direct_bytes, bytes)
-                                                : direct_share(bytes, p.method, p.helpers);
+    // A thread limit means the fill already outruns the link: no direct part then.
+    const uint64_t direct = forced.direct_bytes  ? std::min(*forced.direct_bytes, bytes)
+                            : p.max_threads != 0 ? 0
+                                                 : direct_share(bytes, p.method, p.helpers);
     if (direct > 0 && stream_idle()) {
       p.direct_bytes = direct;
       p.piece_bytes = direct < bytes ? ring_piece(bytes - direct, p.method, p.helpers) : 0;
@@ -154,6 +156,12 @@ class UploadPlanner {
   /// Feeds how long an upload of `bytes` planned by plan() took from its call until its last copy
   /// landed (a timed planner's samples of its fill method; ignored by an untimed one).
   void record_landed(const UploadPlan& plan, uint64_t bytes, Duration landed);
+  /// An upload of `bytes` whose plan asked for timing could not be timed (the timer was busy with
+  /// an earlier upload): the class's next upload takes its turn (a probe stays a probe).
+  void missed_landing(const UploadPlan& plan, uint64_t bytes);
+  /// From now on judge the fill method by landed times (true) or by the calls' durations. A
+  /// change forgets every class's figures (they were of the other measure): each explores again.
+  void set_timed(bool timed);
   /// The current estimates.
   [[nodiscard]] PlannerEstimates estimates() const;
   /// Replaces the planner's decisions from now on (tests).

@@ -104,6 +104,7 @@ struct Uploader::Impl {
   unsigned lane = 0;  // this Uploader's lane in the pool (no head-of-line blocking when shared)
   std::unique_ptr<detail::UploadPlanner> planner;
   std::unique_ptr<detail::LandingTimer> timer;  // times sampled uploads until their copies land
+  std::atomic<bool> timing{false};  // the planner judges by landed times (until the timer gives up)
 
   std::mutex ring_mu;
   std::atomic<int> ring_waiters{0};
@@ -292,6 +293,11 @@ struct Uploader::Impl {
           owner_(owner) {}
     Pipeline(const Pipeline&) = delete;
     Pipeline& operator=(const Pipeline&) = delete;
+    // An upload that started the landing timer and did not finish it (an error, or anything that
+    // left run() early) frees it for the next one.
+    ~Pipeline() {
+      if (timed_) m_.timer->abandon();
+    }
 
     Expected<TimelineValue, UploadFailure> run() {
       const auto start = SteadyTime::now();
@@ -301,6 +307,10 @@ struct Uploader::Impl {
       // A timed upload of before whose copies have landed now: its sample for the fill method.
       if (auto landed = m_.timer->collect()) {
         m_.planner->record_landed(landed->plan, landed->bytes, landed->landed);
+        m_.counters.timed_uploads.fetch_add(1, std::memory_order_relaxed);
+      }
+      if (!m_.timer->available() && m_.timing.exchange(false, std::memory_order_relaxed)) {
+        m_.planner->set_timed(false);  // its timing calls kept failing: judge by the calls
       }
       detail::PoolState pool;
       pool.awake = m_.engine->awake();
@@ -315,6 +325,7 @@ struct Uploader::Impl {
       }
       reserved_ = plan_.direct_bytes;
       timed_ = plan_.time_landing && m_.timer->start(stream_);
+      if (plan_.time_landing && !timed_) m_.planner->missed_landing(plan_, bytes_);
       if (plan_.direct_bytes > 0) {
         if (auto e = start_direct()) return abort(*e);
       }
@@ -351,7 +362,7 @@ struct Uploader::Impl {
       m_.planner->record(plan_, o);
       if (timed_) {
         m_.timer->finish(stream_, plan_, bytes_, o.call);
-        m_.counters.timed_uploads.fetch_add(1, std::memory_order_relaxed);
+        timed_ = false;
       }
       m_.count_plan(plan_, bytes_);
       return last_recorded_;
@@ -554,7 +565,6 @@ struct Uploader::Impl {
     // copies were issued, released if none were), waits for a direct copy that may still read the
     // source, and reports `e` with the progress made.
     Expected<TimelineValue, UploadFailure> abort(UploadFailure e) {
-      if (timed_) m_.timer->abandon();
       for (Piece& p : pending_) {
         if (!p.inline_filled) m_.engine->cancel(p.job);
       }
@@ -853,6 +863,7 @@ Expected<Uploader, CreateError> Uploader::create_with(const UploaderConfig& conf
   impl->timer = std::make_unique<detail::LandingTimer>(*api);
   detail::PlannerConfig pc = planner_config(c, impl->pool->threads());
   pc.timed = impl->timer->available();
+  impl->timing.store(pc.timed, std::memory_order_relaxed);
   impl->planner = std::make_unique<detail::UploadPlanner>(pc);
   return Uploader(std::move(impl));
 }

@@ -374,7 +374,8 @@ TEST(FillPool, LanesAreServedInTurn) {
 
 // A job limited to 2 pool threads on a pool of 6 whose idle threads all look for work: its lane
 // never has more than 2 of them copying at once (lane_peak, kept under the queue lock as slices
-// are claimed), and the others take another lane's job meanwhile. Both jobs arrive exactly.
+// are claimed), and the others take another lane's job meanwhile: the pool alone fills both
+// (the test's thread only watches). Both jobs arrive exactly.
 TEST(FillPool, ALanesThreadLimitHolds) {
   auto pool = make_pool(6, 50us, ThreadPinning::None, 20ms);
   const std::size_t big = 48u << 20, other = 8u << 20;
@@ -391,16 +392,67 @@ TEST(FillPool, ALanesThreadLimitHolds) {
   b.lane = free_lane;
   e.submit(a);
   e.submit(b);
-  while (!e.done(a)) {
+  while (!e.done(a) || !e.done(b)) {  // the test's thread never helps: the pool fills both
     EXPECT_LE(e.lane_threads(limited), 2u);
     EXPECT_EQ(e.lane_threads(free_lane), 0u);  // no limit: not counted
+    std::this_thread::yield();
   }
-  e.wait(b);
+  EXPECT_EQ(pool->stats().helped_slices, 0u);
   EXPECT_LE(e.lane_peak(limited), 2u);
   EXPECT_GE(e.lane_peak(limited), 1u);
   EXPECT_EQ(e.lane_peak(free_lane), 0u);
   EXPECT_EQ(e.lane_threads(limited), 0u);
   EXPECT_EQ(first_difference(dst.data(), src.data(), src.size()), "");
+}
+
+// Threads over a lane's limit sleep once they have looked for a moment, and are woken by the next
+// submit: a limited job, then (after the waiters have gone to sleep) a job in another lane that
+// only the pool's threads fill. Then a limited job cancelled halfway, and a pool destroyed with a
+// limited job queued: nothing hangs, every byte that was copied is right.
+TEST(FillPool, ThreadsAtALimitSleepAndWakeForNewWork) {
+  auto pool = make_pool(4, 50us, ThreadPinning::None, 200us);
+  detail::FillEngine& e = engine(pool);
+  const std::size_t big = 32u << 20;
+  const auto src = random_bytes(big * 2, 61);
+  std::vector<std::byte> dst(src.size());
+  detail::FillJob a, b;
+  set(a, dst.data(), src.data(), big, 256 << 10);
+  a.lane = e.new_lane();
+  a.max_threads = 1;
+  e.submit(a);
+  std::this_thread::sleep_for(5ms);  // the threads over the limit have stopped looking by now
+  set(b, dst.data() + big, src.data() + big, big, 256 << 10);
+  b.lane = e.new_lane();
+  e.submit(b);
+  while (!e.done(a) || !e.done(b))
+    std::this_thread::yield();
+  EXPECT_EQ(pool->stats().helped_slices, 0u);
+  EXPECT_LE(e.lane_peak(a.lane), 1u);
+  EXPECT_EQ(first_difference(dst.data(), src.data(), src.size()), "");
+
+  std::fill(dst.begin(), dst.end(), std::byte{0});
+  detail::FillJob c;
+  set(c, dst.data(), src.data(), big * 2, 256 << 10);
+  c.lane = a.lane;
+  c.max_threads = 2;
+  e.submit(c);
+  std::this_thread::sleep_for(1ms);
+  e.cancel(c);
+  EXPECT_TRUE(e.done(c));
+  EXPECT_EQ(e.lane_threads(c.lane), 0u);
+  for (std::size_t i = 0; i < dst.size(); i += 4096) {  // each page copied whole or not at all
+    const bool copied = dst[i] == src[i];
+    ASSERT_TRUE(copied || dst[i] == std::byte{0}) << i;
+  }
+
+  {
+    auto doomed = make_pool(3, 50us);
+    detail::FillJob d;
+    set(d, dst.data(), src.data(), big, 64 << 10);
+    d.max_threads = 1;
+    engine(doomed).submit(d);
+  }  // the destructor copies what is queued, under the limit, then joins
+  EXPECT_EQ(first_difference(dst.data(), src.data(), big), "");
 }
 
 TEST(FillPool, WaitForTimesOutOnlyWhenSlicesAreStillRunning) {

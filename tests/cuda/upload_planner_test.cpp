@@ -115,8 +115,8 @@ TEST(UploadPlanner, MeasuredFillSpeedIsTheEstimate) {
 
 // 12 pool threads measured at 16 GB/s each: an upload of at least 4 chunks (32 MiB) is filled by
 // no more than fill at 1.3 x the 50 GB/s link — 5 with the caller, so 4 pool threads at once —
-// and its pieces are sized for them; a smaller one has every thread. Before a speed is measured
-// (6 GB/s assumed) 11 threads would be needed: no limit below that.
+// and its pieces are sized for them, with no direct part; a smaller one has every thread. Before
+// a speed is measured (6 GB/s assumed) it takes 11 fillers: 10 pool threads.
 TEST(UploadPlanner, ALargeUploadFillsWithNoMoreThreadsThanTheLinkTakes) {
   UploadPlanner p(config(12, FillMethod::Streaming));
   EXPECT_EQ(p.plan_without_direct(64 * MiB).max_threads, 10u);
@@ -131,9 +131,51 @@ TEST(UploadPlanner, ALargeUploadFillsWithNoMoreThreadsThanTheLinkTakes) {
   EXPECT_EQ(large.max_threads, 4u);
   EXPECT_EQ(large.helpers, 4u);
   EXPECT_EQ(large.piece_bytes, p.ring_piece(64 * MiB, FillMethod::Streaming, 4));
-  const UploadPlan small = p.plan_without_direct(16 * MiB);
+  EXPECT_EQ(p.plan_without_direct(32 * MiB).max_threads, 4u);  // exactly 4 chunks
+  const UploadPlan small = p.plan_without_direct(32 * MiB - 1);
   EXPECT_EQ(small.max_threads, 0u);
   EXPECT_EQ(small.helpers, 12u);
+  EXPECT_EQ(p.plan(64 * MiB, [] { return true; }).direct_bytes, 0u);
+}
+
+// A timed planner told that a probe could not be timed (the timer busy) probes again on the next
+// upload of the class; one whose timer gave up (set_timed(false)) judges by the calls again.
+TEST(UploadPlanner, AMissedProbeIsRetriedAndAPlannerCanStopTiming) {
+  PlannerConfig c = config(8);
+  c.timed = true;
+  UploadPlanner p(c);
+  constexpr uint64_t size = 16 * MiB;
+  auto landed = [&](const UploadPlan& plan) {
+    return outcome(size, plan.method == FillMethod::Memcpy ? 12.0 : 18.0).call;
+  };
+  for (int i = 0; i < 6; ++i) {  // exploring: three timed samples of each
+    const UploadPlan plan = p.plan_without_direct(size);
+    p.record_landed(plan, size, landed(plan));
+  }
+  int until_probe = 0;
+  UploadPlan plan = p.plan_without_direct(size);
+  while (!plan.probe) {
+    ++until_probe;
+    plan = p.plan_without_direct(size);
+  }
+  EXPECT_EQ(until_probe, 15);  // the 16th upload after exploring
+  EXPECT_EQ(plan.method, FillMethod::Memcpy);
+  p.missed_landing(plan, size);
+  const UploadPlan again = p.plan_without_direct(size);
+  EXPECT_TRUE(again.probe);
+  EXPECT_TRUE(again.time_landing);
+  EXPECT_EQ(again.method, FillMethod::Memcpy);
+
+  // Calls say memcpy (40 vs 20 GB/s): once the planner stops timing, they decide.
+  p.set_timed(false);
+  int memcpy_n = 0;
+  for (int i = 0; i < 100; ++i) {
+    const UploadPlan q = p.plan_without_direct(size);
+    EXPECT_FALSE(q.time_landing);
+    memcpy_n += q.method == FillMethod::Memcpy;
+    p.record(q, outcome(size, q.method == FillMethod::Memcpy ? 40.0 : 20.0));
+  }
+  EXPECT_GE(memcpy_n, 80);
 }
 
 // Memcpy runs at 40 GB/s and Streaming at 20 for 16 MiB uploads, the reverse for 1 MiB: the

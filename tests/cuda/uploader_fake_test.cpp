@@ -559,6 +559,43 @@ TEST(UploaderFakeCreate, AutoFillIsTimedUntilTheUploadsLand) {
   }
 }
 
+// A link so slow (link_gbps 0.5) that one thread outruns it: uploads of 4 chunks or more are
+// filled by one pool thread at a time, and still arrive exactly. The second copy fails, inside a
+// timed upload (the first ones explore, all timed): the failed upload gives the timer back, and
+// later uploads are timed again.
+TEST(UploaderFakeCreate, ALimitedFillAndAFailedTimedUploadStayExact) {
+  FakeDevice fake(std::chrono::microseconds(50));
+  testing::FaultyDevice device(fake, testing::Fault{testing::Call::Copy, 2});
+  UploaderConfig c = small_config();
+  c.link_gbps = 0.5;
+  auto u = detail::create_uploader(c, device);
+  ASSERT_TRUE(u.has_value());
+  const uint64_t size = 1 * MiB;  // 8 chunks
+  std::byte* dst = fake.device_alloc(size);
+  int failed = 0;
+  for (int i = 0; i < 24; ++i) {
+    const auto src = random_bytes(size, 500 + i);
+    auto point = u->upload(dst, src.data(), size, nullptr);
+    if (!point) {
+      EXPECT_EQ(point.error().kind, UploadError::Cuda);
+      ++failed;
+      ASSERT_TRUE(u->wait(point.error().issued_point, 10s));
+      continue;
+    }
+    ASSERT_TRUE(u->wait(*point, 10s));
+    fake.synchronize_all();
+    ASSERT_EQ(first_difference(dst, src.data(), size), "") << i;
+  }
+  EXPECT_EQ(failed, 1);
+  const UploaderStats s = u->stats();
+  EXPECT_EQ(s.uploads, 23u);
+  if (resolve_fill_method(FillMethod::Streaming) == FillMethod::Streaming) {
+    EXPECT_GE(s.timed_uploads, 6u);  // the timer was given back after the failure
+  }
+  fake.synchronize_all();
+  EXPECT_TRUE(fake.violations().empty()) << fake.violations().front();
+}
+
 TEST(UploaderFakeCreate, InvalidConfigsAreRefused) {
   FakeDevice device;
   auto refused = [&](auto change, CreateError why) {

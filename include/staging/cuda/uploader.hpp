@@ -254,8 +254,9 @@ struct UploaderStats {
   uint64_t memcpy_uploads = 0;     ///< uploads whose ring part was filled with Memcpy
   uint64_t streaming_uploads = 0;  ///< ... with Streaming
   uint64_t probe_uploads = 0;      ///< of those, uploads that measured the method not winning
-  /// Uploads timed until their last copy landed, the samples of FillMethod::Auto (0 with a fixed
-  /// method, or on a device that cannot time events)
+  /// Uploads timed until their last copy landed whose time reached the choice of fill method, the
+  /// samples of FillMethod::Auto (counted when read, by a later upload; 0 with a fixed method, or
+  /// on a device that cannot time events)
   uint64_t timed_uploads = 0;
   double fill_gbps_per_thread_memcpy = 0;     ///< measured fill speed of one thread, Memcpy
   double fill_gbps_per_thread_streaming = 0;  ///< ... Streaming (initial guesses until measured)

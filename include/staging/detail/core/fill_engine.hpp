@@ -50,7 +50,10 @@ class FillJob {
   /// lane's oldest with unclaimed slices (0: no limit). The submitter helping (help(), wait()) is
   /// not counted. For a fill that should not outrun what consumes it: past the rate the consumer
   /// reads at, more threads only take memory bandwidth from it (a copy engine reading the same
-  /// memory). Threads over the limit look for other lanes' work, then wait for a slot.
+  /// memory). The limit counts every pool thread copying a slice of the lane that was claimed
+  /// under a limit (an earlier job's too). Threads over it take other lanes' work, else look for
+  /// a moment (FillPoolConfig::spin, held_spin while held) and then sleep until a slot frees or
+  /// work is submitted. submit() still wakes as many sleeping threads as the job has slices.
   unsigned max_threads = 0;
   /// Called once every slice has been copied, by the thread that copied the last one, before
   /// done() turns true; not called for a cancelled job. Must be quick and must not call the pool
@@ -234,7 +237,9 @@ class FillEngine {
   // Whether a pool thread may take a slice of lane `l` now (its oldest job's max_threads).
   bool lane_open_locked(unsigned l) const noexcept;
   // A pool thread found work, but every lane that has some at its limit: waits for a slot.
-  void wait_for_slot() noexcept;
+  void wait_for_slot(uint32_t seen) noexcept;
+  // Moves slot_epoch_ on and wakes the threads waiting at a limit (all, or one for one freed slot).
+  void bump_slots(bool all) noexcept;
   void unlink_locked(FillJob& job);
   void copy_slice(const Slice& s, Counters& counters) noexcept;
   void finish(FillJob& job, uint64_t slices) noexcept;
@@ -256,9 +261,11 @@ class FillEngine {
   std::atomic<uint64_t> unclaimed_{0};  // slices queued and not claimed (written under mu_)
   std::atomic<unsigned> next_lane_{0};
   // Pool threads copying a counted slice of each lane (FillJob::max_threads): raised under mu_,
-  // lowered when the copy ends; slot_releases_ counts those ends (what wait_for_slot watches).
+  // lowered when the copy ends. slot_epoch_ moves on at each such end, each submit and at stop:
+  // what a thread waiting at a limit watches (slot_waiters_ of them asleep on it).
   std::array<std::atomic<unsigned>, kLanes> lane_threads_{};
-  std::atomic<uint64_t> slot_releases_{0};
+  std::atomic<uint32_t> slot_epoch_{0};
+  std::atomic<unsigned> slot_waiters_{0};
   std::array<unsigned, kLanes> lane_peak_{};  // guarded by mu_
 
   // Sleeping: a thread sleeps on epoch_ (std::atomic::wait: a futex, no mutex to re-take when
