@@ -235,6 +235,16 @@ TEST(FillPool, CancelLeavesNoThreadOnTheJob) {
   EXPECT_EQ(first_difference(dst.data(), src.data(), n), "");
 }
 
+// Waits until every thread of `pool` sleeps (they look for `spin` first); false after 10 s.
+bool all_asleep(FillPool& pool) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (detail::engine_of(pool).awake() != 0) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
 // Threads that went to sleep (spin 0) are woken by submit: the job completes although the
 // submitter never helps.
 TEST(FillPool, SleepingThreadsAreWokenBySubmit) {
@@ -242,7 +252,7 @@ TEST(FillPool, SleepingThreadsAreWokenBySubmit) {
   const auto src = random_bytes(1 << 20, 13);
   std::vector<std::byte> dst(src.size());
   for (int rep = 0; rep < 20; ++rep) {
-    std::this_thread::sleep_for(1ms);  // let both threads fall asleep
+    ASSERT_TRUE(all_asleep(*pool)) << "rep " << rep;  // both threads fall asleep
     detail::FillJob j;
     set(j, dst.data(), src.data(), src.size(), 65536);
     engine(pool).submit(j);
@@ -260,16 +270,6 @@ TEST(FillPool, SleepingThreadsAreWokenBySubmit) {
   EXPECT_GT(s.wake_samples, 0u);
   EXPECT_GE(s.wake_ns, s.wake_max_ns);
   EXPECT_GT(engine(pool).wake_latency(), Duration::zero());
-}
-
-// Waits until every thread of `pool` sleeps (they look for `spin` first); false after 10 s.
-bool all_asleep(FillPool& pool) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (detail::engine_of(pool).awake() != 0) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
 }
 
 // submit(job, wake = false) wakes nobody: the submitter's wait() fills what no awake thread took.

@@ -179,11 +179,15 @@ struct Stress {
     }
   }
 
-  // The ring's thread: begins frames, hands some to producers, finishes what comes back.
+  // The ring's thread: begins frames, hands some to producers, finishes what comes back. Runs
+  // for `budget`, and on a loaded machine past it until 101 frames have begun (at most 30 s).
   uint64_t drive(std::chrono::steady_clock::duration budget, uint64_t max_frames) {
-    const auto end = std::chrono::steady_clock::now() + budget;
+    const auto start = std::chrono::steady_clock::now();
+    const auto end = start + budget, hard_end = start + std::chrono::seconds(30);
     uint64_t frame = 0;
-    while (frame < max_frames && std::chrono::steady_clock::now() < end) {
+    for (;;) {
+      const auto now = std::chrono::steady_clock::now();
+      if (frame >= max_frames || now >= hard_end || (now >= end && frame > 100)) break;
       ring->retire(completed.load(std::memory_order_acquire));
       while (std::optional<Work> back = to_ring.try_pop())
         finish(std::move(*back));
@@ -310,9 +314,14 @@ TEST(SlotRingStress, OneSlotPingPongsBetweenTheRingAndSignallingThreads) {
       }
     });
   }
-  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1000);
+  // One second, or on a loaded machine until 101 frames have run (at most 30 s).
+  const auto start = std::chrono::steady_clock::now();
+  const auto end = start + std::chrono::milliseconds(1000),
+             hard_end = start + std::chrono::seconds(30);
   uint64_t frames = 0;
-  while (std::chrono::steady_clock::now() < end && frames < 100000) {
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (frames >= 100000 || now >= hard_end || (now >= end && frames > 100)) break;
     auto lease = ring.begin(8);
     if (!lease) {
       std::this_thread::yield();

@@ -29,6 +29,7 @@ TEST(LandingTimer, TimesAnUploadUntilItsLastCopyHasRun) {
 
   ASSERT_TRUE(timer.start(stream));
   EXPECT_FALSE(timer.start(stream));  // one upload at a time
+  device.synchronize(stream);         // the start event is stamped before the 3 ms below begin
   const int gate = device.close_gate(stream);
   timer.finish(stream, plan, 4096, Duration(1000));
   EXPECT_FALSE(timer.collect().has_value());  // the end event waits behind the gate

@@ -509,11 +509,11 @@ TEST_F(UploaderFakeTest, ALostDeviceDuringAnUploadFailsItInsteadOfHanging) {
     device.fail_queries(cudaErrorDevicesUnavailable);
   });
   const auto t0 = std::chrono::steady_clock::now();
-  // The ring fills behind the gate, then the wait for room sees the device go: it ends at its
-  // timeout (nothing completes any more) and reports the failure, not a timeout.
-  auto r = uploader.upload(dst, src.data(), size, s, opts(std::nullopt, 300ms));
+  // The ring fills behind the gate, then the wait for room sees the device go: it ends as soon
+  // as it does (long before its timeout) and reports the failure, not a timeout.
+  auto r = uploader.upload(dst, src.data(), size, s, opts(std::nullopt, 20s));
   lose.join();
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().kind, UploadError::Failed);
   EXPECT_TRUE(uploader.failed());

@@ -40,13 +40,15 @@ class ByteStrategy : public GpuTest {
     GpuTest::TearDown();
   }
   // A ring of 1000 KiB, Defer unless told otherwise; the backend answers RingFull (no fallback
-  // route) so that the byte ring's own answers are visible. Every reservation is flushed.
-  Ring make_ring(ExhaustionPolicy policy, uint64_t cap = 0) {
+  // route) so that the byte ring's own answers are visible. Every reservation is flushed. A wait
+  // that must succeed needs a timeout long enough for a loaded CPU device to run the frames.
+  Ring make_ring(ExhaustionPolicy policy, uint64_t cap = 0,
+                 Duration wait_timeout = std::chrono::milliseconds(100)) {
     RingConfig config;
     config.strategy = ByteRingConfig{.capacity = 1000 * KiB,
                                      .cap = cap,
                                      .policy = policy,
-                                     .wait_timeout = std::chrono::milliseconds(100),
+                                     .wait_timeout = wait_timeout,
                                      .grow_step = 500 * KiB};
     config.policy = ExhaustionPolicy::Defer;
     config.flush_always = true;  // reservations at any offset: flush ranges rounded to the atom
@@ -139,7 +141,7 @@ TEST_F(ByteStrategy, TheByteRingWrapsAroundOnTheDevice) {
 // timeout and names the oldest pending frame (its id is its token); once the gate opens, the same
 // reservation waits for frame 1 and succeeds.
 TEST_F(ByteStrategy, WaitNamesTheOldestFrameWhileTheQueueIsHeldThenSucceeds) {
-  Ring ring = make_ring(ExhaustionPolicy::Wait);
+  Ring ring = make_ring(ExhaustionPolicy::Wait, 0, std::chrono::seconds(2));
   Harness h(*gpu, 4096 * KiB, test_seed(41));
   for (uint64_t k = 1; k <= 3; ++k)
     ASSERT_TRUE(frame(ring, h, k * 1000 * KiB, 300 * KiB, k));

@@ -191,7 +191,9 @@ TEST_F(HeldQueue, WaitTimesOutNamingTheOldestPointThenSucceedsOnceReleased) {
   StagingChecker checker(*gpu);
   RingConfig config;
   config.policy = ExhaustionPolicy::Wait;
-  config.wait_timeout = std::chrono::milliseconds(1000);
+  // Long enough for a loaded CPU device to run the released frames once the queue is released;
+  // the first begin() below waits all of it out.
+  config.wait_timeout = std::chrono::milliseconds(3000);
   config.observer = &checker;
   Ring ring = Ring::create(gpu->ring_device(), config).value();
   Harness h(*gpu, kDst, test_seed(32));

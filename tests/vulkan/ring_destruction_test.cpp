@@ -70,6 +70,7 @@ TEST_F(GpuTest, DestroyingARingWithAFrameInFlightWaitsForItsPoint) {
   // while the queue still uses it (vkDestroySemaphore-01137).
   constexpr auto kHeld = std::chrono::milliseconds(200);
   std::thread release;
+  const auto start = std::chrono::steady_clock::now();  // before the releaser starts its sleep
   if (gpu->validation) {
     signal(*gpu, gate, 1);
   } else {
@@ -78,12 +79,11 @@ TEST_F(GpuTest, DestroyingARingWithAFrameInFlightWaitsForItsPoint) {
       signal(*gpu, gate, 1);
     });
   }
-  const auto start = std::chrono::steady_clock::now();
   ring.reset();  // waits for the copies before freeing what they read
   const auto took = std::chrono::steady_clock::now() - start;
   if (release.joinable()) {
     release.join();
-    EXPECT_GE(took, kHeld - std::chrono::milliseconds(20));
+    EXPECT_GE(took, kHeld);
   }
   EXPECT_GE(counted.calls(FaultCall::WaitSemaphores), 1u);  // the destructor waited
   EXPECT_EQ(rings_leaked(), leaked_before);
