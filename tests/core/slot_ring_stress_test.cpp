@@ -35,6 +35,14 @@ namespace {
 
 using testing::FakeBuffer;
 using testing::FakeSlotAllocator;
+using SteadyClock = std::chrono::steady_clock;
+
+// Whether a stress loop that began at `start` goes on: for `budget`, and on a loaded machine past
+// it until 101 frames have run (never past 30 s).
+bool keep_going(SteadyClock::time_point start, SteadyClock::duration budget, uint64_t frames) {
+  const auto ran = SteadyClock::now() - start;
+  return ran < std::chrono::seconds(30) && (ran < budget || frames <= 100);
+}
 
 // A closable multi-producer, multi-consumer queue.
 template <class T>
@@ -181,13 +189,10 @@ struct Stress {
 
   // The ring's thread: begins frames, hands some to producers, finishes what comes back. Runs
   // for `budget`, and on a loaded machine past it until 101 frames have begun (at most 30 s).
-  uint64_t drive(std::chrono::steady_clock::duration budget, uint64_t max_frames) {
-    const auto start = std::chrono::steady_clock::now();
-    const auto end = start + budget, hard_end = start + std::chrono::seconds(30);
+  uint64_t drive(SteadyClock::duration budget, uint64_t max_frames) {
+    const auto start = SteadyClock::now();
     uint64_t frame = 0;
-    for (;;) {
-      const auto now = std::chrono::steady_clock::now();
-      if (frame >= max_frames || now >= hard_end || (now >= end && frame > 100)) break;
+    while (frame < max_frames && keep_going(start, budget, frame)) {
       ring->retire(completed.load(std::memory_order_acquire));
       while (std::optional<Work> back = to_ring.try_pop())
         finish(std::move(*back));
@@ -314,14 +319,9 @@ TEST(SlotRingStress, OneSlotPingPongsBetweenTheRingAndSignallingThreads) {
       }
     });
   }
-  // One second, or on a loaded machine until 101 frames have run (at most 30 s).
-  const auto start = std::chrono::steady_clock::now();
-  const auto end = start + std::chrono::milliseconds(1000),
-             hard_end = start + std::chrono::seconds(30);
+  const auto start = SteadyClock::now();
   uint64_t frames = 0;
-  for (;;) {
-    const auto now = std::chrono::steady_clock::now();
-    if (frames >= 100000 || now >= hard_end || (now >= end && frames > 100)) break;
+  while (frames < 100000 && keep_going(start, std::chrono::milliseconds(1000), frames)) {
     auto lease = ring.begin(8);
     if (!lease) {
       std::this_thread::yield();
