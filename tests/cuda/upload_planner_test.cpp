@@ -113,7 +113,7 @@ TEST(UploadPlanner, MeasuredFillSpeedIsTheEstimate) {
   EXPECT_NEAR(p.estimates().memcpy_gbps_per_thread, 6, 0.01);  // untouched: nothing measured
 }
 
-// 12 pool threads measured at 16 GB/s each: an upload of at least 4 chunks (32 MiB) is filled by
+// 12 pool threads measured at 16 GB/s each: an upload of at least one chunk (8 MiB) is filled by
 // no more than fill at 1.3 x the 50 GB/s link — 5 with the caller, so 4 pool threads at once —
 // and its pieces are sized for them, with no direct part; a smaller one has every thread. Before
 // a speed is measured (6 GB/s assumed) it takes 11 fillers: 10 pool threads.
@@ -131,8 +131,8 @@ TEST(UploadPlanner, ALargeUploadFillsWithNoMoreThreadsThanTheLinkTakes) {
   EXPECT_EQ(large.max_threads, 4u);
   EXPECT_EQ(large.helpers, 4u);
   EXPECT_EQ(large.piece_bytes, p.ring_piece(64 * MiB, FillMethod::Streaming, 4));
-  EXPECT_EQ(p.plan_without_direct(32 * MiB).max_threads, 4u);  // exactly 4 chunks
-  const UploadPlan small = p.plan_without_direct(32 * MiB - 1);
+  EXPECT_EQ(p.plan_without_direct(8 * MiB).max_threads, 4u);  // exactly one chunk
+  const UploadPlan small = p.plan_without_direct(8 * MiB - 1);
   EXPECT_EQ(small.max_threads, 0u);
   EXPECT_EQ(small.helpers, 12u);
   EXPECT_EQ(p.plan(64 * MiB, [] { return true; }).direct_bytes, 0u);

@@ -559,7 +559,7 @@ TEST(UploaderFakeCreate, AutoFillIsTimedUntilTheUploadsLand) {
   }
 }
 
-// A link so slow (link_gbps 0.5) that one thread outruns it: uploads of 4 chunks or more are
+// A link so slow (link_gbps 0.5) that one thread outruns it: uploads of a chunk or more are
 // filled by one pool thread at a time, and still arrive exactly. The second copy fails, inside a
 // timed upload (the first ones explore, all timed): the failed upload gives the timer back, and
 // later uploads are timed again.

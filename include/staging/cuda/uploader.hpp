@@ -121,7 +121,7 @@ struct UploaderConfig {
   /// given. 0: one per CPU this process may use, minus two (the uploading thread fills too, and
   /// the CUDA driver has threads of its own), at least 1 and at most 12. On a 16-core host that
   /// is 12: the fill rate must exceed the copy rate (docs/cuda.md, "Fill threads"). An upload of
-  /// at least 4 chunks is filled by no more of them at once than keep the fill 1.3 x ahead of
+  /// at least one chunk is filled by no more of them at once than keep the fill 1.3 x ahead of
   /// link_gbps at their measured speed: more would take memory bandwidth from the copy engine.
   unsigned fill_threads = 0;
   /// A fill pool shared with other Uploaders (one per device): their common CPU budget. Each
