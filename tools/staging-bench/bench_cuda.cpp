@@ -21,6 +21,9 @@
 //   chunk      the largest size per chunk (largest piece) size, if --chunk-sweep is given
 //   inplace    N producers reserving spans, filling them, committing on their own streams;
 //              inplace-team: one producer whose spans a FillPool of N threads fills
+//   handmade   (only when named in --sections) a hand-written pipeline at its best: spinning
+//              threads fill slices, the caller copies each piece once filled
+//              (bench_cuda_handmade.cpp): what bounds any pipeline of pieces on this host
 //   multi-*    with --devices listing several: each device alone, then all at once
 // Then TARGET lines: each issue target met or missed, with the ratio that decides it.
 #include "bench_cuda.hpp"
@@ -137,6 +140,13 @@ class SingleDevice {
     if (wanted(cuda_, "ring") && ring_curve() != 0) return 1;
     if (wanted(cuda_, "chunk") && chunk_sweep() != 0) return 1;
     if (cuda_.inplace && wanted(cuda_, "inplace") && inplace_curve() != 0) return 1;
+    // Only when named: a sweep of about a minute.
+    if (std::find(cuda_.sections.begin(), cuda_.sections.end(), "handmade") !=
+            cuda_.sections.end() &&
+        handmade_rows(common_, {pageable_, staging_, device_, stream_, max_bytes_}, ceiling_,
+                      report_) != 0) {
+      return 1;
+    }
     targets();
     return failures_ == 0 ? 0 : 1;
   }
@@ -899,7 +909,8 @@ Backend make_cuda_backend() {
         ->delimiter(',');
     g->add_option("--sections", o.sections,
                   "only these sections: fill, copy, calls, baselines, default, tuned, ring, chunk, "
-                  "inplace, multi (the ceiling is always measured)")
+                  "inplace, multi, handmade (the ceiling is always measured; handmade runs only "
+                  "when named)")
         ->delimiter(',');
   };
   b.run = [](const CommonOptions& common, Report& report) {

@@ -65,6 +65,22 @@ struct Result {
   double ratio = 0;  ///< to the ceiling of the same size (and device set)
 };
 
+/// The single-device run's buffers, for the handmade rows.
+struct HandmadeBuffers {
+  const std::byte* pageable = nullptr;  ///< the source (max_bytes)
+  std::byte* staging = nullptr;         ///< pinned, max_bytes
+  std::byte* device = nullptr;          ///< device memory, max_bytes
+  cudaStream_t stream = nullptr;
+  uint64_t max_bytes = 0;
+};
+
+/// The `handmade` section (bench_cuda_handmade.cpp): a hand-written pipeline per fill method x
+/// thread count (common.threads when it lists several, else 2-12) x piece size (256 KiB-4 MiB)
+/// at every size, as rows with their ratio to `ceilings` (bytes -> GB/s), and a note per size
+/// naming the best. Returns 0, or 1 on a CUDA failure.
+int handmade_rows(const CommonOptions& common, const HandmadeBuffers& buffers,
+                  const std::map<uint64_t, double>& ceilings, Report& report);
+
 /// Runs the multi-device sections on options.devices (>= 2): each device alone, then all at
 /// once, against the concurrent pinned ceiling. Returns the process status (0, or 1 on a failure).
 int run_multi(const CommonOptions& common, const CudaOptions& cuda, Report& report,
