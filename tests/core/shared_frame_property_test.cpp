@@ -9,10 +9,12 @@
 //    finish reports exactly the writers inside, and a finished frame yields exactly the
 //    placements not discarded, in offset order, with every writer's bytes intact.
 // 2. Real threads: 2-8 threads place random uploads (with and without private runs) into one
-//    frame while the owner seals it at a random moment and finishes it (Wait). Nothing is lost,
-//    nothing overlaps, nothing is misaligned or out of bounds, every byte is its writer's, a
-//    thread that joins after the seal has returned is refused, and (without runs) every Full
-//    refusal is one that the frame's final cursor confirms.
+//    frame while the owner seals it at a random moment and finishes it (Wait), for 1-4 frames
+//    (the same threads and uploads, so that from the second frame on they place into lanes,
+//    unless the case turns lanes off). Nothing is lost, nothing overlaps, nothing is misaligned
+//    or out of bounds, every byte is its writer's, placed and stranded bytes fit in the used
+//    ones, a thread that joins after the seal has returned is refused, and (without runs) every
+//    Full refusal is one that the frame's final cursor confirms.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -231,6 +233,8 @@ RC_GTEST_PROP(SharedFrameProperty, ConcurrentWritersLoseNothingAndNeverOverlap, 
   const auto threads = *rc::gen::inRange<uint32_t>(2, 9);
   const uint64_t capacity = *rc::gen::inRange<uint64_t>(64, 256 * 1024);
   const uint64_t block_bytes = *rc::gen::element<uint64_t>(0, 0, 256, 4096, uint64_t{64} << 10);
+  const auto frames = *rc::gen::inRange<uint32_t>(1, 5);  // the same threads, reopened
+  const bool lanes = *rc::gen::weightedElement<bool>({{3, true}, {1, false}});
   const auto seal_after = *rc::gen::inRange<uint32_t>(0, 200);  // microseconds
   const auto late = *rc::gen::inRange<uint32_t>(0, threads);    // threads that start after
   std::vector<std::vector<Item>> programs;
@@ -243,8 +247,7 @@ RC_GTEST_PROP(SharedFrameProperty, ConcurrentWritersLoseNothingAndNeverOverlap, 
 
   std::vector<std::byte> memory(capacity);
   const uint64_t base = 4096;
-  Frame frame({.first_log_segment = 16});
-  frame.open(memory, base);
+  Frame frame({.first_log_segment = 16, .lanes = lanes});
 
   struct Result {
     std::vector<Made> made;
@@ -253,76 +256,101 @@ RC_GTEST_PROP(SharedFrameProperty, ConcurrentWritersLoseNothingAndNeverOverlap, 
     bool joined_after_seal_returned = false;
   };
   std::vector<Result> results(threads);
-  std::atomic<bool> go{false};
+  // Frame f (from 1) starts when `opened` reaches f; a thread is done with it when it adds 1 to
+  // `done` (the owner reads the results once all have).
+  std::atomic<uint32_t> opened{0};
+  std::atomic<uint32_t> done{0};
   std::atomic<bool> seal_returned{false};
   std::vector<std::thread> pool;
   for (uint32_t t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
-      while (!go.load(std::memory_order_acquire))
-        std::this_thread::yield();
-      if (t < late) std::this_thread::sleep_for(std::chrono::microseconds(seal_after + 50));
-      const bool after = seal_returned.load(std::memory_order_acquire);
-      auto w = frame.join({.block_bytes = block_bytes});
-      Result& r = results[t];
-      r.joined_after_seal_returned = after;
-      if (!w) return;
-      r.joined = true;
-      uint32_t seq = 0;
-      for (const Item& item : programs[t]) {
-        const Origin origin{t, seq++};
-        auto p = w->place(item.size, item.alignment, origin);
-        if (!p) {
-          if (p.error().kind != SharedPlaceErrorKind::DoesNotFit) std::abort();
-          r.refused.push_back(item);
-          continue;
+      for (uint32_t f = 1; f <= frames; ++f) {
+        while (opened.load(std::memory_order_acquire) < f)
+          std::this_thread::yield();
+        Result& r = results[t];
+        r = Result{};
+        if (t < late) std::this_thread::sleep_for(std::chrono::microseconds(seal_after + 50));
+        const bool after = seal_returned.load(std::memory_order_acquire);
+        auto w = frame.join({.block_bytes = block_bytes});
+        r.joined_after_seal_returned = after;
+        if (w) {
+          r.joined = true;
+          uint32_t seq = 0;
+          for (const Item& item : programs[t]) {
+            const Origin origin{t, seq++};
+            auto p = w->place(item.size, item.alignment, origin);
+            if (!p) {
+              if (p.error().kind != SharedPlaceErrorKind::DoesNotFit) std::abort();
+              r.refused.push_back(item);
+              continue;
+            }
+            test::write_pattern(p->bytes, origin);
+            if (item.discard) w->discard(*p);
+            r.made.push_back({p->offset, item.size, origin, item.discard});
+          }
+          w->leave();
         }
-        test::write_pattern(p->bytes, origin);
-        if (item.discard) w->discard(*p);
-        r.made.push_back({p->offset, item.size, origin, item.discard});
+        done.fetch_add(1, std::memory_order_acq_rel);
       }
-      w->leave();
     });
   }
-  go.store(true, std::memory_order_release);
-  std::this_thread::sleep_for(std::chrono::microseconds(seal_after));
-  (void)frame.seal();
-  seal_returned.store(true, std::memory_order_release);
-  auto done = frame.finish(DrainMode::Wait, std::chrono::seconds(30));
-  for (auto& th : pool)
-    th.join();
-  RC_ASSERT(done.has_value());
+  // The threads end however the case ends (a failed RC_ASSERT throws).
+  struct JoinAll {
+    std::atomic<uint32_t>& opened;
+    std::vector<std::thread>& pool;
+    uint32_t frames;
+    ~JoinAll() {
+      opened.store(frames, std::memory_order_release);
+      for (auto& th : pool)
+        th.join();
+    }
+  } join_all{opened, pool, frames};
 
-  std::vector<Made> made;
-  for (uint32_t t = 0; t < threads; ++t) {
-    const Result& r = results[t];
-    if (r.joined_after_seal_returned) RC_ASSERT(!r.joined);  // a join after the seal: refused
-    if (!r.joined) ++g_refused_joins;
-    made.insert(made.end(), r.made.begin(), r.made.end());
-  }
-  const std::string failure =
-      test::check_collected(*done, made, memory, base,
-                            [&](const Origin& o) { return programs[o.writer][o.seq].alignment; });
-  if (!failure.empty()) RC_FAIL(failure);
-  // Every byte up to the cursor is accounted for: placed (discarded ones too), alignment
-  // padding, or stranded at the end of a block; none is counted twice.
-  uint64_t placed_bytes = 0;
-  for (const Made& m : made)
-    placed_bytes += m.size;
-  RC_ASSERT(placed_bytes + frame.stranded_bytes() <= frame.used_bytes());
-  RC_ASSERT(frame.used_bytes() <= capacity);
-  if (block_bytes == 0) {
-    RC_ASSERT(frame.stranded_bytes() == 0u);
-    // The cursor only grows: a refusal at any time is a refusal at the end.
-    const uint64_t cursor = base + frame.used_bytes();
-    for (const Result& r : results) {
-      for (const Item& item : r.refused) {
-        const uint64_t at = *align_up(cursor, item.alignment);
-        RC_ASSERT(at > base + capacity || base + capacity - at < item.size);
+  for (uint32_t f = 1; f <= frames; ++f) {
+    frame.open(memory, base);
+    seal_returned.store(false, std::memory_order_relaxed);
+    opened.store(f, std::memory_order_release);
+    std::this_thread::sleep_for(std::chrono::microseconds(seal_after));
+    (void)frame.seal();
+    seal_returned.store(true, std::memory_order_release);
+    auto collected = frame.finish(DrainMode::Wait, std::chrono::seconds(30));
+    while (done.load(std::memory_order_acquire) < f * threads)
+      std::this_thread::yield();
+    RC_ASSERT(collected.has_value());
+
+    std::vector<Made> made;
+    for (uint32_t t = 0; t < threads; ++t) {
+      const Result& r = results[t];
+      if (r.joined_after_seal_returned) RC_ASSERT(!r.joined);  // a join after the seal: refused
+      if (!r.joined) ++g_refused_joins;
+      made.insert(made.end(), r.made.begin(), r.made.end());
+    }
+    const std::string failure =
+        test::check_collected(*collected, made, memory, base,
+                              [&](const Origin& o) { return programs[o.writer][o.seq].alignment; });
+    if (!failure.empty()) RC_FAIL("frame " + std::to_string(f) + ": " + failure);
+    // Every byte up to the cursor is accounted for: placed (discarded ones too), alignment
+    // padding, or stranded at the end of a block or of a lane; none is counted twice.
+    uint64_t placed_bytes = 0;
+    for (const Made& m : made)
+      placed_bytes += m.size;
+    RC_ASSERT(placed_bytes + frame.stranded_bytes() <= frame.used_bytes());
+    RC_ASSERT(frame.used_bytes() <= capacity);
+    if (block_bytes == 0) {
+      // No lane (writers with one-upload blocks size none), and the cursor only grows: a
+      // refusal at any time is a refusal at the end.
+      RC_ASSERT(frame.stranded_bytes() == 0u);
+      const uint64_t cursor = base + frame.used_bytes();
+      for (const Result& r : results) {
+        for (const Item& item : r.refused) {
+          const uint64_t at = *align_up(cursor, item.alignment);
+          RC_ASSERT(at > base + capacity || base + capacity - at < item.size);
+        }
       }
     }
+    g_threads += threads;
+    g_placed += made.size();
   }
-  g_threads += threads;
-  g_placed += made.size();
 }
 
 class Report : public ::testing::Environment {

@@ -5,7 +5,9 @@
 // checks every placement against what the writers recorded (nothing lost, nothing overlapping,
 // every byte its writer's) before reopening. Writers arriving after the seal are refused and wait
 // for the next frame; some writers use private runs, some exact placement; some place until the
-// frame is full. Also: many threads hammering one WriterGate while it is sealed and reopened.
+// frame is full. The same threads frame after frame: the writers with blocks place into their
+// lanes (sized by the frame before), the shared range, and each other's lanes once both are full.
+// Also: many threads hammering one WriterGate while it is sealed and reopened.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -110,13 +112,14 @@ TEST(SharedFrameStress, EightWritersManyFramesNothingLostNothingTorn) {
   } join_all{stop, pool};
 
   std::mt19937_64 rng(12345);
-  uint64_t frames = 0, report_retries = 0, checked = 0;
+  uint64_t frames = 0, report_retries = 0, checked = 0, laned = 0;
   const auto deadline = SteadyTime::now() + budget();
   while (frames < 50 || SteadyTime::now() < deadline) {
     ++frames;
     const uint64_t base = (rng() % 4) * 1000;
     current.store(frames, std::memory_order_relaxed);
     frame.open(std::span(memory).subspan(0, memory.size() - 4000), base);
+    if (frame.used_bytes() > 0) ++laned;  // lanes laid out (no writer inside yet)
     announced.store(frames, std::memory_order_release);
     std::this_thread::sleep_for(std::chrono::microseconds(rng() % 300));
     SharedFrame<Origin>::Placements placed;
@@ -143,6 +146,12 @@ TEST(SharedFrameStress, EightWritersManyFramesNothingLostNothingTorn) {
     const std::string failure = test::check_collected(
         placed, made, std::span(memory).subspan(0, memory.size() - 4000), base, alignment_for);
     ASSERT_EQ(failure, "") << "frame " << frames;
+    // Placed bytes and stranded ones (block ends, lane ends) never overlap the used range twice.
+    uint64_t placed_bytes = 0;
+    for (const Made& m : made)
+      placed_bytes += m.size;
+    ASSERT_LE(placed_bytes + frame.stranded_bytes(), frame.used_bytes()) << "frame " << frames;
+    ASSERT_LE(frame.used_bytes(), frame.capacity());
     checked += placed.size();
   }
   stop.store(true, std::memory_order_release);
@@ -152,10 +161,11 @@ TEST(SharedFrameStress, EightWritersManyFramesNothingLostNothingTorn) {
   for (const Writer& w : writers)
     refused += w.refused.load();
   std::printf(
-      "[stress] %llu frames, %llu placements checked, %llu joins refused after a seal, "
-      "%llu Report retries\n",
-      static_cast<unsigned long long>(frames), static_cast<unsigned long long>(checked),
-      static_cast<unsigned long long>(refused), static_cast<unsigned long long>(report_retries));
+      "[stress] %llu frames (%llu with lanes), %llu placements checked, %llu joins refused after "
+      "a seal, %llu Report retries\n",
+      static_cast<unsigned long long>(frames), static_cast<unsigned long long>(laned),
+      static_cast<unsigned long long>(checked), static_cast<unsigned long long>(refused),
+      static_cast<unsigned long long>(report_retries));
   EXPECT_GT(checked, 0u);
 }
 

@@ -8,8 +8,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -429,6 +434,8 @@ TEST_F(SharedFrameTest, ARecordNeverSpansTwoBlocks) {
 }
 
 TEST_F(SharedFrameTest, ReopeningForgetsThePreviousFrame) {
+  // The placements are forgotten; the 100 bytes this thread took are remembered as its lane:
+  //   frame 2: [ lane: 128 | shared ... ]   the lane counts as used, its unused end as stranded
   open();
   {
     auto w = frame.join().value();
@@ -436,13 +443,15 @@ TEST_F(SharedFrameTest, ReopeningForgetsThePreviousFrame) {
   }
   ASSERT_EQ(frame.finish(DrainMode::Report).value().size(), 1u);
   open();
-  EXPECT_EQ(frame.used_bytes(), 0u);
-  EXPECT_EQ(frame.stranded_bytes(), 0u);
+  EXPECT_EQ(frame.used_bytes(), 128u);
+  EXPECT_EQ(frame.stranded_bytes(), 128u);  // a snapshot: nothing placed in the lane yet
   {
     auto w = frame.join().value();
     EXPECT_EQ(w.place(8, 1, {}).value().offset, 0u);
   }
   EXPECT_EQ(frame.finish(DrainMode::Report).value().size(), 1u);
+  EXPECT_EQ(frame.used_bytes(), 128u);
+  EXPECT_EQ(frame.stranded_bytes(), 120u);
 }
 
 TEST_F(SharedFrameTest, RecordsOfThePreviousFrameAreNotCollected) {
@@ -527,6 +536,401 @@ TEST_F(SharedFrameTest, WritersOfManyThreadsAreMergedIntoOneOffsetOrder) {
     ++seen[p.payload.buffer];
   }
   EXPECT_EQ(seen, (std::vector<uint32_t>{200, 200, 200 - discarded, 200, 200}));
+}
+
+// --- SharedFrame: thread-affine lanes --------------------------------------------------------
+
+// A thread of its own that runs what it is given, one call at a time, until destroyed: the same
+// thread, and so the same stripe (detail::this_thread_stripe()), frame after frame.
+class FixedThread {
+ public:
+  FixedThread() {
+    run([this] { stripe = detail::this_thread_stripe() % Frame::kStripes; });
+  }
+  FixedThread(const FixedThread&) = delete;
+  FixedThread& operator=(const FixedThread&) = delete;
+  ~FixedThread() {
+    {
+      const std::lock_guard lock(mutex_);
+      quit_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  // Runs `task` on this thread and waits for it.
+  void run(const std::function<void()>& task) {
+    std::unique_lock lock(mutex_);
+    task_ = &task;
+    wake_.notify_all();
+    wake_.wait(lock, [&] { return task_ == nullptr; });
+  }
+  uint32_t stripe = 0;  // this thread's stripe of a frame (its lane)
+
+ private:
+  void loop() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return task_ != nullptr || quit_; });
+      if (task_ == nullptr) return;
+      (*task_)();
+      task_ = nullptr;
+      wake_.notify_all();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  const std::function<void()>* task_ = nullptr;
+  bool quit_ = false;
+  std::thread thread_{[this] { loop(); }};  // last: starts once the rest is built
+};
+
+// Threads placing uploads into one frame, frame after frame: thread t's upload i has payload
+// {t, i}, `sizes[t][i]` bytes at alignment 16, and random bytes (new ones every frame).
+struct LaneRig {
+  static constexpr uint64_t kBase = 4096;
+  explicit LaneRig(uint32_t thread_count, std::size_t bytes, SharedFrameConfig config = {})
+      : memory(bytes), frame(config), threads(thread_count), sizes(thread_count) {}
+
+  // Where each thread's uploads went, by upload.
+  using Offsets = std::vector<std::vector<uint64_t>>;
+
+  // Runs one frame on the first `bytes` of the memory: every thread joins, then the threads place
+  // their uploads in `order` — round-robin, one upload each in turn (`interleave`), or each
+  // thread all of its uploads before the next — write them and leave, and the frame is finished.
+  // Checks that nothing was refused and that the placements come in offset order with their
+  // bytes intact; returns the offsets.
+  Offsets run_frame(std::size_t bytes, const std::vector<uint32_t>& order, bool interleave = true,
+                    uint64_t block_bytes = 1024) {
+    frame.open(std::span(memory).first(bytes), kBase);
+    const auto n = static_cast<uint32_t>(threads.size());
+    std::vector<Frame::Writer> writers(n);
+    std::vector<std::vector<std::byte>> data(n);
+    Offsets offsets(n);
+    for (uint32_t t = 0; t < n; ++t)
+      threads[t].run([&] { writers[t] = frame.join({.block_bytes = block_bytes}).value(); });
+    std::size_t most = 0;
+    for (const auto& s : sizes)
+      most = std::max(most, s.size());
+    std::vector<std::pair<uint32_t, std::size_t>> schedule;  // (thread, upload), in order
+    for (std::size_t i = 0; i < most; ++i) {
+      for (const uint32_t t : order) {
+        if (interleave && i < sizes[t].size()) schedule.emplace_back(t, i);
+        if (!interleave && i == 0) {
+          for (std::size_t k = 0; k < sizes[t].size(); ++k)
+            schedule.emplace_back(t, k);
+        }
+      }
+    }
+    for (const auto& [thread, upload] : schedule) {
+      const uint32_t t = thread;
+      const std::size_t i = upload;
+      threads[t].run([&] {
+        const auto p = writers[t].place(sizes[t][i], 16, {t, i});
+        ASSERT_TRUE(p) << "thread " << t << " upload " << i << " refused";
+        std::vector<std::byte> random(p->bytes.size());
+        for (auto& b : random)
+          b = static_cast<std::byte>(rng());
+        std::memcpy(p->bytes.data(), random.data(), random.size());
+        data[t].insert(data[t].end(), random.begin(), random.end());
+        offsets[t].push_back(p->offset);
+      });
+    }
+    for (uint32_t t = 0; t < n; ++t)
+      threads[t].run([&] { writers[t].leave(); });
+    const auto placed = placements_of(frame.finish(DrainMode::Report).value());
+    std::vector<std::size_t> read(n, 0);
+    uint64_t end = kBase;
+    for (const auto& p : placed) {
+      EXPECT_GE(p.offset, end) << "out of offset order, or overlapping";
+      end = p.offset + p.size;
+      const uint32_t t = p.payload.buffer;
+      EXPECT_EQ(p.offset, offsets[t][p.payload.offset]);
+      EXPECT_EQ(std::memcmp(memory.data() + (p.offset - kBase), data[t].data() + read[t], p.size),
+                0)
+          << "thread " << t << " upload " << p.payload.offset;
+      read[t] += p.size;
+    }
+    for (uint32_t t = 0; t < n; ++t)
+      EXPECT_EQ(read[t], data[t].size()) << "thread " << t << ": placements lost";
+    return offsets;
+  }
+
+  // The threads in stripe order (the order of their lanes).
+  std::vector<uint32_t> by_stripe() const {
+    std::vector<uint32_t> order(threads.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return threads[a].stripe < threads[b].stripe; });
+    return order;
+  }
+
+  std::vector<std::byte> memory;
+  Frame frame;
+  std::deque<FixedThread> threads;
+  std::vector<std::vector<uint64_t>> sizes;
+  std::mt19937_64 rng{0x1a2e5};
+};
+
+// Distinct stripes (the numbering is per process: fewer than kStripes threads made in a row).
+void expect_distinct_stripes(const LaneRig& rig) {
+  for (std::size_t a = 0; a < rig.threads.size(); ++a) {
+    for (std::size_t b = a + 1; b < rig.threads.size(); ++b)
+      ASSERT_NE(rig.threads[a].stripe, rig.threads[b].stripe);
+  }
+}
+
+// Each thread's uploads lie together in its lane, the lanes in stripe order from the base.
+void expect_lanes_in_stripe_order(const LaneRig& rig, const LaneRig::Offsets& offsets) {
+  uint64_t at = LaneRig::kBase;
+  for (const uint32_t t : rig.by_stripe()) {
+    const auto [low, high] = std::minmax_element(offsets[t].begin(), offsets[t].end());
+    EXPECT_EQ(*low, at) << "thread " << t << "'s lane";
+    at = *high + rig.sizes[t][static_cast<std::size_t>(high - offsets[t].begin())];
+    at = (at + 63) / 64 * 64;
+  }
+}
+
+// The bytes stranded at the ends of lanes that their threads filled exactly (uploads of
+// multiples of 16 at alignment 16): each lane's size is rounded up to a multiple of 64.
+uint64_t lane_rounding(const LaneRig& rig) {
+  uint64_t rounding = 0;
+  for (const auto& sizes : rig.sizes) {
+    const uint64_t used = std::accumulate(sizes.begin(), sizes.end(), uint64_t{0});
+    rounding += (used + 63) / 64 * 64 - used;
+  }
+  return rounding;
+}
+
+TEST(SharedFrameLanes, ASecondFrameWithTheSameDemandGivesEachThreadTheSameOffsets) {
+  // Three threads place the same uploads every frame. Frame 1 knows no demand yet: the threads
+  // place one after the other, C (the highest stripe) first. Frame 2 gives each thread a lane
+  // sized by what it took, in stripe order (drawn for stripes a < b < c), and the threads place
+  // one upload each in turn: each fills its own lane. Frame 3, with the same demand, gives every
+  // thread the same offsets, whichever thread places first:
+  //   frame 1:    [ C C C C C C | B B B B | A A A A A A ]   in the order the threads came
+  //   frame 2, 3: [ A A A A A A | B B B B | C C C C C C ]   lanes, each filled contiguously
+  LaneRig rig(3, 64 << 10);
+  expect_distinct_stripes(rig);
+  for (auto& s : rig.sizes) {
+    s.resize(40);
+    for (auto& size : s)
+      size = 16 * (1 + rig.rng() % 12);
+  }
+  std::vector<uint32_t> order = rig.by_stripe();
+  std::reverse(order.begin(), order.end());
+  const auto frame1 = rig.run_frame(rig.memory.size(), order, false);
+  const auto frame2 = rig.run_frame(rig.memory.size(), {1, 2, 0});
+  const auto frame3 = rig.run_frame(rig.memory.size(), {2, 0, 1});
+  EXPECT_EQ(frame3, frame2);
+  expect_lanes_in_stripe_order(rig, frame2);
+  EXPECT_NE(frame1, frame2);  // the lanes changed the layout
+  EXPECT_EQ(rig.frame.stranded_bytes(), lane_rounding(rig));
+}
+
+TEST(SharedFrameLanes, TheLayoutSettlesAfterAFrameOfInterleavedBlocks) {
+  // Small blocks interleave in frame 1 and strand their ends, so frame 2's lanes are larger than
+  // the threads need; frame 3's are exact, and frame 4 lays out exactly as frame 3.
+  //   frame 1: [ A | B | A | B ... ]        blocks of 256 bytes, in the order taken
+  //   frame 2: [ A A A . . | B B B . . ]     lanes sized with frame 1's stranded block ends
+  //   frame 3, 4: [ A A A | B B B ]          lanes sized by frame 2: exact
+  LaneRig rig(2, 64 << 10);
+  expect_distinct_stripes(rig);
+  for (auto& s : rig.sizes) {
+    s.resize(30);
+    for (auto& size : s)
+      size = 16 * (1 + rig.rng() % 20);
+  }
+  (void)rig.run_frame(rig.memory.size(), {0, 1}, true, 256);
+  EXPECT_GT(rig.frame.stranded_bytes(), 0u);
+  (void)rig.run_frame(rig.memory.size(), {1, 0}, true, 256);
+  const auto frame3 = rig.run_frame(rig.memory.size(), {0, 1}, true, 256);
+  const auto frame4 = rig.run_frame(rig.memory.size(), {1, 0}, true, 256);
+  EXPECT_EQ(frame4, frame3);
+  expect_lanes_in_stripe_order(rig, frame4);
+  EXPECT_EQ(rig.frame.stranded_bytes(), lane_rounding(rig));
+}
+
+TEST(SharedFrameLanes, AThreadThatOutgrowsItsLaneGoesOnInTheSharedRange) {
+  // Frame 1: A and B take 1000 bytes each. Frame 2: lanes of 1024 each, in stripe order, then the
+  // shared range. A places 11 uploads of 100: the 11th does not fit in its lane's last 24 bytes
+  // and goes to the shared range's start; B places 5 and leaves 524 bytes of its lane unused.
+  //   [ A0 .. A9 . | B0 .. B4 . . . . . | A10 | free ]      (lanes drawn for a < b)
+  //     lane a       lane b               ^ shared range: base + 2048
+  LaneRig rig(2, 8192);
+  expect_distinct_stripes(rig);
+  for (uint32_t t = 0; t < 2; ++t) {
+    rig.threads[t].run([&] {
+      if (t == 0) rig.frame.open(rig.memory, LaneRig::kBase);
+      auto w = rig.frame.join().value();
+      for (uint32_t i = 0; i < 10; ++i)
+        ASSERT_TRUE(w.place(100, 4, {t, i}));
+    });
+  }
+  ASSERT_EQ(rig.frame.finish(DrainMode::Report).value().size(), 20u);
+  EXPECT_EQ(rig.frame.used_bytes(), 2000u);
+
+  rig.frame.open(rig.memory, LaneRig::kBase);
+  EXPECT_EQ(rig.frame.used_bytes(), 2048u);      // the lanes
+  EXPECT_EQ(rig.frame.stranded_bytes(), 2048u);  // a snapshot: all of them still unused
+  const uint64_t lane_a = rig.threads[0].stripe < rig.threads[1].stripe ? 0 : 1024;
+  const uint64_t lane_b = 1024 - lane_a;
+  std::vector<uint64_t> a, b;
+  rig.threads[0].run([&] {
+    auto w = rig.frame.join().value();
+    for (uint32_t i = 0; i < 11; ++i)
+      a.push_back(w.place(100, 4, {0, i}).value().offset - LaneRig::kBase);
+  });
+  rig.threads[1].run([&] {
+    auto w = rig.frame.join().value();
+    for (uint32_t i = 0; i < 5; ++i)
+      b.push_back(w.place(100, 4, {1, i}).value().offset - LaneRig::kBase);
+  });
+  for (uint32_t i = 0; i < 10; ++i)
+    EXPECT_EQ(a[i], lane_a + 100 * i);
+  EXPECT_EQ(a[10], 2048u);
+  for (uint32_t i = 0; i < 5; ++i)
+    EXPECT_EQ(b[i], lane_b + 100 * i);
+  const auto placed = placements_of(rig.frame.finish(DrainMode::Report).value());
+  ASSERT_EQ(placed.size(), 16u);
+  for (std::size_t i = 1; i < placed.size(); ++i)
+    EXPECT_LT(placed[i - 1].offset, placed[i].offset);
+  // Exact once drained: the lanes' unused ends; A's shared block was given back (last).
+  EXPECT_EQ(rig.frame.stranded_bytes(), 24u + 524u);
+  EXPECT_EQ(rig.frame.used_bytes(), 2048u + 100u);
+  EXPECT_LE(1600u + rig.frame.stranded_bytes(), rig.frame.used_bytes());
+
+  // Frame 3: A's lane holds what it took in both ranges (1100 -> 1152), B's what it used (512).
+  rig.frame.open(rig.memory, LaneRig::kBase);
+  EXPECT_EQ(rig.frame.used_bytes(), 1152u + 512u);
+  EXPECT_TRUE(rig.frame.finish(DrainMode::Report).value().empty());
+}
+
+TEST(SharedFrameLanes, AFrameAsLargeAsTheDemandRefusesNothing) {
+  // Frame 1: A and B take 4 KiB each. Frame 2 is exactly 8 KiB: two lanes and an empty shared
+  // range. B places 2 KiB and leaves; A places 5 KiB: its lane, then the end B left unused (the
+  // shared range is empty); C, a thread with no lane, takes the last KiB of B's lane. Nothing
+  // is refused; the frame is full, nothing stranded.
+  //   [ A A A A A A A A | B B B B A A C C ]     (lanes drawn for a < b; 512 bytes a character)
+  LaneRig rig(3, 16 << 10);
+  expect_distinct_stripes(rig);
+  rig.sizes = {std::vector<uint64_t>(16, 256), std::vector<uint64_t>(16, 256), {}};
+  (void)rig.run_frame(rig.memory.size(), {0, 1}, false);
+
+  Frame& frame = rig.frame;
+  frame.open(std::span(rig.memory).first(8192), LaneRig::kBase);
+  EXPECT_EQ(frame.used_bytes(), 8192u);  // the lanes fill the frame
+  const uint64_t lane_b = rig.threads[0].stripe < rig.threads[1].stripe ? 4096 : 0;
+  const auto place = [&](uint32_t t, uint32_t count, std::vector<uint64_t>& offsets) {
+    rig.threads[t].run([&] {
+      auto w = frame.join().value();
+      for (uint32_t i = 0; i < count; ++i) {
+        const auto p = w.place(256, 16, {t, i});
+        ASSERT_TRUE(p) << "thread " << t << " upload " << i << ": " << to_string(p.error().kind);
+        std::memset(p->bytes.data(), static_cast<int>(rig.rng() | 1), p->bytes.size());
+        offsets.push_back(p->offset - LaneRig::kBase);
+      }
+      if (t == 2) {  // C, once the frame is full: the largest range has 0 bytes free
+        const auto full = w.place(1, 1, {});
+        ASSERT_FALSE(full);
+        EXPECT_EQ(full.error().kind, SharedPlaceErrorKind::DoesNotFit);
+        EXPECT_EQ(full.error().free, 0u);
+      }
+    });
+  };
+  std::vector<uint64_t> a, b, c;
+  place(1, 8, b);
+  place(0, 20, a);
+  place(2, 4, c);
+  const uint64_t lane_a = 4096 - lane_b;
+  for (uint32_t i = 0; i < 8; ++i)
+    EXPECT_EQ(b[i], lane_b + 256 * i);
+  for (uint32_t i = 0; i < 16; ++i)
+    EXPECT_EQ(a[i], lane_a + 256 * i);
+  for (uint32_t i = 16; i < 20; ++i)
+    EXPECT_EQ(a[i], lane_b + 2048 + 256 * (i - 16));  // stolen from B's lane
+  for (uint32_t i = 0; i < 4; ++i)
+    EXPECT_EQ(c[i], lane_b + 3072 + 256 * i);
+  const auto placed = placements_of(frame.finish(DrainMode::Report).value());
+  ASSERT_EQ(placed.size(), 32u);
+  for (std::size_t i = 0; i < placed.size(); ++i)
+    EXPECT_EQ(placed[i].offset, LaneRig::kBase + 256 * i);  // offset order, the frame full
+  EXPECT_EQ(frame.stranded_bytes(), 0u);
+  EXPECT_EQ(frame.used_bytes(), 8192u);
+}
+
+TEST(SharedFrameLanes, NoLanesWhenTheyDoNotAllFit) {
+  // Frame 1 takes 600 bytes on this thread; frame 2 is 512 bytes: no lane, the shared cursor
+  // starts at the base.
+  std::vector<std::byte> memory(1024);
+  Frame frame;
+  frame.open(memory);
+  {
+    auto w = frame.join().value();
+    ASSERT_TRUE(w.place(600, 1, {}));
+  }
+  ASSERT_TRUE(frame.finish(DrainMode::Report));
+  frame.open(std::span(memory).first(512));
+  EXPECT_EQ(frame.used_bytes(), 0u);
+  EXPECT_EQ(frame.stranded_bytes(), 0u);
+  {
+    auto w = frame.join().value();
+    EXPECT_EQ(w.place(512, 1, {}).value().offset, 0u);
+  }
+  ASSERT_TRUE(frame.finish(DrainMode::Report));
+  frame.open(memory);  // 512 taken in frame 2: a lane of 512 again
+  EXPECT_EQ(frame.used_bytes(), 512u);
+}
+
+TEST(SharedFrameLanes, TurnedOffTheFrameKeepsTheSharedCursorLayout) {
+  // The same two frames as ASecondFrameWithTheSameDemandGivesEachThreadTheSameOffsets, lanes
+  // off: each frame starts at the base, and the blocks lie in the order the threads took them.
+  //   frame 1: [ A | B | A | B ... ]    frame 2 (B first): [ B | A | B | A ... ]
+  LaneRig rig(2, 64 << 10, {.lanes = false});
+  expect_distinct_stripes(rig);
+  rig.sizes = {std::vector<uint64_t>(12, 256), std::vector<uint64_t>(12, 256)};
+  const auto frame1 = rig.run_frame(rig.memory.size(), {0, 1});
+  rig.frame.open(rig.memory, LaneRig::kBase);
+  EXPECT_EQ(rig.frame.used_bytes(), 0u);
+  ASSERT_TRUE(rig.frame.finish(DrainMode::Report));
+  const auto frame2 = rig.run_frame(rig.memory.size(), {1, 0});
+  for (uint32_t i = 0; i < 12; ++i) {
+    // 4 uploads a block, blocks alternating: A's first in frame 1, B's in frame 2.
+    const uint64_t block = i / 4 * 2048 + i % 4 * 256 + LaneRig::kBase;
+    EXPECT_EQ(frame1[0][i], block);
+    EXPECT_EQ(frame1[1][i], block + 1024);
+    EXPECT_EQ(frame2[1][i], block);
+    EXPECT_EQ(frame2[0][i], block + 1024);
+  }
+  EXPECT_EQ(rig.frame.stranded_bytes(), 0u);
+}
+
+TEST_F(SharedFrameTest, WritersOfOneUploadABlockSizeNoLaneAndStealOnlyWhenTheSharedRangeIsFull) {
+  // Frame 1: a writer with blocks takes 512 bytes, one with block_bytes 0 takes 300. Frame 2:
+  // this thread's lane is 512 bytes (the second writer's bytes are not counted); a writer with
+  // block_bytes 0 places from the shared cursor, then, the shared range full, in the lane.
+  //   [ lane: E . . . . | shared: D D D D ]      (128 bytes a character)
+  open();
+  {
+    auto blocks = frame.join().value();
+    auto exact = frame.join({.block_bytes = 0}).value();
+    ASSERT_TRUE(blocks.place(512, 1, {}));
+    ASSERT_TRUE(exact.place(300, 1, {}));
+  }
+  ASSERT_TRUE(frame.finish(DrainMode::Report));
+  open();
+  EXPECT_EQ(frame.used_bytes(), 512u);
+  auto exact = frame.join({.block_bytes = 0}).value();
+  EXPECT_EQ(exact.place(512, 1, {1, 0}).value().offset, 512u);  // the shared range
+  EXPECT_EQ(exact.place(100, 1, {2, 0}).value().offset, 0u);    // stolen: the lane
+  const auto refused = exact.place(500, 1, {});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().free, 412u);  // the lane's: the largest range's free bytes
+  EXPECT_EQ(refused.error().needed, 500u);
+  exact.leave();
+  EXPECT_EQ(frame.finish(DrainMode::Report).value().size(), 2u);
+  EXPECT_EQ(frame.stranded_bytes(), 412u);
+  open();
+  EXPECT_EQ(frame.used_bytes(), 0u);  // frame 2 had no writer with blocks: no lane
 }
 
 TEST(SharedFrameDeath, ReopeningWithAWriterInsideAborts) {

@@ -307,10 +307,13 @@ class StagingFrame {
 // worker joins (a SharedWriter), places buffer and image uploads — the same descriptions the frame
 // takes, checked the same way — and writes their bytes; placing is a private bump inside the
 // writer's own block of the shared space (shared state is touched once per block; join()'s
-// block_bytes, 64 KiB by default). The owner seals the space, or finish()
-// does; finish() then records one copy per placement, in staging-offset order, with the frame's
-// own uploads. Size the space for the uploads plus about one block per writer: a block another
-// writer placed after is not reused when its writer leaves (stranded_bytes()).
+// block_bytes, 64 KiB by default). A thread's blocks come first from its own lane of the space,
+// sized by what its writers used the previous time this frame state shared a space, so that a
+// thread writes the same staging bytes frame after frame (still in its core's cache); then from
+// the rest of the space. The owner seals the space, or finish() does; finish() then records one
+// copy per placement, in staging-offset order, with the frame's own uploads. Size the space for
+// the uploads plus about one block per writer: a block another writer placed after is not reused
+// when its writer leaves (stranded_bytes()).
 //
 //   StagingFrame frame = ring.begin(cmd, 8 << 20).value();
 //   SharedUploads shared = frame.share(4 << 20).value();             // owner
@@ -423,10 +426,12 @@ class SharedUploads {
   static constexpr uint64_t kDefaultBlockBytes = uint64_t{64} << 10;
 
   /// Joins as a writer (see SharedWriter). `block_bytes`: what the writer takes from the shared
-  /// space at a time and then places into privately. A block grows in place while no other
-  /// writer took bytes after it; near the space's end blocks shrink (to the free bytes /
-  /// (2 × writers inside)); an upload larger than a block takes a block of its own size. 0: every
-  /// upload is placed from the shared cursor (one atomic operation each, no unused block ends).
+  /// space at a time and then places into privately: from its thread's lane of the space (sized
+  /// by what the thread's writers used in the frame state's previous shared space), then from
+  /// the rest, then from another lane's unused end. A block grows in place while no other writer
+  /// took bytes after it; near the space's end blocks shrink (to the free bytes / (2 × writers
+  /// inside)); an upload larger than a block takes a block of its own size. 0: every upload is
+  /// placed from the shared cursor (one atomic operation each, no unused block ends; no lane).
   /// Errors: Inactive (a handle to nothing), Sealed (the owner sealed the space, or the frame was
   /// finished). Lock-free; any thread.
   Expected<SharedWriter, UploadError> join(
@@ -440,10 +445,11 @@ class SharedUploads {
   [[nodiscard]] bool wait_drained(Duration timeout) const;
   /// Bytes of the shared space (share()'s argument).
   [[nodiscard]] uint64_t capacity() const noexcept;
-  /// Bytes placed so far, alignment padding included (a snapshot while writers place).
+  /// Bytes placed so far, alignment padding included, and the threads' lanes whole from the
+  /// start (a snapshot while writers place).
   [[nodiscard]] uint64_t used_bytes() const noexcept;
   /// Bytes of used_bytes() no upload holds: the unused ends of blocks another writer had placed
-  /// after (alignment padding not counted). Exact once every writer has left.
+  /// after, and of the lanes (alignment padding not counted). Exact once every writer has left.
   [[nodiscard]] uint64_t stranded_bytes() const noexcept;
   /// Writers inside now (a snapshot).
   [[nodiscard]] uint32_t writers() const noexcept;

@@ -5,20 +5,34 @@
 // Worker threads join the open frame (a counted writer, WriterGate), place uploads into it and
 // write their bytes; the owner thread seals it and, once every writer has left, reads the
 // placements in offset order to record one copy each (and one barrier). Each writer takes a
-// *block* of the frame's memory from one atomic cursor (a compare-and-swap) and places into it
+// *block* of the frame's memory from an atomic cursor (a compare-and-swap) and places into it
 // with a private bump, so shared state is touched once per block, not once per upload; no lock on
 // any writer path.
 //
-//   memory  [ A0 A1 A2 . | B0 B1 B2 B3 | A3 A4 . . | C0 . . . |          free          ]
-//             ^ base     ^ stranded                            ^ cursor               ^ end
-//   Writers A, B, C place concurrently, each inside its blocks; placements never overlap. A full
-//   block grows in place while the cursor is still at its end (a writer alone lays the frame out
-//   as one cursor would); otherwise the writer takes a fresh block and the old block's end is
-//   *stranded* (counted, never copied). Leaving gives the last block's end back when it is last.
+// The frame's memory is reused frame after frame (a ring of slots), so a writer thread should
+// write the bytes it wrote the last time this memory was used: they may still be in its core's
+// cache, where bytes another core wrote would have to move over. So the memory is laid out in
+// *lanes*, one per stripe of writer threads (detail::this_thread_stripe(), as the record log),
+// sized by what that stripe's writers used in the previous frame, then the *shared range*:
+//
+//   memory  [ lane 0: A0 A1 A2 . | lane 3: B0 B1 B2 B3 | C0 . B4 . . |        free        ]
+//           ^ base               ^ lane 3              ^ shared      ^ cursor             ^ end
+//   A (stripe 0) and B (stripe 3) wrote last frame: each has its lane, at the same offsets as
+//   long as the demand stays the same. C (no lane) and B, whose lane is full, take blocks from
+//   the shared range's cursor; a writer finding both its lane and the shared range full takes from
+//   another lane's unused end. Lanes are laid out only when they all fit (SharedFrameConfig::
+//   lanes turns them off).
+//
+// Inside a range (a lane or the shared range), a full block grows in place while the range's
+// cursor is still at its end (a writer alone in its lane fills it contiguously, as one cursor
+// would); otherwise the writer takes a fresh block, and gives the old block's end back to its
+// range when nobody took bytes after it, or leaves it *stranded* (counted, never copied). Leaving
+// gives the last block's end back in the same way; the unused end of a lane is stranded too.
 //
 // Placements are recorded per writer in block records (kBlockEntries each, one atomic claim per
 // record); a record never spans two blocks, so records never interleave, and the sealed frame
-// yields A0 A1 A2 B0 B1 B2 B3 A3 A4 C0 by ordering the records only (Placements: a view, no copy).
+// yields every placement in offset order (A0 A1 A2 B0 .. B3 C0 B4 above) by ordering the records
+// only (Placements: a view, no copy).
 //
 // A writer that arrives after the seal is refused (JoinError::Sealed). finish() either waits,
 // bounded, for the writers still inside or reports them at once (DrainMode); it never yields a
@@ -100,7 +114,7 @@ enum class SharedPlaceErrorKind : uint8_t {
   ZeroSize,
   /// An offset computation overflows 64 bits.
   Overflow,
-  /// Not enough bytes left between the cursor and the frame's end.
+  /// Not enough bytes left in any range of the frame (its lanes, its shared range).
   DoesNotFit,
   /// The writer has left, was moved from, or never joined a frame.
   Inactive,
@@ -121,8 +135,14 @@ static_assert(enum_names_complete<SharedPlaceErrorKind>(),
 /// A refused placement, with what the caller needs to route the upload elsewhere.
 struct SharedPlaceError {
   SharedPlaceErrorKind kind = SharedPlaceErrorKind::DoesNotFit;  ///< what went wrong
-  uint64_t needed = 0;  ///< bytes asked for (DoesNotFit: with the alignment padding at the cursor)
-  uint64_t free = 0;    ///< bytes left between the cursor and the frame's end at the refusal
+  /// Bytes asked for (DoesNotFit: with the alignment padding where the range of `free` would
+  /// have placed them).
+  uint64_t needed = 0;
+  /// DoesNotFit: the free bytes of the frame's range that had the most at the refusal (the shared
+  /// range's, a lane's, or what is left of the writer's block grown in place): an upload of up to
+  /// this size (less padding) may still fit; bytes of other ranges are not added, since an upload
+  /// never spans two. 0 otherwise.
+  uint64_t free = 0;
 };
 
 /// What finish() does about writers still inside when it seals.
@@ -155,18 +175,33 @@ struct SharedFrameConfig {
   /// Most placements one frame hands out, counted in whole records (rounded up to a multiple of
   /// SharedFrame::kBlockEntries); 0: no limit but memory (and no shared count of records kept).
   uint64_t max_placements = 0;
+  /// Lays the frame out in per-thread lanes (see the file comment): at open(), each stripe of
+  /// writer threads whose writers used bytes in the previous frame (writers with a non-zero
+  /// WriterOptions::block_bytes; the bytes of their blocks from the first placement to the end of
+  /// the last, wherever they were taken) gets a lane of that many bytes (rounded up to 64), in
+  /// stripe order from the frame's base, and its writers place there first; the shared range
+  /// starts after the lanes. With the same demand frame after frame, each thread writes the same
+  /// offsets as before (still in its core's cache when the memory is reused). Lanes are laid out
+  /// only when they all fit in the frame. The lanes count in used_bytes() whole, their unused ends
+  /// in stranded_bytes(). false: no lanes; every writer takes blocks from the shared cursor, which
+  /// starts at the base (blocks in the order writers reach the cursor).
+  bool lanes = true;
 };
 
 /// How a writer takes the frame's bytes (tuning; the defaults suit most uses).
 struct WriterOptions {
-  /// Bytes a writer takes from the frame's shared cursor at a time: its block, which it then
+  /// Bytes a writer takes at a time — from its thread's lane (SharedFrameConfig::lanes), then
+  /// from the frame's shared cursor, then from another lane's unused end: its block, which it then
   /// places into privately (shared state is touched once per block, not once per upload). A
-  /// block grows in place while no other writer took bytes after it, so a writer alone lays the
-  /// frame out exactly as placing each upload from the cursor would. Near the frame's end blocks
-  /// shrink (to the free bytes / (2 × writers inside)) so that no writer holds back the last
-  /// bytes others could use. An upload larger than a block takes a block of its own size. 0: every
-  /// block is exactly one upload (one atomic operation per upload; the layout of the uploads in
-  /// the order they reached the cursor).
+  /// block grows in place while no other writer took bytes after it, so a writer alone in its
+  /// lane (or in the frame) lays it out exactly as placing each upload from one cursor would. In
+  /// the shared range, near its end, blocks shrink (to the free bytes / (2 × writers inside)) so
+  /// that no writer holds back the last bytes others could use; in a lane, to half its free bytes.
+  /// An upload larger than a block takes a block of its own size. The bytes a thread's writers
+  /// use size its lane in the next frame. 0: every block is exactly one upload, taken from the
+  /// shared cursor (one atomic operation per upload; the uploads lie in the order they reached
+  /// the cursor), and from a lane's unused end only once the shared range is full; such a writer
+  /// has no lane and does not size one.
   uint64_t block_bytes = uint64_t{64} << 10;
 };
 
@@ -198,6 +233,7 @@ class SharedFrame {
   /// A closed frame (join() refused until open()).
   explicit SharedFrame(SharedFrameConfig config = {}) noexcept
       : max_records_((config.max_placements + kBlockEntries - 1) / kBlockEntries),
+        lanes_enabled_(config.lanes),
         stripes_(make_stripes(config.first_log_segment)) {}
   SharedFrame(const SharedFrame&) = delete;
   SharedFrame& operator=(const SharedFrame&) = delete;
@@ -206,14 +242,16 @@ class SharedFrame {
 
   /// Opens the frame on `memory` — bytes [base_offset, base_offset + memory.size()) of the
   /// caller's staging memory, mapped at memory.data() — and admits writers. Forgets the previous
-  /// frame's placements. Precondition (asserted): closed or drained (no writer inside). Owner.
+  /// frame's placements; lays out the lanes from the bytes each stripe of writers used in it
+  /// (SharedFrameConfig::lanes), the shared range after them. Precondition (asserted): closed or
+  /// drained (no writer inside). Owner.
   void open(std::span<std::byte> memory, uint64_t base_offset = 0) noexcept {
     STAGING_ASSERT(gate_.drained(), "SharedFrame::open() with writers inside or while open");
     STAGING_ASSERT(base_offset <= UINT64_MAX - memory.size(), "SharedFrame memory overflows");
     memory_ = memory;
     base_ = base_offset;
     end_ = base_offset + memory.size();
-    cursor_.store(base_offset, std::memory_order_relaxed);
+    cursor_.store(plan_lanes(), std::memory_order_relaxed);
     stranded_.store(0, std::memory_order_relaxed);
     for (Stripe& stripe : *stripes_) {
       stripe.log.reset();
@@ -290,17 +328,23 @@ class SharedFrame {
     return Placements(order_.data(), order_.data() + order_.size(), collected_count_);
   }
 
-  /// Bytes from the frame's base to the cursor: the range a copy may read (gaps included).
-  /// Exact once drained; a snapshot before. Any thread.
+  /// Bytes from the frame's base to the shared cursor: the range a copy may read (gaps
+  /// included). The lanes lie below the shared range's start, so they count whole from open(),
+  /// used or not (their unused ends are in stranded_bytes()). Exact once drained; a snapshot
+  /// before. Any thread.
   [[nodiscard]] uint64_t used_bytes() const noexcept {
     return std::min(cursor_.load(std::memory_order_acquire), end_) - base_;
   }
-  /// Bytes of used_bytes() that no placement holds because a writer's block ended before them
-  /// and another writer had taken the bytes after it (the unused end of a block is given back
-  /// when it is last, and counted here otherwise). Alignment padding is not counted. Exact once
-  /// drained.
+  /// Bytes of used_bytes() that no placement holds: the end of a writer's block when another
+  /// writer had taken the bytes after it (the unused end of a block is given back to its range
+  /// when it is last, and counted here otherwise), and the unused end of each lane. Alignment
+  /// padding is not counted. Exact once drained; before, a snapshot that counts the lanes' free
+  /// bytes as unused. Any thread.
   [[nodiscard]] uint64_t stranded_bytes() const noexcept {
-    return stranded_.load(std::memory_order_acquire);
+    uint64_t lanes = 0;
+    for (const Lane& lane : lanes_)
+      lanes += lane.end - std::min(lane.cursor.load(std::memory_order_acquire), lane.end);
+    return stranded_.load(std::memory_order_acquire) + lanes;
   }
   /// Bytes of the frame's memory (what open() was given).
   [[nodiscard]] uint64_t capacity() const noexcept { return end_ - base_; }
@@ -411,6 +455,7 @@ class SharedFrame {
         frame_ = std::exchange(other.frame_, nullptr);
         options_ = other.options_;
         stripe_ = other.stripe_;
+        range_ = other.range_;
         in_block_ = other.in_block_;
         run_pos_ = other.run_pos_;
         run_end_ = other.run_end_;
@@ -419,6 +464,7 @@ class SharedFrame {
         ref_ = other.ref_;
         placed_ = other.placed_;
         stranded_ = other.stranded_;
+        took_ = other.took_;
       }
       return *this;
     }
@@ -466,25 +512,28 @@ class SharedFrame {
     }
 
     /// Leaves the frame: this writer's bytes are complete. Gives back what its block left unused
-    /// when nobody took bytes after it (otherwise counts it in stranded_bytes()). Returns true
-    /// when this drained the sealed frame (the owner's finish() will now succeed; the caller may
-    /// tell it). Does nothing and returns false for a writer that has left or has no frame.
+    /// to the block's range (its lane, the shared range) when nobody took bytes after it
+    /// (otherwise counts it in stranded_bytes()), and adds the bytes it used to its stripe's
+    /// demand (the size of its lane in the next frame; not for block_bytes 0): its blocks from
+    /// their first placement to the end of their last, alignment padding between placements
+    /// included. Returns true when
+    /// this drained the sealed frame (the owner's finish() will now succeed; the caller may tell
+    /// it). Does nothing and returns false for a writer that has left or has no frame.
     bool leave() noexcept {
       if (frame_ == nullptr) return false;
+      release_block();
       SharedFrame* f = std::exchange(frame_, nullptr);
-      if (in_block_ && run_pos_ < run_end_) {
-        uint64_t expected = run_end_;
-        if (!f->cursor_.compare_exchange_strong(expected, run_pos_, std::memory_order_relaxed)) {
-          stranded_ += run_end_ - run_pos_;
-        }
-      }
       if (stranded_ != 0) f->stranded_.fetch_add(stranded_, std::memory_order_relaxed);
       f->placed_.fetch_add(placed_, std::memory_order_relaxed);
+      if (options_.block_bytes != 0 && took_ != 0) {
+        f->lanes_[stripe_].took.fetch_add(took_, std::memory_order_relaxed);
+      }
       in_block_ = false;
       record_ = nullptr;
       ref_ = nullptr;
       placed_ = 0;
       stranded_ = 0;
+      took_ = 0;
       return f->gate_.leave();
     }
 
@@ -544,10 +593,12 @@ class SharedFrame {
       return {};
     }
 
-    // The bytes of the block to take for `size` (a block, smaller near the frame's end, never
-    // less than `size`).
-    uint64_t block_for(uint64_t size, uint64_t free) const noexcept {
-      const uint64_t writers = std::max<uint64_t>(1, frame_->gate_.writers());
+    // The bytes of the block to take for `size` from a range with `free` bytes (a block, smaller
+    // near the range's end, never less than `size`). In a lane the writer is treated as alone
+    // (nobody else normally takes bytes there); in the shared range, as one of the writers inside.
+    uint64_t block_for(uint64_t size, uint64_t free, uint32_t range) const noexcept {
+      const uint64_t writers =
+          range == kShared ? std::max<uint64_t>(1, frame_->gate_.writers()) : uint64_t{1};
       const uint64_t block = std::min(options_.block_bytes, free / (2 * writers));
       return std::max(size, block);
     }
@@ -575,24 +626,62 @@ class SharedFrame {
       return commit(taken->offset, size, payload);
     }
 
+    // Takes bytes for `size` at `alignment`: from the current block's range (grown in place when
+    // nobody took bytes after it), then the writer's lane, the shared range and the other lanes.
+    // DoesNotFit when none has room (`free`: the most any range had).
     Expected<detail::TakenBytes, SharedPlaceError> take_bytes(uint64_t size,
                                                               uint64_t alignment) noexcept {
-      SharedFrame& f = *frame_;
-      uint64_t cur = f.cursor_.load(std::memory_order_relaxed);
+      SharedPlaceError refused{SharedPlaceErrorKind::DoesNotFit, 0, 0};
+      const uint32_t current = in_block_ ? range_ : kNoRange;
+      if (current != kNoRange) {
+        if (auto taken = take_from(current, size, alignment, refused)) return *taken;
+      }
+      const uint32_t own = options_.block_bytes != 0 ? stripe_ : kNoRange;
+      if (own != kNoRange && own != current) {
+        if (auto taken = take_from(own, size, alignment, refused)) return *taken;
+      }
+      if (current != kShared) {
+        if (auto taken = take_from(kShared, size, alignment, refused)) return *taken;
+      }
+      // Stealing: another lane's unused end (starting after this writer's stripe, so that
+      // writers of different stripes spread over the lanes).
+      for (uint32_t i = 1; i <= kStripes; ++i) {
+        const uint32_t lane = (stripe_ + i) % kStripes;
+        if (lane == own || lane == current) continue;
+        if (auto taken = take_from(lane, size, alignment, refused)) return *taken;
+      }
+      return unexpected(refused);
+    }
+
+    // Takes a block for `size` at `alignment` from `range` (a lane, or kShared): grows the current
+    // block in place when it is in this range and the range's cursor is still at its end, else
+    // takes a fresh block at the cursor and releases the old one (release_block()). Nothing when
+    // the range has no room; `refused` then keeps the range's free bytes if they are the most yet.
+    std::optional<detail::TakenBytes> take_from(uint32_t range, uint64_t size, uint64_t alignment,
+                                                SharedPlaceError& refused) noexcept {
+      std::atomic<uint64_t>& cursor = frame_->range_cursor(range);
+      const uint64_t end = frame_->range_end(range);
+      uint64_t cur = cursor.load(std::memory_order_relaxed);
       for (;;) {
-        const bool grow = in_block_ && cur == run_end_;
+        const bool grow = in_block_ && range_ == range && cur == run_end_;
         const uint64_t from = grow ? run_pos_ : cur;
         const std::optional<uint64_t> at = align_up(from, alignment);
-        if (!at || *at > f.end_ || f.end_ - *at < size) {
-          const uint64_t free = from >= f.end_ ? 0 : f.end_ - from;
-          const uint64_t pad = at ? *at - from : alignment - 1;
-          return unexpected(SharedPlaceError{SharedPlaceErrorKind::DoesNotFit, pad + size, free});
+        if (!at || *at > end || end - *at < size) {
+          const uint64_t free = from >= end ? 0 : end - from;
+          if (refused.needed == 0 || free > refused.free) {
+            refused.free = free;
+            refused.needed = (at ? *at - from : alignment - 1) + size;
+          }
+          return std::nullopt;
         }
-        const uint64_t stop = *at + std::min(block_for(size, f.end_ - *at), f.end_ - *at);
-        if (f.cursor_.compare_exchange_weak(cur, stop, std::memory_order_relaxed,
-                                            std::memory_order_relaxed)) {
-          if (!grow && in_block_) stranded_ += run_end_ - run_pos_;
+        const uint64_t room = end - *at;
+        const uint64_t stop = *at + std::min(block_for(size, room, range), room);
+        if (cursor.compare_exchange_weak(cur, stop, std::memory_order_relaxed,
+                                         std::memory_order_relaxed)) {
+          if (!grow) release_block();
+          took_ += stop - (grow ? cur : *at);
           in_block_ = true;
+          range_ = range;
           run_pos_ = *at;
           run_end_ = stop;
           return detail::TakenBytes{*at, grow};
@@ -600,9 +689,23 @@ class SharedFrame {
       }
     }
 
+    // Gives the unused end of the current block back to its range when the range's cursor is
+    // still at the block's end (nobody took bytes after it); otherwise counts it stranded. Either
+    // way it is not part of what the writer used (took_).
+    void release_block() noexcept {
+      if (!in_block_ || run_pos_ >= run_end_) return;
+      uint64_t expected = run_end_;
+      if (!frame_->range_cursor(range_).compare_exchange_strong(expected, run_pos_,
+                                                                std::memory_order_relaxed)) {
+        stranded_ += run_end_ - run_pos_;
+      }
+      took_ -= run_end_ - run_pos_;
+    }
+
     SharedFrame* frame_ = nullptr;
     WriterOptions options_{};
-    uint32_t stripe_ = 0;    // the stripe of the record log this writer claims records from
+    uint32_t stripe_ = 0;    // this thread's stripe: of the record log, and its lane
+    uint32_t range_ = 0;     // the range of the block: a lane (its stripe), or kShared
     bool in_block_ = false;  // [run_pos_, run_end_) is this writer's block
     uint64_t run_pos_ = 0;
     uint64_t run_end_ = 0;
@@ -611,6 +714,7 @@ class SharedFrame {
     uint64_t record_index_ = 0;
     uint64_t placed_ = 0;    // placements made less those discarded (summed into the frame's)
     uint64_t stranded_ = 0;  // bytes of this writer's earlier blocks it left unused
+    uint64_t took_ = 0;      // bytes of its blocks from their first placement on, less unused ends
   };
 
  private:
@@ -630,11 +734,57 @@ class SharedFrame {
   static bool by_first(const RecordRef& a, const RecordRef& b) noexcept {
     return a.first < b.first;
   }
+
+  // A stripe's lane of the frame's memory: [cursor at open(), end), on a cache line of its own
+  // (its writers' compare-and-swaps touch no other lane's). `took`: the bytes the stripe's
+  // writers used this frame (summed as they leave), which size the lane in the next one.
+  struct alignas(64) Lane {
+    std::atomic<uint64_t> cursor{0};
+    uint64_t end = 0;
+    std::atomic<uint64_t> took{0};
+  };
+  // Ranges a writer takes blocks from: lane s (s < kStripes), or the shared range.
+  static constexpr uint32_t kShared = kStripes;
+  static constexpr uint32_t kNoRange = kStripes + 1;
+  std::atomic<uint64_t>& range_cursor(uint32_t range) noexcept {
+    return range == kShared ? cursor_ : lanes_[range].cursor;
+  }
+  uint64_t range_end(uint32_t range) const noexcept {
+    return range == kShared ? end_ : lanes_[range].end;
+  }
+
+  // Lays out this frame's lanes from the bytes each stripe used in the previous frame (rounded up
+  // to 64; in stripe order from the base; none when they do not all fit, or lanes are off) and
+  // starts counting this frame's. Returns where the shared range starts. Owner, in open().
+  uint64_t plan_lanes() noexcept {
+    std::array<uint64_t, kStripes> sizes{};
+    bool fits = lanes_enabled_;
+    uint64_t total = 0;
+    for (uint32_t s = 0; s < kStripes; ++s) {
+      const std::optional<uint64_t> size =
+          align_up(lanes_[s].took.exchange(0, std::memory_order_relaxed), 64);
+      if (!size || *size > end_ - base_ - total) {
+        fits = false;
+        continue;
+      }
+      sizes[s] = *size;
+      total += *size;
+    }
+    uint64_t at = base_;
+    for (uint32_t s = 0; s < kStripes; ++s) {
+      lanes_[s].cursor.store(at, std::memory_order_relaxed);
+      at += fits ? sizes[s] : 0;
+      lanes_[s].end = at;
+    }
+    return at;
+  }
   WriterGate gate_;
   const uint64_t max_records_;                    // 0: no cap
+  const bool lanes_enabled_;                      // SharedFrameConfig::lanes
   alignas(64) std::atomic<uint64_t> records_{0};  // records claimed (kept only with a cap)
   std::unique_ptr<Stripes> stripes_;
   alignas(64) std::atomic<uint64_t> cursor_{0};
+  std::array<Lane, kStripes> lanes_;
   alignas(64) std::atomic<uint64_t> stranded_{0};
   std::atomic<uint64_t> placed_{0};  // placements kept, summed by the writers as they leave
   std::span<std::byte> memory_;
