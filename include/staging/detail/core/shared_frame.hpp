@@ -23,11 +23,13 @@
 //   another lane's unused end. Lanes are laid out only when they all fit (SharedFrameConfig::
 //   lanes turns them off).
 //
-// Inside a range (a lane or the shared range), a full block grows in place while the range's
-// cursor is still at its end (a writer alone in its lane fills it contiguously, as one cursor
-// would); otherwise the writer takes a fresh block, and gives the old block's end back to its
-// range when nobody took bytes after it, or leaves it *stranded* (counted, never copied). Leaving
-// gives the last block's end back in the same way; the unused end of a lane is stranded too.
+// A writer whose block is full looks for bytes in the block's range first, then in its lane, the
+// shared range and the other lanes. Inside a range (a lane or the shared range), a full block
+// grows in place while the range's cursor is still at its end (a writer alone in its lane fills
+// it contiguously, as one cursor would); otherwise the writer takes a fresh block, and gives the
+// old block's end back to its range when nobody took bytes after it, or leaves it *stranded*
+// (counted, never copied). Leaving gives the last block's end back in the same way; the unused
+// end of a lane is stranded too.
 //
 // Placements are recorded per writer in block records (kBlockEntries each, one atomic claim per
 // record); a record never spans two blocks, so records never interleave, and the sealed frame
