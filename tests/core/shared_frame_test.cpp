@@ -805,20 +805,21 @@ TEST(SharedFrameLanes, AThreadThatOutgrowsItsLaneGoesOnInTheSharedRange) {
   EXPECT_TRUE(rig.frame.finish(DrainMode::Report).value().empty());
 }
 
-TEST(SharedFrameLanes, AFrameAsLargeAsTheDemandRefusesNothing) {
-  // Frame 1: A and B take 4 KiB each. Frame 2 is exactly 8 KiB: two lanes and an empty shared
-  // range. B places 2 KiB and leaves; A places 5 KiB: its lane, then the end B left unused (the
-  // shared range is empty); C, a thread with no lane, takes the last KiB of B's lane. Nothing
-  // is refused; the frame is full, nothing stranded.
-  //   [ A A A A A A A A | B B B B A A C C ]     (lanes drawn for a < b; 512 bytes a character)
+TEST(SharedFrameLanes, AWriterTakesTheSharedRangeThenAnotherLanesUnusedEnd) {
+  // Frame 1: A and B take 4 KiB each (uploads of 256: the largest asked, 271 with alignment 16).
+  // Frame 2 is 8.5 KiB: two lanes of 4 KiB and a shared range of 512 bytes (room for 271). B
+  // places 2 KiB and leaves; A places 5 KiB: its lane, the shared range, then the end B left
+  // unused; C, a thread with no lane, takes the rest of B's lane. Nothing is refused until the
+  // frame is full; nothing is stranded.
+  //   [ A A A A A A A A | B B B B A C C C | A ]     (lanes drawn for a < b; 512 bytes a character)
   LaneRig rig(3, 16 << 10);
   expect_distinct_stripes(rig);
   rig.sizes = {std::vector<uint64_t>(16, 256), std::vector<uint64_t>(16, 256), {}};
   (void)rig.run_frame(rig.memory.size(), {0, 1}, false);
 
   Frame& frame = rig.frame;
-  frame.open(std::span(rig.memory).first(8192), LaneRig::kBase);
-  EXPECT_EQ(frame.used_bytes(), 8192u);  // the lanes fill the frame
+  frame.open(std::span(rig.memory).first(8704), LaneRig::kBase);
+  EXPECT_EQ(frame.used_bytes(), 8192u);  // the lanes; the shared range starts after them
   const uint64_t lane_b = rig.threads[0].stripe < rig.threads[1].stripe ? 4096 : 0;
   const auto place = [&](uint32_t t, uint32_t count, std::vector<uint64_t>& offsets) {
     rig.threads[t].run([&] {
@@ -840,22 +841,116 @@ TEST(SharedFrameLanes, AFrameAsLargeAsTheDemandRefusesNothing) {
   std::vector<uint64_t> a, b, c;
   place(1, 8, b);
   place(0, 20, a);
-  place(2, 4, c);
+  place(2, 6, c);
   const uint64_t lane_a = 4096 - lane_b;
   for (uint32_t i = 0; i < 8; ++i)
     EXPECT_EQ(b[i], lane_b + 256 * i);
   for (uint32_t i = 0; i < 16; ++i)
     EXPECT_EQ(a[i], lane_a + 256 * i);
-  for (uint32_t i = 16; i < 20; ++i)
-    EXPECT_EQ(a[i], lane_b + 2048 + 256 * (i - 16));  // stolen from B's lane
-  for (uint32_t i = 0; i < 4; ++i)
-    EXPECT_EQ(c[i], lane_b + 3072 + 256 * i);
+  EXPECT_EQ(a[16], 8192u);  // the shared range
+  EXPECT_EQ(a[17], 8448u);
+  for (uint32_t i = 18; i < 20; ++i)
+    EXPECT_EQ(a[i], lane_b + 2048 + 256 * (i - 18));  // stolen from B's lane
+  for (uint32_t i = 0; i < 6; ++i)
+    EXPECT_EQ(c[i], lane_b + 2560 + 256 * i);
   const auto placed = placements_of(frame.finish(DrainMode::Report).value());
-  ASSERT_EQ(placed.size(), 32u);
+  ASSERT_EQ(placed.size(), 34u);
   for (std::size_t i = 0; i < placed.size(); ++i)
     EXPECT_EQ(placed[i].offset, LaneRig::kBase + 256 * i);  // offset order, the frame full
   EXPECT_EQ(frame.stranded_bytes(), 0u);
-  EXPECT_EQ(frame.used_bytes(), 8192u);
+  EXPECT_EQ(frame.used_bytes(), 8704u);
+}
+
+TEST(SharedFrameLanes, AFrameAsLargeAsTheDemandHasNoLanesAndRefusesNothing) {
+  // Frame 1: A and B take 4 KiB each. Frame 2 is exactly 8 KiB: lanes would leave the shared
+  // range no room for an upload of the size frame 1 asked for, so there are none; the single
+  // cursor places every upload, and the frame ends full.
+  LaneRig rig(2, 16 << 10);
+  rig.sizes = {std::vector<uint64_t>(16, 256), std::vector<uint64_t>(16, 256)};
+  (void)rig.run_frame(rig.memory.size(), {0, 1}, false);
+  const auto offsets = rig.run_frame(8192, {0, 1}, true, 256);  // interleaved: the cursor's order
+  EXPECT_EQ(rig.frame.used_bytes(), 8192u);
+  EXPECT_EQ(rig.frame.stranded_bytes(), 0u);
+  for (uint32_t t = 0; t < 2; ++t)
+    EXPECT_EQ(offsets[t].size(), 16u);
+}
+
+TEST(SharedFrameLanes, AnUploadNoRangeHoldsIsRefusedOnceThenFindsRoom) {
+  // Frames of 8 KiB. Frame 1: A and B take 2 KiB each, so frame 2 has two lanes of 2 KiB and a
+  // shared range of 4 KiB. In frame 2, still empty, A first asks for 5000 bytes: no range holds
+  // them (the single cursor would have): refused, with the largest range's 4096 free; then A and
+  // B take their 2 KiB again. Frame 3 keeps room for 5000 bytes, which the lanes would not leave:
+  // there are none, and the 5000 bytes go at the base (with lanes laid out again from the same
+  // demand, they would be refused in every frame).
+  LaneRig rig(2, 8192);
+  Frame& frame = rig.frame;
+  const auto small = [&](uint32_t t) {
+    auto w = frame.join().value();
+    for (uint32_t i = 0; i < 8; ++i)
+      ASSERT_TRUE(w.place(256, 16, {t, i})) << "thread " << t << " upload " << i;
+  };
+  for (int f = 1; f <= 3; ++f) {
+    frame.open(rig.memory, LaneRig::kBase);
+    EXPECT_EQ(frame.used_bytes(), f == 2 ? 4096u : 0u) << "frame " << f;
+    if (f >= 2) {
+      rig.threads[0].run([&] {
+        auto w = frame.join().value();
+        const auto p = w.place(5000, 1, {});
+        if (f == 2) {
+          ASSERT_FALSE(p);
+          EXPECT_EQ(p.error().kind, SharedPlaceErrorKind::DoesNotFit);
+          EXPECT_EQ(p.error().free, 4096u);
+        } else {
+          ASSERT_TRUE(p);
+          EXPECT_EQ(p->offset, LaneRig::kBase);
+        }
+      });
+    }
+    if (f <= 2) {
+      rig.threads[0].run([&] { small(0); });
+      rig.threads[1].run([&] { small(1); });
+    }
+    ASSERT_TRUE(frame.finish(DrainMode::Report));
+  }
+}
+
+TEST(SharedFrameLanes, ALaneStartsAtItsWritersAlignment) {
+  // A places 64 bytes at alignment 1, B four uploads of 256 at alignment 256 (a buffer copy
+  // alignment some devices ask for). B's lane starts on a multiple of 256, so it holds B's four
+  // uploads from its start with no padding: from frame 2 on both threads' offsets repeat, nothing
+  // goes to the shared range, and the frame uses the same bytes every time.
+  LaneRig rig(2, 16 << 10);
+  expect_distinct_stripes(rig);
+  std::vector<std::vector<uint64_t>> seen(4);
+  std::vector<uint64_t> used(4);
+  for (int f = 0; f < 4; ++f) {
+    rig.frame.open(rig.memory, LaneRig::kBase + 64);  // a base that is not a multiple of 256
+    rig.threads[0].run([&] {
+      auto w = rig.frame.join().value();
+      seen[f].push_back(w.place(64, 1, {0, 0}).value().offset);
+    });
+    rig.threads[1].run([&] {
+      auto w = rig.frame.join().value();
+      for (uint32_t i = 0; i < 4; ++i) {
+        const uint64_t at = w.place(256, 256, {1, i}).value().offset;
+        EXPECT_EQ(at % 256, 0u);
+        seen[f].push_back(at);
+      }
+    });
+    ASSERT_EQ(rig.frame.finish(DrainMode::Report).value().size(), 5u);
+    used[f] = rig.frame.used_bytes();
+  }
+  for (int f = 2; f < 4; ++f) {
+    EXPECT_EQ(seen[f], seen[1]) << "frame " << f;
+    EXPECT_EQ(used[f], used[1]) << "frame " << f;
+  }
+  for (std::size_t i = 2; i < 5; ++i)  // B's uploads lie together in its lane
+    EXPECT_EQ(seen[1][i], seen[1][i - 1] + 256) << "B's upload " << i - 1;
+  // The lanes end where the last upload does (A's 64 bytes or B's 256, whichever lane is last):
+  // nothing in the shared range.
+  const uint64_t a_end = seen[1][0] + 64;
+  const uint64_t b_end = *std::max_element(seen[1].begin() + 1, seen[1].end()) + 256;
+  EXPECT_EQ(LaneRig::kBase + 64 + used[1], std::max(a_end, b_end));
 }
 
 TEST(SharedFrameLanes, NoLanesWhenTheyDoNotAllFit) {

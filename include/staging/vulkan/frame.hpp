@@ -309,11 +309,13 @@ class StagingFrame {
 // writer's own block of the shared space (shared state is touched once per block; join()'s
 // block_bytes, 64 KiB by default). A thread's blocks come first from its own lane of the space,
 // sized by what its writers used the previous time this frame state shared a space, so that a
-// thread writes the same staging bytes frame after frame (still in its core's cache); then from
-// the rest of the space. The owner seals the space, or finish() does; finish() then records one
-// copy per placement, in staging-offset order, with the frame's own uploads. Size the space for
-// the uploads plus about one block per writer: a block another writer placed after is not reused
-// when its writer leaves (stranded_bytes()).
+// thread writes the same offsets of the space frame after frame (the same staging bytes, still in
+// its core's cache, when the space lies where it lay then); then from the rest of the space. The
+// owner seals the space, or finish() does; finish() then records one copy per placement, in
+// staging-offset order, with the frame's own uploads. Size the space for the uploads plus about
+// one block per writer: a block another writer placed after is not reused when its writer leaves
+// (stranded_bytes()). Lanes are laid out only when the space also has room for the largest upload
+// of the previous time besides them; a space filled to its end has none.
 //
 //   StagingFrame frame = ring.begin(cmd, 8 << 20).value();
 //   SharedUploads shared = frame.share(4 << 20).value();             // owner

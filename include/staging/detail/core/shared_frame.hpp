@@ -9,9 +9,10 @@
 // with a private bump, so shared state is touched once per block, not once per upload; no lock on
 // any writer path.
 //
-// The frame's memory is reused frame after frame (a ring of slots), so a writer thread should
-// write the bytes it wrote the last time this memory was used: they may still be in its core's
-// cache, where bytes another core wrote would have to move over. So the memory is laid out in
+// The frame's memory is often reused frame after frame (a slot of a ring), so a writer thread
+// should write the bytes it wrote the last time this memory was used: they may still be in its
+// core's cache, where bytes another core wrote would have to move over. So the memory is laid out
+// in
 // *lanes*, one per stripe of writer threads (detail::this_thread_stripe(), as the record log),
 // sized by what that stripe's writers used in the previous frame, then the *shared range*:
 //
@@ -20,8 +21,9 @@
 //   A (stripe 0) and B (stripe 3) wrote last frame: each has its lane, at the same offsets as
 //   long as the demand stays the same. C (no lane) and B, whose lane is full, take blocks from
 //   the shared range's cursor; a writer finding both its lane and the shared range full takes from
-//   another lane's unused end. Lanes are laid out only when they all fit (SharedFrameConfig::
-//   lanes turns them off).
+//   another lane's unused end. Lanes are laid out only when they all fit and leave the shared
+//   range room for the largest upload asked for in the previous frame: an upload that no range
+//   could hold (refused) is given room from the next frame on (SharedFrameConfig::lanes).
 //
 // A writer whose block is full looks for bytes in the block's range first, then in its lane, the
 // shared range and the other lanes. Inside a range (a lane or the shared range), a full block
@@ -181,24 +183,31 @@ struct SharedFrameConfig {
   /// writer threads whose writers used bytes in the previous frame (writers with a non-zero
   /// WriterOptions::block_bytes; the bytes of their blocks from the first placement to the end of
   /// the last, wherever they were taken) gets a lane of that many bytes (rounded up to 64), in
-  /// stripe order from the frame's base, and its writers place there first; the shared range
-  /// starts after the lanes. With the same demand frame after frame, each thread writes the same
-  /// offsets as before (still in its core's cache when the memory is reused). Lanes are laid out
-  /// only when they all fit in the frame. The lanes count in used_bytes() whole, their unused ends
-  /// in stranded_bytes(). false: no lanes; every writer takes blocks from the shared cursor, which
-  /// starts at the base (blocks in the order writers reach the cursor).
+  /// stripe order from the frame's base, each starting at a multiple of 64 and of the largest
+  /// alignment its writers asked for (the gaps count as alignment padding); its writers place
+  /// there first and the shared range starts after the lanes. With the same demand frame after
+  /// frame, each thread writes the same offsets as before (still in its core's cache when the
+  /// memory is the same). Lanes are laid out only when they all fit and leave the shared range at
+  /// least the largest upload (size + alignment - 1) asked for in the previous frame, placed or
+  /// refused: an upload larger than every range (refused, DoesNotFit) finds room from the next
+  /// frame on, and a frame filled to its end every time has no lanes. The lanes count in
+  /// used_bytes() whole, their unused ends in stranded_bytes(). A thread's lane is the thread that
+  /// joined's (a Writer handed to another thread goes on in the lane of the one that joined).
+  /// false: no lanes; every writer takes blocks from the shared cursor, which starts at the base
+  /// (blocks in the order writers reach the cursor).
   bool lanes = true;
 };
 
 /// How a writer takes the frame's bytes (tuning; the defaults suit most uses).
 struct WriterOptions {
-  /// Bytes a writer takes at a time — from its thread's lane (SharedFrameConfig::lanes), then
-  /// from the frame's shared cursor, then from another lane's unused end: its block, which it then
-  /// places into privately (shared state is touched once per block, not once per upload). A
-  /// block grows in place while no other writer took bytes after it, so a writer alone in its
-  /// lane (or in the frame) lays it out exactly as placing each upload from one cursor would. In
-  /// the shared range, near its end, blocks shrink (to the free bytes / (2 × writers inside)) so
-  /// that no writer holds back the last bytes others could use; in a lane, to half its free bytes.
+  /// Bytes a writer takes at a time — from the range its current block is in while that has
+  /// room, else from its thread's lane (SharedFrameConfig::lanes), the frame's shared cursor, then
+  /// another lane's unused end: its block, which it then places into privately (shared state is
+  /// touched once per block, not once per upload). A block grows in place while no other writer
+  /// took bytes after it, so a writer alone in its lane (or in the frame) lays it out exactly as
+  /// placing each upload from one cursor would. In the shared range or another thread's lane,
+  /// near its end, blocks shrink (to the free bytes / (2 × writers inside)) so that no writer
+  /// holds back the last bytes others could use; in its own lane, to half its free bytes.
   /// An upload larger than a block takes a block of its own size. The bytes a thread's writers
   /// use size its lane in the next frame. 0: every block is exactly one upload, taken from the
   /// shared cursor (one atomic operation per upload; the uploads lie in the order they reached
@@ -344,8 +353,10 @@ class SharedFrame {
   /// bytes as unused. Any thread.
   [[nodiscard]] uint64_t stranded_bytes() const noexcept {
     uint64_t lanes = 0;
-    for (const Lane& lane : lanes_)
-      lanes += lane.end - std::min(lane.cursor.load(std::memory_order_acquire), lane.end);
+    for (const Lane& lane : lanes_) {
+      const uint64_t end = lane.end.load(std::memory_order_relaxed);
+      lanes += end - std::min(lane.cursor.load(std::memory_order_acquire), end);
+    }
     return stranded_.load(std::memory_order_acquire) + lanes;
   }
   /// Bytes of the frame's memory (what open() was given).
@@ -467,6 +478,8 @@ class SharedFrame {
         placed_ = other.placed_;
         stranded_ = other.stranded_;
         took_ = other.took_;
+        alignment_ = other.alignment_;
+        largest_ = other.largest_;
       }
       return *this;
     }
@@ -529,13 +542,17 @@ class SharedFrame {
       f->placed_.fetch_add(placed_, std::memory_order_relaxed);
       if (options_.block_bytes != 0 && took_ != 0) {
         f->lanes_[stripe_].took.fetch_add(took_, std::memory_order_relaxed);
+        raise_to(f->lanes_[stripe_].alignment, alignment_);
       }
+      if (largest_ != 0) raise_to(f->largest_, largest_);
       in_block_ = false;
       record_ = nullptr;
       ref_ = nullptr;
       placed_ = 0;
       stranded_ = 0;
       took_ = 0;
+      alignment_ = 1;
+      largest_ = 0;
       return f->gate_.leave();
     }
 
@@ -596,11 +613,13 @@ class SharedFrame {
     }
 
     // The bytes of the block to take for `size` from a range with `free` bytes (a block, smaller
-    // near the range's end, never less than `size`). In a lane the writer is treated as alone
-    // (nobody else normally takes bytes there); in the shared range, as one of the writers inside.
+    // near the range's end, never less than `size`). In its own lane the writer is treated as
+    // alone (nobody else normally takes bytes there); in the shared range or another stripe's
+    // lane, as one of the writers inside (so that a writer taking a lane's unused end leaves some
+    // of it to the lane's own writers).
     uint64_t block_for(uint64_t size, uint64_t free, uint32_t range) const noexcept {
       const uint64_t writers =
-          range == kShared ? std::max<uint64_t>(1, frame_->gate_.writers()) : uint64_t{1};
+          range == stripe_ ? uint64_t{1} : std::max<uint64_t>(1, frame_->gate_.writers());
       const uint64_t block = std::min(options_.block_bytes, free / (2 * writers));
       return std::max(size, block);
     }
@@ -633,8 +652,11 @@ class SharedFrame {
     // DoesNotFit when none has room (`free`: the most any range had).
     Expected<detail::TakenBytes, SharedPlaceError> take_bytes(uint64_t size,
                                                               uint64_t alignment) noexcept {
+      alignment_ = std::max(alignment_, alignment);
+      largest_ = std::max(largest_, size + (alignment - 1));  // checked in place()
       SharedPlaceError refused{SharedPlaceErrorKind::DoesNotFit, 0, 0};
-      const uint32_t current = in_block_ ? range_ : kNoRange;
+      // (A writer of one-upload blocks always starts from the shared range.)
+      const uint32_t current = in_block_ && options_.block_bytes != 0 ? range_ : kNoRange;
       if (current != kNoRange) {
         if (auto taken = take_from(current, size, alignment, refused)) return *taken;
       }
@@ -714,9 +736,11 @@ class SharedFrame {
     Record* record_ = nullptr;  // where this writer's next placement is recorded
     RecordRef* ref_ = nullptr;  // record_'s reference, written with its first placement
     uint64_t record_index_ = 0;
-    uint64_t placed_ = 0;    // placements made less those discarded (summed into the frame's)
-    uint64_t stranded_ = 0;  // bytes of this writer's earlier blocks it left unused
-    uint64_t took_ = 0;      // bytes of its blocks from their first placement on, less unused ends
+    uint64_t placed_ = 0;     // placements made less those discarded (summed into the frame's)
+    uint64_t stranded_ = 0;   // bytes of this writer's earlier blocks it left unused
+    uint64_t took_ = 0;       // bytes of its blocks from their first placement on, less unused ends
+    uint64_t alignment_ = 1;  // the largest alignment of the uploads that took a block
+    uint64_t largest_ = 0;    // the largest size + alignment - 1 that took a block or was refused
   };
 
  private:
@@ -742,8 +766,9 @@ class SharedFrame {
   // writers used this frame (summed as they leave), which size the lane in the next one.
   struct alignas(64) Lane {
     std::atomic<uint64_t> cursor{0};
-    uint64_t end = 0;
+    std::atomic<uint64_t> end{0};
     std::atomic<uint64_t> took{0};
+    std::atomic<uint64_t> alignment{1};  // the largest alignment its writers asked for
   };
   // Ranges a writer takes blocks from: lane s (s < kStripes), or the shared range.
   static constexpr uint32_t kShared = kStripes;
@@ -752,33 +777,53 @@ class SharedFrame {
     return range == kShared ? cursor_ : lanes_[range].cursor;
   }
   uint64_t range_end(uint32_t range) const noexcept {
-    return range == kShared ? end_ : lanes_[range].end;
+    return range == kShared ? end_ : lanes_[range].end.load(std::memory_order_relaxed);
   }
 
   // Lays out this frame's lanes from the bytes each stripe used in the previous frame (rounded up
-  // to 64; in stripe order from the base; none when they do not all fit, or lanes are off) and
-  // starts counting this frame's. Returns where the shared range starts. Owner, in open().
+  // to 64), in stripe order from the base, each starting at a multiple of 64 and of the largest
+  // alignment its writers asked for (the gaps are alignment padding); none when lanes are off, or
+  // when they would not leave the shared range room for the largest upload asked for in the
+  // previous frame (placed or refused). Starts counting this frame's demand. Returns where the
+  // shared range starts. Owner, in open().
   uint64_t plan_lanes() noexcept {
-    std::array<uint64_t, kStripes> sizes{};
+    const uint64_t reserve = largest_.exchange(0, std::memory_order_relaxed);
+    std::array<uint64_t, kStripes> start{}, stop{};
     bool fits = lanes_enabled_;
-    uint64_t total = 0;
+    uint64_t at = base_;
     for (uint32_t s = 0; s < kStripes; ++s) {
-      const std::optional<uint64_t> size =
-          align_up(lanes_[s].took.exchange(0, std::memory_order_relaxed), 64);
-      if (!size || *size > end_ - base_ - total) {
+      const uint64_t took = lanes_[s].took.exchange(0, std::memory_order_relaxed);
+      const uint64_t alignment = lanes_[s].alignment.exchange(1, std::memory_order_relaxed);
+      if (!fits || took == 0) {
+        start[s] = stop[s] = at;
+        continue;
+      }
+      const std::optional<uint64_t> line = align_up(at, 64);
+      const std::optional<uint64_t> from = line ? align_up(*line, alignment) : std::nullopt;
+      const std::optional<uint64_t> size = align_up(took, 64);
+      if (!from || !size || *from > end_ || *size > end_ - *from) {
         fits = false;
         continue;
       }
-      sizes[s] = *size;
-      total += *size;
+      start[s] = *from;
+      stop[s] = at = *from + *size;
     }
-    uint64_t at = base_;
+    if (!fits || end_ - at < reserve) {
+      start.fill(base_);
+      stop.fill(base_);
+      at = base_;
+    }
     for (uint32_t s = 0; s < kStripes; ++s) {
-      lanes_[s].cursor.store(at, std::memory_order_relaxed);
-      at += fits ? sizes[s] : 0;
-      lanes_[s].end = at;
+      lanes_[s].cursor.store(start[s], std::memory_order_relaxed);
+      lanes_[s].end.store(stop[s], std::memory_order_relaxed);
     }
     return at;
+  }
+  // Raises `a` to at least `v` (relaxed: read by the owner after the writers left).
+  static void raise_to(std::atomic<uint64_t>& a, uint64_t v) noexcept {
+    uint64_t now = a.load(std::memory_order_relaxed);
+    while (now < v && !a.compare_exchange_weak(now, v, std::memory_order_relaxed)) {
+    }
   }
   WriterGate gate_;
   const uint64_t max_records_;                    // 0: no cap
@@ -789,6 +834,9 @@ class SharedFrame {
   std::array<Lane, kStripes> lanes_;
   alignas(64) std::atomic<uint64_t> stranded_{0};
   std::atomic<uint64_t> placed_{0};  // placements kept, summed by the writers as they leave
+  // The largest upload asked for this frame (size + alignment - 1; placed or refused), raised by
+  // the writers as they leave: the room the next frame's shared range keeps.
+  std::atomic<uint64_t> largest_{0};
   std::span<std::byte> memory_;
   uint64_t base_ = 0;
   uint64_t end_ = 0;
