@@ -655,6 +655,15 @@ struct LaneRig {
     return offsets;
   }
 
+  // Gives every thread `count` uploads of random sizes: multiples of 16, from 16 to 16 * `most`.
+  void random_sizes(std::size_t count, uint64_t most) {
+    for (auto& s : sizes) {
+      s.resize(count);
+      for (auto& size : s)
+        size = 16 * (1 + rng() % most);
+    }
+  }
+
   // The threads in stripe order (the order of their lanes).
   std::vector<uint32_t> by_stripe() const {
     std::vector<uint32_t> order(threads.size());
@@ -711,11 +720,7 @@ TEST(SharedFrameLanes, ASecondFrameWithTheSameDemandGivesEachThreadTheSameOffset
   //   frame 2, 3: [ A A A A A A | B B B B | C C C C C C ]   lanes, each filled contiguously
   LaneRig rig(3, 64 << 10);
   expect_distinct_stripes(rig);
-  for (auto& s : rig.sizes) {
-    s.resize(40);
-    for (auto& size : s)
-      size = 16 * (1 + rig.rng() % 12);
-  }
+  rig.random_sizes(40, 12);
   std::vector<uint32_t> order = rig.by_stripe();
   std::reverse(order.begin(), order.end());
   const auto frame1 = rig.run_frame(rig.memory.size(), order, false);
@@ -735,11 +740,7 @@ TEST(SharedFrameLanes, TheLayoutSettlesAfterAFrameOfInterleavedBlocks) {
   //   frame 3, 4: [ A A A | B B B ]          lanes sized by frame 2: exact
   LaneRig rig(2, 64 << 10);
   expect_distinct_stripes(rig);
-  for (auto& s : rig.sizes) {
-    s.resize(30);
-    for (auto& size : s)
-      size = 16 * (1 + rig.rng() % 20);
-  }
+  rig.random_sizes(30, 20);
   (void)rig.run_frame(rig.memory.size(), {0, 1}, true, 256);
   EXPECT_GT(rig.frame.stranded_bytes(), 0u);
   (void)rig.run_frame(rig.memory.size(), {1, 0}, true, 256);

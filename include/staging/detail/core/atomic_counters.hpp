@@ -19,6 +19,13 @@
 
 namespace staging {
 
+/// Raises `v` to `n` when `n` is larger (a compare-and-swap loop; relaxed). Any thread.
+inline void raise_relaxed(std::atomic<uint64_t>& v, uint64_t n) noexcept {
+  uint64_t seen = v.load(std::memory_order_relaxed);
+  while (n > seen && !v.compare_exchange_weak(seen, n, std::memory_order_relaxed)) {
+  }
+}
+
 /// Relaxed atomic counters mirroring the uint64_t members `Members` of stats struct `S`. Any
 /// thread may call any member function. Not copyable (it holds atomics). The counters start at
 /// 0 and wrap at 2^64 like the atomics they are.
@@ -33,10 +40,7 @@ class AtomicCounters {
   /// Raises the counter of member `M` to `n` when `n` is larger (a peak; relaxed).
   template <uint64_t S::*M>
   void raise_to(uint64_t n) noexcept {
-    std::atomic<uint64_t>& v = values_[index_of<M>()];
-    uint64_t seen = v.load(std::memory_order_relaxed);
-    while (n > seen && !v.compare_exchange_weak(seen, n, std::memory_order_relaxed)) {
-    }
+    raise_relaxed(values_[index_of<M>()], n);
   }
   /// The counter of member `M` now (relaxed).
   template <uint64_t S::*M>

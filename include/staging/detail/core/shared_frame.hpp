@@ -74,6 +74,7 @@
 #include "staging/core/timeline.hpp"
 #include "staging/detail/core/align.hpp"
 #include "staging/detail/core/assert.hpp"
+#include "staging/detail/core/atomic_counters.hpp"
 #include "staging/detail/core/enum_names.hpp"
 #include "staging/detail/core/frame_records.hpp"
 #include "staging/detail/core/placement_log.hpp"
@@ -542,9 +543,9 @@ class SharedFrame {
       f->placed_.fetch_add(placed_, std::memory_order_relaxed);
       if (options_.block_bytes != 0 && took_ != 0) {
         f->lanes_[stripe_].took.fetch_add(took_, std::memory_order_relaxed);
-        raise_to(f->lanes_[stripe_].alignment, alignment_);
+        raise_relaxed(f->lanes_[stripe_].alignment, alignment_);  // read after the drain
       }
-      if (largest_ != 0) raise_to(f->largest_, largest_);
+      if (largest_ != 0) raise_relaxed(f->largest_, largest_);
       in_block_ = false;
       record_ = nullptr;
       ref_ = nullptr;
@@ -818,12 +819,6 @@ class SharedFrame {
       lanes_[s].end.store(stop[s], std::memory_order_relaxed);
     }
     return at;
-  }
-  // Raises `a` to at least `v` (relaxed: read by the owner after the writers left).
-  static void raise_to(std::atomic<uint64_t>& a, uint64_t v) noexcept {
-    uint64_t now = a.load(std::memory_order_relaxed);
-    while (now < v && !a.compare_exchange_weak(now, v, std::memory_order_relaxed)) {
-    }
   }
   WriterGate gate_;
   const uint64_t max_records_;                    // 0: no cap
