@@ -10,7 +10,11 @@
  *              (a CAS loop: load; if SEALED, refused; else CAS(w, w + 1), retry on failure).
  *              A refused writer changed nothing: it never incremented the count.
  *              (SharedFrame::join, WriterGate::enter)
- *   cursor     the frame's atomic byte cursor in [base, end): bytes below it are taken.
+ *   ranges     the frame's bytes, split by open() (before any writer is admitted) into NLANES
+ *              lanes, one per stripe of writer threads, and the shared range after them
+ *              (SharedFrameConfig::lanes; NLANES 0: one range, the whole frame). A lane may be
+ *              empty. Each range has its own atomic cursor in [start, end): bytes below it are
+ *              taken. (SharedFrame::plan_lanes, range_cursor, range_end)
  *   records    the placement log: records claimed one at a time by one fetch_add on the log's
  *              counter; a record holds up to E placements (offset, size), written only by the
  *              writer that claimed it, and their count.
@@ -23,19 +27,24 @@
  *   refill     the slow paths (Writer::refill):
  *              - new record: the record is full (or there is none) and the bytes fit: claim a new
  *                record (fetch_add), go on in the same block;
- *              - extend: the bytes do not fit and nobody took bytes after the block:
- *                CAS(cursor: run_end -> run_end + want) keeps the block and its record (the
- *                bytes are contiguous); want = max(size, BLOCK), never past the end;
- *              - fresh block: otherwise a CAS loop takes [cur, cur + want) from the cursor (never
- *                past the end; a size that does not fit is DoesNotFit, and nothing changed: the
- *                writer keeps its block and record). The old block's unused tail is charged to
- *                the atomic `stranded` counter (fetch_add: bytes no copy reads), and the next
- *                placement starts a new record: a record never spans two blocks.
- *   leave      (Writer::leave) the block's tail [run_pos, run_end) is returned by
- *              CAS(cursor: run_end -> run_pos) when nobody took bytes after it, else charged to
- *              `stranded`; then the gate's fetch_sub(1) (WriterGate::leave). The writer whose
- *              decrement leaves exactly SEALED (the last writer out after the seal) completes the
- *              frame: it sets `ready`.
+ *              - bytes (Writer::take_bytes): the ranges in turn, until one has room: the current
+ *                block's range, the writer's own lane, the shared range, then the other lanes
+ *                from the writer's own on (each range tried once). In a range (Writer::take_from,
+ *                one CAS loop on the range's cursor):
+ *                - extend: the block is in this range and nobody took bytes after it (the cursor
+ *                  is at run_end): CAS(cursor: run_end -> run_pos + want) keeps the block and its
+ *                  record (the bytes are contiguous); want = max(size, BLOCK), never past the
+ *                  range's end;
+ *                - fresh block: otherwise [cur, cur + want) from the cursor, never past the
+ *                  range's end; no room in any range is DoesNotFit, and nothing changed: the
+ *                  writer keeps its block and record. The old block is then released (below),
+ *                  and the next placement starts a new record: a record never spans two blocks.
+ *   release    (Writer::release_block) a block's unused tail [run_pos, run_end) is returned to its
+ *              range by CAS(range's cursor: run_end -> run_pos) when nobody took bytes after it,
+ *              else charged to the atomic `stranded` counter (fetch_add: bytes no copy reads).
+ *   leave      (Writer::leave) the block is released; then the gate's fetch_sub(1)
+ *              (WriterGate::leave). The writer whose decrement leaves exactly SEALED (the last
+ *              writer out after the seal) completes the frame: it sets `ready`.
  *   finish     the owner's fetch_or(SEALED) (SharedFrame::finish, WriterGate::seal). If no writer
  *              was writing, the owner completes the frame itself. Otherwise, by the caller's
  *              choice, finish waits until `ready`, or reports the writers still writing (an
@@ -46,6 +55,9 @@
  * Model: NWRITERS writer processes; each joins once and, if admitted, tries NTRIES placements of
  * 1 to MAXSIZE units (no alignment: the frame's base is 0 and a unit stands for an aligned piece)
  * into a frame of CAPW units, in blocks of BLOCK units and records of E entries, then leaves.
+ * With NLANES lanes, writer i's own lane is lane i % NLANES (with more writers than lanes, two
+ * writers share one, as two threads of one stripe do), and each lane is 0 to LANEMAX units: every
+ * layout is checked (a superset of those open() lays out from the previous frame's demand).
  * One Owner. A writer's private steps (the fast path, its block's bounds) are folded into the
  * atomic step before them; each shared atomic operation (CAS, fetch_add) is a step of its own.
  * The ghost `bytes` follows every unit of the frame: free, taken (in a writer's block), placed,
@@ -62,9 +74,11 @@
  *   W4 the frame is completed (ready) exactly once;
  *   W5 collect reads every placement once, in ascending offset order across the sorted records
  *      (records never interleave);
- *   W6 once drained, cursor == units placed + units stranded: every unit below the cursor is
- *      placed or charged, none above it is (a tail is returned or charged, never lost nor
- *      counted twice);
+ *   W6 once drained, in every range, the units below its cursor are placed or charged and none
+ *      above it is, and the ranges' taken units add up to units placed + units stranded (a tail
+ *      is returned or charged, never lost nor counted twice);
+ *   R1 a range's cursor stays in the range: blocks are taken and extended within their range's
+ *      end, and a tail is returned to the range it was taken from;
  *   L3 (recorded) under weak fairness, a finished frame's copies are eventually recorded.
  *
  * Planted bugs (-D switches):
@@ -79,8 +93,14 @@
  *   BUG_FINISH_NO_WAIT         finish records the copies right after sealing, writers or not.
  *   BUG_BLOCK_TWICE            a fresh block is taken by a load of the cursor and a later plain
  *                              store, not a CAS: two writers can take the same block.
- *   BUG_LOST_TAIL              leave drops its tail when the return CAS fails instead of
- *                              charging it.
+ *   BUG_LOST_TAIL              a released block drops its tail when the return CAS fails
+ *                              instead of charging it.
+ *   BUG_FRAME_END_FOR_RANGE    a block is taken and sized against the frame's end, not its
+ *                              range's: a block taken in a lane runs into the next range.
+ *   BUG_LANES_OVERLAP          open() starts the shared range one unit before the last lane's
+ *                              end (an off-by-one in the layout).
+ *   BUG_RELEASE_TO_OWN_LANE    a tail is returned by a CAS on the writer's own lane's cursor,
+ *                              not its block's range's (the stripe taken for the range).
  *   BUG_RECORD_SPANS_BLOCKS    a fresh block keeps the current record: a record spans two
  *                              blocks, and another writer's placements fall between its entries.
  */
@@ -103,6 +123,34 @@
 #ifndef E
 #define E 2 /* entries of a record */
 #endif
+#ifndef NLANES
+#define NLANES 0 /* lanes below the shared range (0: the frame is one range) */
+#endif
+#ifndef LANEMAX
+#define LANEMAX 2 /* the largest lane, in units */
+#endif
+
+/* Paths a run must reach (model.frame_writers.reaches_*): with -D REACH=id the checker fails
+ * where path id is taken, which shows the bounds reach it. */
+#define REACH_STEAL 1          /* a block from another writer's lane */
+#define REACH_RETURN_SWITCH 2  /* a fresh block in another range, the old tail returned */
+#define REACH_EXTEND_LANE 3    /* a block extended in a lane */
+#define REACH_LANE_TO_SHARED 4 /* the own lane full: a block from the shared range */
+#define REACH_CHARGE_LANE 5    /* a tail in a lane charged: someone took bytes after it */
+#ifdef REACH
+#define REACHED(id, cond) assert(!(REACH == id && (cond)))
+#else
+#define REACHED(id, cond) skip
+#endif
+
+#define SH NLANES        /* the shared range's index; lanes are 0 .. NLANES - 1 */
+#define NR (NLANES + 1)  /* ranges */
+#define NORANGE 255      /* a writer with no block */
+#ifdef BUG_FRAME_END_FOR_RANGE
+#define REND(r) CAPW
+#else
+#define REND(r) rend[r]
+#endif
 
 #define NREC (NWRITERS * NTRIES) /* at most one record per placement */
 #define NOREC 255
@@ -119,10 +167,12 @@
 #define READ 4     /* read by collect */
 #define STRANDED 5 /* a charged tail */
 
-hidden byte W1 = 1, W2 = 1, W3 = 1, W4 = 1, W5 = 1, W6 = 1;
+hidden byte W1 = 1, W2 = 1, W3 = 1, W4 = 1, W5 = 1, W6 = 1, R1 = 1;
 
 byte word;             /* SEALED | writers */
-byte cursor;           /* the frame's byte cursor, in units (base 0) */
+byte cur[NR];          /* each range's cursor, in units (the frame's base is 0) */
+byte rstart[NR];       /* each range's [start, end), laid out before any writer joins */
+byte rend[NR];
 byte stranded;         /* units charged: in no placement, below the cursor */
 byte nrec;             /* the log's counter: records claimed */
 byte rec_n[NREC];      /* placements in each record */
@@ -189,66 +239,106 @@ inline join() {
   w = 0
 }
 
-/* Writer::refill, bytes: sz units do not fit the block. Extend it, or take a fresh block; ok
- * tells whether the writer now has room for sz units at rp (else DoesNotFit, nothing changed). */
-inline refill_bytes() {
-  if
-  :: re > 0 -> /* a block to extend: CAS(cursor: run_end -> run_end + want) */
-     atomic {
-       if
-       :: cursor == re && rp + sz <= CAPW ->
-          cursor = MIN(re + MAX(sz, BLOCK), CAPW);
-          mark(re, cursor, FREE, TAKEN, W2);
-          re = cursor;
-          ok = true
-       :: else -> skip
-       fi
-     }
-  :: else -> skip
-  fi;
-  if
-  :: !ok -> /* a fresh block: the CAS loop on the cursor, never past the end */
+/* Writer::release_block: the block's tail [rp, re) returned to its range rg when nobody took
+ * bytes after it (CAS on the range's cursor), else charged (fetch_add on stranded). */
+inline release() {
+  atomic {
+#ifdef BUG_RELEASE_TO_OWN_LANE
+    if
+    :: own != NORANGE -> rg = own
+    :: else -> skip
+    fi;
+#endif
+    if
+    :: cur[rg] == re ->
+       assert(R1 && rp >= rstart[rg]);
+       REACHED(REACH_RETURN_SWITCH, k > 0); /* k > 0: at a fresh block (0 at leave) */
+       cur[rg] = rp;
+       mark(rp, re, TAKEN, FREE, W2) /* returned */
+    :: else ->
+       REACHED(REACH_CHARGE_LANE, rg < SH);
+#ifndef BUG_LOST_TAIL
+       charge_tail()
+#else
+       skip
+#endif
+    fi
+  }
+}
+
+/* Writer::take_from(r): one CAS loop on range r's cursor. Extends the block when it is in r and
+ * nobody took bytes after it, else takes a fresh block at the cursor; ok when it took bytes
+ * (fr: where the block starts, stop: its new end). */
+inline take_from() {
 #ifdef BUG_BLOCK_TWICE
-     w = cursor;
+  grow = (rg == r && cur[r] == re); /* a load of the cursor, then (below) a plain store */
+  fr = (grow -> rp : cur[r]);
+#endif
+  atomic {
+#ifndef BUG_BLOCK_TWICE
+    grow = (rg == r && cur[r] == re);
+    fr = (grow -> rp : cur[r]);
+#endif
+    if
+    :: fr + sz <= REND(r) ->
+       stop = MIN(fr + MAX(sz, BLOCK), REND(r));
+       assert(R1 && stop <= rend[r]);
+       at = cur[r]; /* the units newly taken: [cursor, stop) */
+       mark(at, stop, FREE, TAKEN, W2);
+       at = 0;
+       cur[r] = stop;
+       ok = true;
+       REACHED(REACH_STEAL, k >= 3);
+       REACHED(REACH_EXTEND_LANE, grow && r < SH);
+       REACHED(REACH_LANE_TO_SHARED, k == 2 && own < SH)
+    :: else -> skip
+    fi
+  }
+}
+
+/* Writer::refill, bytes (Writer::take_bytes): sz units do not fit the block. The ranges in turn:
+ * k = 0 the block's range, 1 the writer's own lane, 2 the shared range, 3.. the other lanes from
+ * the writer's own on; each range is tried once. ok tells whether the writer now has room for
+ * sz units at rp (else DoesNotFit, nothing changed). */
+inline refill_bytes() {
+  k = 0;
+  do
+  :: !ok && k < 3 + NLANES ->
      if
-     :: w + sz <= CAPW -> /* a plain store */
-        atomic {
-          cursor = MIN(w + MAX(sz, BLOCK), CAPW);
-          mark(w, cursor, FREE, TAKEN, W2);
-          ok = true
-        }
+     :: k == 0 -> r = rg
+     :: k == 1 && own != rg -> r = own
+     :: k == 2 && rg != SH -> r = SH
+#if NLANES > 0
+     :: k >= 3 && (own + k - 2) % NLANES != own && (own + k - 2) % NLANES != rg ->
+        r = (own + k - 2) % NLANES
+#endif
+     :: else -> r = NORANGE
+     fi;
+     if
+     :: r != NORANGE -> take_from()
      :: else -> skip
      fi;
-#else
+     k++
+  :: else -> break
+  od;
+  if
+  :: ok && grow -> re = stop /* the same block and record */
+  :: ok && !grow ->
+     /* a fresh block: the old one released (its own CAS), then the new one is the writer's */
+     if
+     :: rg != NORANGE && rp < re -> release()
+     :: else -> skip
+     fi;
      atomic {
-       w = cursor;
-       if
-       :: w + sz <= CAPW ->
-          cursor = MIN(w + MAX(sz, BLOCK), CAPW);
-          mark(w, cursor, FREE, TAKEN, W2);
-          ok = true
-       :: else -> skip
-       fi
-     };
-#endif
-     atomic {
-       if
-       :: ok -> /* the old block's tail charged (fetch_add on stranded), the new block taken */
-          if
-          :: rp < re -> charge_tail()
-          :: else -> skip
-          fi;
-          rp = w; re = MIN(w + MAX(sz, BLOCK), CAPW);
+       rp = fr; re = stop; rg = r;
 #ifndef BUG_RECORD_SPANS_BLOCKS
-          rec = NOREC; /* a record never spans two blocks */
+       rec = NOREC; /* a record never spans two blocks */
 #endif
-          skip
-       :: else -> skip /* DoesNotFit */
-       fi;
-       w = 0
+       skip
      }
-  :: else -> skip
-  fi
+  :: else -> skip /* DoesNotFit */
+  fi;
+  atomic { k = 0; r = 0; fr = 0; stop = 0; grow = false }
 }
 
 /* Writer::place: sz units at rp into the current record (a new one when it is full or there is
@@ -275,39 +365,31 @@ inline place() {
   }
 }
 
-/* Writer::leave: the tail returned or charged, then the gate's fetch_sub(1). */
+/* Writer::leave: the block released, then the gate's fetch_sub(1). */
 inline leave() {
   if
-  :: rp < re ->
-     atomic {
-       if
-       :: cursor == re -> cursor = rp; mark(rp, re, TAKEN, FREE, W2); ok = true /* returned */
-       :: else -> ok = false
-       fi
-     };
-     if
-     :: !ok ->
-#ifndef BUG_LOST_TAIL
-        atomic { charge_tail() }
-#else
-        skip
-#endif
-     :: else -> skip
-     fi
+  :: rg != NORANGE && rp < re -> release()
   :: else -> skip
   fi;
-  atomic { word--; w = word; rp = 0; re = 0; rec = NOREC; ok = false };
+  atomic { word--; w = word; rp = 0; re = 0; rg = NORANGE; rec = NOREC; ok = false };
   if
   :: w == SEALED -> complete() /* the last writer out after the seal */
   :: else -> skip
   fi
 }
 
-proctype Writer() {
+proctype Writer(byte id) {
   byte tries, w, u, sz, at;
-  byte rp, re;        /* the block [run_pos, run_end); re == 0: none yet */
-  byte rec = NOREC;   /* the current record */
-  bool admitted, ok;
+  byte rp, re;         /* the block [run_pos, run_end) */
+  byte rg = NORANGE;   /* the block's range; NORANGE: no block yet */
+  byte rec = NOREC;    /* the current record */
+  byte k, r, fr, stop;
+  bool admitted, ok, grow;
+#if NLANES > 0
+  byte own = id % NLANES; /* the writer's own lane (its thread's stripe) */
+#else
+  byte own = NORANGE;
+#endif
   join();
   if
   :: admitted ->
@@ -380,16 +462,25 @@ inline record() {
        rec_n[best] = 0 /* read */
     od;
     assert(W3 && n == placed); /* every placement recorded */
-    u = 0;
+    n = 0; /* now: the units the ranges' cursors have taken */
+    r = 0;
     do
-    :: u < cursor ->
-       assert(W3 && bytes[u] != PLACED && bytes[u] != WRITTEN);
-       assert(W6 && (bytes[u] == READ || bytes[u] == STRANDED));
-       u++
-    :: u >= cursor && u < CAPW -> assert(W6 && bytes[u] == FREE); u++
+    :: r < NR ->
+       assert(R1 && rstart[r] <= cur[r] && cur[r] <= rend[r]);
+       u = rstart[r];
+       do
+       :: u < cur[r] ->
+          assert(W3 && bytes[u] != PLACED && bytes[u] != WRITTEN);
+          assert(W6 && (bytes[u] == READ || bytes[u] == STRANDED));
+          u++
+       :: u >= cur[r] && u < rend[r] -> assert(W6 && bytes[u] == FREE); u++
+       :: else -> break
+       od;
+       n = n + cur[r] - rstart[r];
+       r++
     :: else -> break
     od;
-    assert(W6 && cursor == placed + stranded);
+    assert(W6 && n == placed + stranded);
     last = 0; n = 0; best = 0; r = 0; j = 0; at = 0; u = 0
   }
 }
@@ -412,11 +503,34 @@ proctype Owner() {
 #endif
 }
 
+/* SharedFrame::open: the lanes laid out from the base (each of 0 to LANEMAX units: every layout
+ * open() may choose from the previous frame), the shared range after them; then the writers
+ * and the owner start. */
 init {
-  byte n;
+  byte n, at, ln;
   atomic {
     do
-    :: n < NWRITERS -> run Writer(); n++
+    :: n < NLANES ->
+       ln = 0;
+       do
+       :: ln < LANEMAX && at + ln < CAPW -> ln++
+       :: break
+       od;
+       rstart[n] = at; rend[n] = at + ln; cur[n] = at;
+       at = at + ln;
+       n++
+    :: else -> break
+    od;
+#ifdef BUG_LANES_OVERLAP
+    if
+    :: at > 0 -> at--
+    :: else -> skip
+    fi;
+#endif
+    rstart[SH] = at; rend[SH] = CAPW; cur[SH] = at;
+    n = 0; at = 0; ln = 0;
+    do
+    :: n < NWRITERS -> run Writer(n); n++
     :: else -> break
     od;
     run Owner()
