@@ -11,7 +11,9 @@
 //   upload    cuda::Uploader::upload() on a null device (copies and events complete at once): the
 //             call's time beside the same bytes filled by the pool alone — the difference is the
 //             Uploader's own fixed cost (reservation, plan, event points, copy calls); with the
-//             pool awake (back-to-back uploads) and asleep (a pause before each)
+//             pool awake (back-to-back uploads) and asleep (a pause before each); and the driver
+//             calls one upload makes (copies, event records and queries, stream queries, capture
+//             and destination checks), free here, each a cost on a GPU's driver
 //   timeline  EventTimeline open + record + completed() per point, from one thread and from
 //             several at once
 //
@@ -21,6 +23,7 @@
 //
 //   build/bin/staging-bench-cpu [--threads N] [--seconds S]
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -223,9 +226,19 @@ void job(unsigned threads, int reps) {
 // --- upload on a null device -------------------------------------------------------------------
 
 // A DeviceApi whose copies, events and streams complete at once and touch nothing: what is left
-// of an upload is the Uploader's own work and the fills.
+// of an upload is the Uploader's own work and the fills. It counts the driver calls an upload
+// would make (each costs a GPU's driver something; here nothing).
 class NullDevice final : public staging::cuda::DeviceApi {
  public:
+  enum Call { Record, Query, StreamQuery, Capturing, Copy, AddressRange, Calls };
+  std::array<std::atomic<uint64_t>, Calls> calls{};
+  std::array<uint64_t, Calls> snapshot() const {
+    std::array<uint64_t, Calls> out{};
+    for (std::size_t i = 0; i < out.size(); ++i)
+      out[i] = calls[i].load(std::memory_order_relaxed);
+    return out;
+  }
+
   cudaError_t host_alloc(void** ptr, std::size_t bytes, unsigned) noexcept override {
     *ptr = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
     return *ptr != nullptr ? cudaSuccess : cudaErrorMemoryAllocation;
@@ -242,29 +255,36 @@ class NullDevice final : public staging::cuda::DeviceApi {
     delete reinterpret_cast<int*>(event);
     return cudaSuccess;
   }
-  cudaError_t event_record(cudaEvent_t, cudaStream_t) noexcept override { return cudaSuccess; }
-  cudaError_t event_query(cudaEvent_t) noexcept override { return cudaSuccess; }
+  cudaError_t event_record(cudaEvent_t, cudaStream_t) noexcept override { return count(Record); }
+  cudaError_t event_query(cudaEvent_t) noexcept override { return count(Query); }
   cudaError_t stream_wait_event(cudaStream_t, cudaEvent_t) noexcept override { return cudaSuccess; }
   cudaError_t stream_is_capturing(cudaStream_t, bool* capturing) noexcept override {
     *capturing = false;
-    return cudaSuccess;
+    return count(Capturing);
   }
   cudaError_t copy_to_device_async(void*, const void*, std::size_t,
                                    cudaStream_t) noexcept override {
-    return cudaSuccess;
+    return count(Copy);
   }
   cudaError_t copy_pageable_to_device_async(void*, const void*, std::size_t,
                                             cudaStream_t) noexcept override {
-    return cudaSuccess;
+    return count(Copy);
   }
-  cudaError_t stream_query(cudaStream_t) noexcept override { return cudaSuccess; }
+  cudaError_t stream_query(cudaStream_t) noexcept override { return count(StreamQuery); }
   cudaError_t host_numa_node(int* node) noexcept override {
     *node = -1;
     return cudaSuccess;
   }
   // The driver's answer costs a call on a GPU; here there is no allocation to describe.
   cudaError_t address_range(const void*, void**, std::size_t*) noexcept override {
+    count(AddressRange);
     return cudaErrorNotSupported;
+  }
+
+ private:
+  cudaError_t count(Call c) noexcept {
+    calls[c].fetch_add(1, std::memory_order_relaxed);
+    return cudaSuccess;
   }
 };
 
@@ -307,9 +327,11 @@ void upload(unsigned threads, int reps) {
       for (int r = 0; r < 8; ++r)
         once();  // the planner's first measurements
       const staging::cuda::UploaderStats before = uploader->stats();
+      const auto calls_before = device.snapshot();
       for (int r = 0; r < reps; ++r)
         awake.push_back(once());
       const staging::cuda::UploaderStats after = uploader->stats();
+      const auto calls_after = device.snapshot();
       for (int r = 0; r < reps; ++r)
         fill.push_back(fill_only());
       for (int r = 0; r < reps / 4; ++r) {
@@ -324,6 +346,14 @@ void upload(unsigned threads, int reps) {
           "%.1f us (p90 %.1f)\n",
           static_cast<unsigned long long>(bytes / KiB), t, a.p50, a.p90, pieces, f.p50,
           a.p50 - f.p50, s.p50, s.p90);
+      const auto per = [&](NullDevice::Call c) {
+        return static_cast<double>(calls_after[c] - calls_before[c]) / reps;
+      };
+      std::printf(
+          "          driver calls per upload: copies %.1f, event records %.1f, event queries %.1f, "
+          "stream queries %.1f, capture checks %.1f, address ranges %.1f\n",
+          per(NullDevice::Copy), per(NullDevice::Record), per(NullDevice::Query),
+          per(NullDevice::StreamQuery), per(NullDevice::Capturing), per(NullDevice::AddressRange));
     }
   }
 }
