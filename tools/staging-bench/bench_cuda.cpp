@@ -9,7 +9,9 @@
 //   copy       back-to-back cudaMemcpyAsync from pinned memory per piece size, and the fit
 //              time = size / link rate + overhead: the copy model's two numbers
 //   calls      what one call of each CUDA function the Uploader makes per upload costs the
-//              calling thread (event record and query, capture check, stream query, an async copy)
+//              calling thread (event record and query, capture check, stream query, an async copy),
+//              called directly and through the Uploader's DeviceApi (device made current around
+//              each call; the destination check)
 //   ceiling    cudaMemcpyAsync from pinned memory, one call per size (the reference)
 //   pageable   cudaMemcpy from the pageable source
 //   register   cudaHostRegister of the source, cudaMemcpyAsync, cudaHostUnregister (all timed)
@@ -40,6 +42,7 @@
 
 #include "staging/cuda/uploader.hpp"
 #include "staging/detail/core/fill_engine.hpp"
+#include "staging/detail/cuda/device_api.hpp"
 
 namespace staging::bench {
 namespace cuda_bench {
@@ -310,6 +313,28 @@ class SingleDevice {
     const double copy = per_call(
         [&] { return cudaMemcpyAsync(device_, pinned_, 4096, cudaMemcpyHostToDevice, stream_); },
         true);
+    // The same calls as the Uploader makes them: through its DeviceApi, which makes the device
+    // current around each, plus the destination check (cuMemGetAddressRange).
+    const std::unique_ptr<DeviceApi> api = make_runtime_api(device_index_);
+    const double api_record = per_call([&] { return api->event_record(event, stream_); }, true);
+    const double api_capture = per_call(
+        [&] {
+          bool c = false;
+          const cudaError_t e = api->stream_is_capturing(stream_, &c);
+          capturing = capturing || c;
+          return e;
+        },
+        false);
+    const double api_range = per_call(
+        [&] {
+          void* base = nullptr;
+          std::size_t size = 0;
+          const cudaError_t e = api->address_range(device_, &base, &size);
+          return e == cudaErrorNotSupported ? cudaSuccess : e;
+        },
+        false);
+    const double api_copy =
+        per_call([&] { return api->copy_to_device_async(device_, pinned_, 4096, stream_); }, true);
     cudaEventDestroy(event);
     if (failed(err, "a call of the calls section")) return 1;
     std::snprintf(
@@ -318,6 +343,16 @@ class SingleDevice {
         "cudaStreamIsCapturing %.0f, cudaStreamQuery %.0f, cudaMemcpyAsync 4 KiB %.0f",
         record, query, capture, stream_query, copy);
     report_.note(buf);
+    std::snprintf(buf, sizeof buf,
+                  "calls through the Uploader's DeviceApi (the device made current around each), "
+                  "ns each: event record %.0f, capture check %.0f, destination check "
+                  "(cuMemGetAddressRange) %.0f, async copy 4 KiB %.0f",
+                  api_record, api_capture, api_range, api_copy);
+    report_.note(buf);
+    report_.context("call_ns_api_event_record", api_record);
+    report_.context("call_ns_api_stream_is_capturing", api_capture);
+    report_.context("call_ns_api_address_range", api_range);
+    report_.context("call_ns_api_memcpy_async", api_copy);
     report_.context("call_ns_event_record", record);
     report_.context("call_ns_event_query", query);
     report_.context("call_ns_stream_is_capturing", capture);
