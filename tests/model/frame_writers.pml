@@ -37,11 +37,14 @@
  *                  range's end;
  *                - fresh block: otherwise [cur, cur + want) from the cursor, never past the
  *                  range's end; no room in any range is DoesNotFit, and nothing changed: the
- *                  writer keeps its block and record. The old block is then released (below),
+ *                  writer keeps its block (and its record; a full record was replaced by an
+ *                  empty one first, as above). The old block is then released (below),
  *                  and the next placement starts a new record: a record never spans two blocks.
  *   release    (Writer::release_block) a block's unused tail [run_pos, run_end) is returned to its
  *              range by CAS(range's cursor: run_end -> run_pos) when nobody took bytes after it,
- *              else charged to the atomic `stranded` counter (fetch_add: bytes no copy reads).
+ *              else charged: added to the writer's own count of stranded bytes (no copy reads
+ *              them), which leave() adds to the frame's atomic `stranded` by one fetch_add. The
+ *              model adds to `stranded` at once (the total is only read once drained).
  *   leave      (Writer::leave) the block is released; then the gate's fetch_sub(1)
  *              (WriterGate::leave). The writer whose decrement leaves exactly SEALED (the last
  *              writer out after the seal) completes the frame: it sets `ready`.
@@ -57,7 +60,11 @@
  * into a frame of CAPW units, in blocks of BLOCK units and records of E entries, then leaves.
  * With NLANES lanes, writer i's own lane is lane i % NLANES (with more writers than lanes, two
  * writers share one, as two threads of one stripe do), and each lane is 0 to LANEMAX units: every
- * layout is checked (a superset of those open() lays out from the previous frame's demand).
+ * layout of contiguous lanes is checked (open() lays them out from the previous frame's demand,
+ * with alignment gaps between them that the model leaves out: no unit is ever in a gap). Every
+ * writer takes blocks of BLOCK units (SharedFrame::WriterOptions::block_bytes != 0); writers of
+ * one-upload blocks (block_bytes 0: no lane of their own, the shared range first) are not
+ * modelled.
  * One Owner. A writer's private steps (the fast path, its block's bounds) are folded into the
  * atomic step before them; each shared atomic operation (CAS, fetch_add) is a step of its own.
  * The ghost `bytes` follows every unit of the frame: free, taken (in a writer's block), placed,
@@ -131,14 +138,16 @@
 #endif
 
 /* Paths a run must reach (model.frame_writers.reaches_*): with -D REACH=id the checker fails
- * where path id is taken, which shows the bounds reach it. */
+ * (assertion PATH) where path id is taken, which shows the bounds reach it. */
 #define REACH_STEAL 1          /* a block from another writer's lane */
 #define REACH_RETURN_SWITCH 2  /* a fresh block in another range, the old tail returned */
 #define REACH_EXTEND_LANE 3    /* a block extended in a lane */
-#define REACH_LANE_TO_SHARED 4 /* the own lane full: a block from the shared range */
-#define REACH_CHARGE_LANE 5    /* a tail in a lane charged: someone took bytes after it */
+#define REACH_LANE_TO_SHARED 4 /* the own (non-empty) lane full: a block from the shared range */
+#define REACH_CHARGE_LEAVE 5   /* at leave, a tail in a lane charged: someone took bytes after it */
+#define REACH_CHARGE_SWITCH 6  /* the same at a fresh block */
 #ifdef REACH
-#define REACHED(id, cond) assert(!(REACH == id && (cond)))
+hidden byte PATH = 1;
+#define REACHED(id, cond) assert(PATH && !(REACH == id && (cond)))
 #else
 #define REACHED(id, cond) skip
 #endif
@@ -199,7 +208,7 @@ inline mark(from, to, was, now, prop) {
   u = 0
 }
 
-/* The tail [rp, re) is charged: fetch_add on `stranded` (inside an atomic step). */
+/* The tail [rp, re) is charged (the writer's count, summed into `stranded` at leave). */
 inline charge_tail() {
   stranded = stranded + re - rp;
   mark(rp, re, TAKEN, STRANDED, W2)
@@ -240,7 +249,7 @@ inline join() {
 }
 
 /* Writer::release_block: the block's tail [rp, re) returned to its range rg when nobody took
- * bytes after it (CAS on the range's cursor), else charged (fetch_add on stranded). */
+ * bytes after it (CAS on the range's cursor), else charged. */
 inline release() {
   atomic {
 #ifdef BUG_RELEASE_TO_OWN_LANE
@@ -252,11 +261,12 @@ inline release() {
     if
     :: cur[rg] == re ->
        assert(R1 && rp >= rstart[rg]);
-       REACHED(REACH_RETURN_SWITCH, k > 0); /* k > 0: at a fresh block (0 at leave) */
+       REACHED(REACH_RETURN_SWITCH, k > 0 && r != rg); /* k > 0: at a fresh block (0 at leave) */
        cur[rg] = rp;
        mark(rp, re, TAKEN, FREE, W2) /* returned */
     :: else ->
-       REACHED(REACH_CHARGE_LANE, rg < SH);
+       REACHED(REACH_CHARGE_LEAVE, rg < SH && k == 0);
+       REACHED(REACH_CHARGE_SWITCH, rg < SH && k > 0);
 #ifndef BUG_LOST_TAIL
        charge_tail()
 #else
@@ -290,7 +300,7 @@ inline take_from() {
        ok = true;
        REACHED(REACH_STEAL, k >= 3);
        REACHED(REACH_EXTEND_LANE, grow && r < SH);
-       REACHED(REACH_LANE_TO_SHARED, k == 2 && own < SH)
+       REACHED(REACH_LANE_TO_SHARED, k == 2 && own < SH && rg == own && rend[own] > rstart[own])
     :: else -> skip
     fi
   }
