@@ -276,89 +276,93 @@ class SingleDevice {
     return 0;
   }
 
-  // The calling thread's cost of each CUDA call an upload makes, ns per call (median of batches).
+  // The calling thread's cost of `call`, ns per call: the median of 9 batches of 200 calls (the
+  // stream synchronized after each batch when `sync`). The first failure is kept in `err`.
+  double per_call_ns(const std::function<cudaError_t()>& call, bool sync, cudaError_t& err) {
+    constexpr int kCalls = 200;
+    std::vector<double> batches;
+    for (int b = 0; b < 9 && err == cudaSuccess; ++b) {
+      const auto t0 = Clock::now();
+      for (int i = 0; i < kCalls; ++i) {
+        const cudaError_t e = call();
+        if (e != cudaSuccess && e != cudaErrorNotReady) err = e;
+      }
+      batches.push_back(seconds_since(t0) * 1e9 / kCalls);
+      if (sync) err = cudaStreamSynchronize(stream_);
+    }
+    return median(batches);
+  }
+
+  // The calling thread's cost of each CUDA call an upload makes, ns per call.
   int call_costs() {
     cudaEvent_t event = nullptr;
     if (failed(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate")) {
       return 1;
     }
     cudaError_t err = cudaSuccess;
-    const auto per_call = [&](const std::function<cudaError_t()>& call, bool sync) {
-      constexpr int kCalls = 200;
-      std::vector<double> batches;
-      for (int b = 0; b < 9 && err == cudaSuccess; ++b) {
-        const auto t0 = Clock::now();
-        for (int i = 0; i < kCalls; ++i) {
-          const cudaError_t e = call();
-          if (e != cudaSuccess && e != cudaErrorNotReady) err = e;
-        }
-        batches.push_back(seconds_since(t0) * 1e9 / kCalls);
-        if (sync) err = cudaStreamSynchronize(stream_);
-      }
-      return median(batches);
-    };
-    bool capturing = false;
-    char buf[512];
-    const double record = per_call([&] { return cudaEventRecord(event, stream_); }, true);
-    const double query = per_call([&] { return cudaEventQuery(event); }, false);
-    const double capture = per_call(
+    const double record = per_call_ns([&] { return cudaEventRecord(event, stream_); }, true, err);
+    const double query = per_call_ns([&] { return cudaEventQuery(event); }, false, err);
+    const double capture = per_call_ns(
         [&] {
           cudaStreamCaptureStatus status{};
-          const cudaError_t e = cudaStreamIsCapturing(stream_, &status);
-          capturing = capturing || status != cudaStreamCaptureStatusNone;
-          return e;
+          return cudaStreamIsCapturing(stream_, &status);
         },
-        false);
-    const double stream_query = per_call([&] { return cudaStreamQuery(stream_); }, false);
-    const double copy = per_call(
+        false, err);
+    const double stream_query = per_call_ns([&] { return cudaStreamQuery(stream_); }, false, err);
+    const double copy = per_call_ns(
         [&] { return cudaMemcpyAsync(device_, pinned_, 4096, cudaMemcpyHostToDevice, stream_); },
-        true);
-    // The same calls as the Uploader makes them: through its DeviceApi, which makes the device
-    // current around each, plus the destination check (cuMemGetAddressRange).
-    const std::unique_ptr<DeviceApi> api = make_runtime_api(device_index_);
-    const double api_record = per_call([&] { return api->event_record(event, stream_); }, true);
-    const double api_capture = per_call(
-        [&] {
-          bool c = false;
-          const cudaError_t e = api->stream_is_capturing(stream_, &c);
-          capturing = capturing || c;
-          return e;
-        },
-        false);
-    const double api_range = per_call(
-        [&] {
-          void* base = nullptr;
-          std::size_t size = 0;
-          const cudaError_t e = api->address_range(device_, &base, &size);
-          return e == cudaErrorNotSupported ? cudaSuccess : e;
-        },
-        false);
-    const double api_copy =
-        per_call([&] { return api->copy_to_device_async(device_, pinned_, 4096, stream_); }, true);
+        true, err);
+    if (err == cudaSuccess) api_call_costs(event, err);
     cudaEventDestroy(event);
     if (failed(err, "a call of the calls section")) return 1;
+    char buf[512];
     std::snprintf(
         buf, sizeof buf,
         "calls, ns each on the calling thread: cudaEventRecord %.0f, cudaEventQuery %.0f, "
         "cudaStreamIsCapturing %.0f, cudaStreamQuery %.0f, cudaMemcpyAsync 4 KiB %.0f",
         record, query, capture, stream_query, copy);
     report_.note(buf);
-    std::snprintf(buf, sizeof buf,
-                  "calls through the Uploader's DeviceApi (the device made current around each), "
-                  "ns each: event record %.0f, capture check %.0f, destination check "
-                  "(cuMemGetAddressRange) %.0f, async copy 4 KiB %.0f",
-                  api_record, api_capture, api_range, api_copy);
-    report_.note(buf);
-    report_.context("call_ns_api_event_record", api_record);
-    report_.context("call_ns_api_stream_is_capturing", api_capture);
-    report_.context("call_ns_api_address_range", api_range);
-    report_.context("call_ns_api_memcpy_async", api_copy);
     report_.context("call_ns_event_record", record);
     report_.context("call_ns_event_query", query);
     report_.context("call_ns_stream_is_capturing", capture);
     report_.context("call_ns_stream_query", stream_query);
     report_.context("call_ns_memcpy_async", copy);
     return 0;
+  }
+
+  // The same calls as the Uploader makes them: through its DeviceApi, which makes the device
+  // current around each, plus the destination check (cuMemGetAddressRange).
+  void api_call_costs(cudaEvent_t event, cudaError_t& err) {
+    const std::unique_ptr<DeviceApi> api = make_runtime_api(device_index_);
+    const double record = per_call_ns([&] { return api->event_record(event, stream_); }, true, err);
+    const double capture = per_call_ns(
+        [&] {
+          bool capturing = false;
+          return api->stream_is_capturing(stream_, &capturing);
+        },
+        false, err);
+    const double range = per_call_ns(
+        [&] {
+          void* base = nullptr;
+          std::size_t size = 0;
+          const cudaError_t e = api->address_range(device_, &base, &size);
+          return e == cudaErrorNotSupported ? cudaSuccess : e;
+        },
+        false, err);
+    const double copy = per_call_ns(
+        [&] { return api->copy_to_device_async(device_, pinned_, 4096, stream_); }, true, err);
+    if (err != cudaSuccess) return;
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "calls through the Uploader's DeviceApi (the device made current around each), "
+                  "ns each: event record %.0f, capture check %.0f, destination check "
+                  "(cuMemGetAddressRange) %.0f, async copy 4 KiB %.0f",
+                  record, capture, range, copy);
+    report_.note(buf);
+    report_.context("call_ns_api_event_record", record);
+    report_.context("call_ns_api_stream_is_capturing", capture);
+    report_.context("call_ns_api_address_range", range);
+    report_.context("call_ns_api_memcpy_async", copy);
   }
 
   // --- what users do instead --------------------------------------------------------------------
