@@ -11,7 +11,10 @@
 //                               is the wall time per upload, all threads together — the
 //                               multi-producer scaling without a GPU;
 //   Memcpy ceiling              the same threads and sizes doing only the memcpy of each upload
-//                               into the same memory: what placement adds is the difference.
+//                               into the same memory: what placement adds is the difference;
+//   ...Hot                      both at 256 B with producers that spin between frames instead of
+//                               waiting at a barrier (no wake-up per frame, as an engine's job
+//                               system's workers during a frame).
 //
 // Target: <= 50 ns per reservation for reserve + retire with the checker off.
 // Every benchmark reports `per_reservation` (or `per_placement`): seconds per operation with an SI
@@ -24,6 +27,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <chrono>
 #include <cstdint>
@@ -38,6 +42,7 @@
 #include "staging/core/byte_ring.hpp"
 #include "staging/detail/core/invariant_checker.hpp"
 #include "staging/detail/core/shared_frame.hpp"
+#include "staging/detail/core/spin_lock.hpp"
 #include "staging/detail/core/staging_ring.hpp"
 #include "staging/testing/fake_region_allocator.hpp"
 #include "staging/testing/fake_slot_allocator.hpp"
@@ -165,19 +170,35 @@ void BM_SlotLeasePlace(benchmark::State& state) {
 }
 BENCHMARK(BM_SlotLeasePlace)->Arg(256);
 
-// Persistent threads that run one job per frame: start() releases them all, and returns once
+// How a Crew's threads wait between rounds.
+enum class CrewWait {
+  Barrier,  // std::barrier: a thread that finished early may sleep, and is woken for the next
+  Hot,      // spinning on an atomic round counter (yielding after a while), as the workers of an
+            // engine's job system keep looking for work during a frame: no wake-up per round
+};
+
+// Persistent threads that run one job per frame: round() releases them all, and returns once
 // every one has finished its job. The benchmarks' frames are these rounds.
 class Crew {
  public:
-  Crew(unsigned threads, std::function<void(unsigned)> job)
-      : start_(threads + 1), done_(threads + 1), job_(std::move(job)) {
+  Crew(unsigned threads, std::function<void(unsigned)> job, CrewWait wait = CrewWait::Barrier)
+      : start_(threads + 1), done_(threads + 1), job_(std::move(job)), wait_(wait) {
     for (unsigned t = 0; t < threads; ++t) {
       pool_.emplace_back([this, t] {
-        for (;;) {
-          start_.arrive_and_wait();
-          if (stop_) return;
+        for (uint64_t seen = 0;;) {
+          if (wait_ == CrewWait::Hot) {
+            spin_until([&] { return round_.load(std::memory_order_acquire) != seen; });
+            seen = round_.load(std::memory_order_acquire);
+          } else {
+            start_.arrive_and_wait();
+          }
+          if (stop_.load(std::memory_order_acquire)) return;
           job_(t);
-          done_.arrive_and_wait();
+          if (wait_ == CrewWait::Hot) {
+            finished_.fetch_add(1, std::memory_order_acq_rel);
+          } else {
+            done_.arrive_and_wait();
+          }
         }
       });
     }
@@ -185,23 +206,49 @@ class Crew {
   Crew(const Crew&) = delete;
   Crew& operator=(const Crew&) = delete;
   ~Crew() {
-    stop_ = true;
-    start_.arrive_and_wait();
+    stop_.store(true, std::memory_order_release);
+    if (wait_ == CrewWait::Hot) {
+      round_.fetch_add(1, std::memory_order_acq_rel);
+    } else {
+      start_.arrive_and_wait();
+    }
     for (auto& t : pool_)
       t.join();
   }
   // Runs one round; returns its wall time.
   std::chrono::nanoseconds round() {
     const auto begin = std::chrono::steady_clock::now();
-    start_.arrive_and_wait();
-    done_.arrive_and_wait();
+    if (wait_ == CrewWait::Hot) {
+      finished_.store(0, std::memory_order_relaxed);
+      round_.fetch_add(1, std::memory_order_acq_rel);
+      const auto all = static_cast<uint32_t>(pool_.size());
+      spin_until([&] { return finished_.load(std::memory_order_acquire) == all; });
+    } else {
+      start_.arrive_and_wait();
+      done_.arrive_and_wait();
+    }
     return std::chrono::steady_clock::now() - begin;
   }
 
  private:
+  // Spins until `ready()`; after about 100 us, yields between looks (more threads than cores).
+  template <class Ready>
+  static void spin_until(Ready ready) {
+    for (uint32_t i = 0; !ready(); ++i) {
+      if (i < (1u << 14)) {
+        staging::cpu_relax();
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  }
+
   std::barrier<> start_, done_;
   std::function<void(unsigned)> job_;
-  bool stop_ = false;
+  CrewWait wait_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> round_{0};
+  std::atomic<uint32_t> finished_{0};
   std::vector<std::thread> pool_;
 };
 
@@ -249,8 +296,8 @@ class FrameMemory {
 // frame: the owner opens it, every producer joins (default WriterOptions: per-writer blocks),
 // places and memcpys 4096 uploads from its own source, and leaves; the owner finishes it (Wait),
 // which collects every placement in offset order. Wall time (UseRealTime); placing_rate counts
-// uploads per second of the producers' phase alone.
-void BM_SharedFrameProducers(benchmark::State& state) {
+// uploads per second of the producers' phase alone. `wait`: how the producers wait between frames.
+void shared_frame_producers(benchmark::State& state, CrewWait wait) {
   struct Payload {
     uint64_t destination;
   };
@@ -263,22 +310,25 @@ void BM_SharedFrameProducers(benchmark::State& state) {
   FrameMemory memory((slot * kUploadsPerThread + spare) * threads,
                      static_cast<unsigned>(state.range(2)));
   staging::SharedFrame<Payload> frame;
-  Crew crew(threads, [&](unsigned t) {
-    thread_local std::vector<std::byte> source;
-    source.assign(static_cast<std::size_t>(size), std::byte{0x5A});
-    auto writer = frame.join().value();
-    for (uint64_t i = 0; i < kUploadsPerThread; ++i) {
-      auto placed = writer.place(size, 16, {t * kUploadsPerThread + i});
-      if (!placed) {
-        std::fprintf(stderr, "writer %u: upload %llu of %llu bytes refused (%s)\n", t,
-                     static_cast<unsigned long long>(i), static_cast<unsigned long long>(size),
-                     std::string(staging::to_string(placed.error().kind)).c_str());
-        std::abort();
-      }
-      std::memcpy(placed->bytes.data(), source.data(), static_cast<std::size_t>(size));
-    }
-    writer.leave();
-  });
+  Crew crew(
+      threads,
+      [&](unsigned t) {
+        thread_local std::vector<std::byte> source;
+        source.assign(static_cast<std::size_t>(size), std::byte{0x5A});
+        auto writer = frame.join().value();
+        for (uint64_t i = 0; i < kUploadsPerThread; ++i) {
+          auto placed = writer.place(size, 16, {t * kUploadsPerThread + i});
+          if (!placed) {
+            std::fprintf(stderr, "writer %u: upload %llu of %llu bytes refused (%s)\n", t,
+                         static_cast<unsigned long long>(i), static_cast<unsigned long long>(size),
+                         std::string(staging::to_string(placed.error().kind)).c_str());
+            std::abort();
+          }
+          std::memcpy(placed->bytes.data(), source.data(), static_cast<std::size_t>(size));
+        }
+        writer.leave();
+      },
+      wait);
   std::chrono::nanoseconds placing{0};
   uint64_t frames = 0;
   for (auto _ : state) {
@@ -297,21 +347,24 @@ void BM_SharedFrameProducers(benchmark::State& state) {
 
 // The ceiling for BM_SharedFrameProducers: the same threads, frames, sizes and ring doing nothing
 // but the memcpy of every upload into the frame's memory (each thread into its own part, packed).
-void BM_MemcpyCeiling(benchmark::State& state) {
+void memcpy_ceiling(benchmark::State& state, CrewWait wait) {
   const auto threads = static_cast<unsigned>(state.range(0));
   const auto size = static_cast<uint64_t>(state.range(1));
   const uint64_t slot = (size + 15) / 16 * 16;
   FrameMemory memory(slot * (kUploadsPerThread + 64) * threads,
                      static_cast<unsigned>(state.range(2)));
   std::span<std::byte> current;  // set by the owner between rounds only
-  Crew crew(threads, [&](unsigned t) {
-    thread_local std::vector<std::byte> source;
-    source.assign(static_cast<std::size_t>(size), std::byte{0x5A});
-    std::byte* out = current.data() + t * slot * kUploadsPerThread;
-    for (uint64_t i = 0; i < kUploadsPerThread; ++i)
-      std::memcpy(out + i * slot, source.data(), static_cast<std::size_t>(size));
-    benchmark::ClobberMemory();
-  });
+  Crew crew(
+      threads,
+      [&](unsigned t) {
+        thread_local std::vector<std::byte> source;
+        source.assign(static_cast<std::size_t>(size), std::byte{0x5A});
+        std::byte* out = current.data() + t * slot * kUploadsPerThread;
+        for (uint64_t i = 0; i < kUploadsPerThread; ++i)
+          std::memcpy(out + i * slot, source.data(), static_cast<std::size_t>(size));
+        benchmark::ClobberMemory();
+      },
+      wait);
   std::chrono::nanoseconds copying{0};
   uint64_t frames = 0;
   for (auto _ : state) {
@@ -333,7 +386,33 @@ void frame_rows(benchmark::internal::Benchmark* b) {
     }
   }
 }
+void BM_SharedFrameProducers(benchmark::State& state) {
+  shared_frame_producers(state, CrewWait::Barrier);
+}
+void BM_MemcpyCeiling(benchmark::State& state) {
+  memcpy_ceiling(state, CrewWait::Barrier);
+}
 BENCHMARK(BM_SharedFrameProducers)->Apply(frame_rows)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MemcpyCeiling)->Apply(frame_rows)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// The same with hot producers (CrewWait::Hot): what the frames cost without the wake-ups between
+// them, for 256 B uploads (the rows where a frame is shortest and a wake-up weighs most).
+void hot_rows(benchmark::internal::Benchmark* b) {
+  for (const int64_t ring : {1, 4}) {
+    for (const int64_t threads : {1, 8, 16})
+      b->Args({threads, 256, ring});
+  }
+}
+void BM_SharedFrameProducersHot(benchmark::State& state) {
+  shared_frame_producers(state, CrewWait::Hot);
+}
+void BM_MemcpyCeilingHot(benchmark::State& state) {
+  memcpy_ceiling(state, CrewWait::Hot);
+}
+BENCHMARK(BM_SharedFrameProducersHot)
+    ->Apply(hot_rows)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_MemcpyCeilingHot)->Apply(hot_rows)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
