@@ -12,8 +12,7 @@
 // The frame's memory is often reused frame after frame (a slot of a ring), so a writer thread
 // should write the bytes it wrote the last time this memory was used: they may still be in its
 // core's cache, where bytes another core wrote would have to move over. So the memory is laid out
-// in
-// *lanes*, one per stripe of writer threads (detail::this_thread_stripe(), as the record log),
+// in *lanes*, one per stripe of writer threads (detail::this_thread_stripe(), as the record log),
 // sized by what that stripe's writers used in the previous frame, then the *shared range*:
 //
 //   memory  [ lane 0: A0 A1 A2 . | lane 3: B0 B1 B2 B3 | C0 . B4 . . |        free        ]
