@@ -175,6 +175,12 @@ StreamScheduler::~StreamScheduler() {
       }
     }
   }
+  // In-place uploads between pieces (or not started): cancelled, as queued ones are.
+  while (!in_place_.empty()) {
+    const std::shared_ptr<detail::StreamUpload> u = in_place_.back();
+    u->stopped = true;
+    end_upload_locked(*u, StreamStatus::Cancelled);
+  }
 }
 
 Duration StreamScheduler::now() const {
@@ -286,6 +292,7 @@ Expected<StreamTicket, EnqueueError> StreamScheduler::write_in_place(const Strea
   if (stopping_) return unexpected(EnqueueError::Stopped);
   if (check_lost_locked()) return unexpected(EnqueueError::DeviceLost);
   upload->id = next_upload_++;
+  in_place_.push_back(upload);
   ++stats_.enqueued;
   stats_.enqueued_bytes += upload->bytes;
   if (deps_.observer != nullptr) {
@@ -392,7 +399,7 @@ Expected<InPlacePiece, UploadError> StreamScheduler::next_piece(const StreamTick
       }
       return unexpected(UploadError::DeviceLost);
     }
-    if (u->stopped) return unexpected(UploadError::Cancelled);
+    if (u->stopped) return unexpected(u->failed ? UploadError::Failed : UploadError::Cancelled);
     if (u->request.pieces.done()) return unexpected(UploadError::Done);
     retire_locked(deps_.backend->completed());
     if (auto out = cut_in_place_piece_locked(ticket)) {
@@ -464,11 +471,9 @@ void StreamScheduler::abandon(const StreamTicket& ticket, const InPlacePiece& pi
     b->state = Batch::State::Dropped;
     u->piece_out = false;
     --u->pending;
-    u->stopped = true;
-    if (u->last_value != 0) {
-      ++stats_.stopped;
-    } else {
-      ++stats_.cancelled;
+    if (!u->stopped) {  // not counted yet (cancel() counts what it stops)
+      u->stopped = true;
+      ++(u->last_value != 0 ? stats_.stopped : stats_.cancelled);
     }
     if (u->pending == 0) end_upload_locked(*u, StreamStatus::Cancelled);
     retire_locked(completed_);
@@ -603,6 +608,9 @@ void StreamScheduler::unqueue_locked(detail::StreamUpload& upload) {
 }
 
 void StreamScheduler::end_upload_locked(detail::StreamUpload& upload, StreamStatus status) {
+  if (upload.in_place) {
+    std::erase_if(in_place_, [&](const auto& u) { return u.get() == &upload; });
+  }
   if (upload.last_value != 0) upload.value.store(upload.last_value, std::memory_order_release);
   upload.status.store(status, std::memory_order_release);
   if (status == StreamStatus::Submitted) ++stats_.submitted;
@@ -854,7 +862,38 @@ void StreamScheduler::finish_fill(Filling& f) {
   f.jobs.clear();
 }
 
+// Takes out of `batch` the pieces of uploads that failed since it was cut (a submission of their
+// earlier pieces failed, or the device was lost): they are never submitted, and such an upload
+// ends Failed once no batch holds its pieces. True when no piece is left: the batch is dropped.
+bool StreamScheduler::drop_failed_pieces_locked(Batch& batch) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < batch.pieces.size(); ++i) {
+    detail::StreamUpload& u = *batch.uploads[i];
+    if (u.failed) {
+      if (--u.pending == 0 && !u.piece_out) end_upload_locked(u, StreamStatus::Failed);
+      continue;
+    }
+    batch.pieces[kept] = batch.pieces[i];
+    batch.uploads[kept] = std::move(batch.uploads[i]);
+    ++kept;
+  }
+  batch.pieces.resize(kept);
+  batch.uploads.resize(kept);
+  if (kept != 0) return false;
+  ring_->cancel(batch.reservation.id);
+  batch.state = Batch::State::Dropped;
+  retire_locked(completed_);
+  state_cv_.notify_all();
+  return true;
+}
+
 PumpResult StreamScheduler::submit(Batch& batch) {
+  {
+    // Only the pump submits these batches, and only a submission fails an upload whose pieces
+    // are in them: nothing fails between this check and the submission.
+    std::lock_guard lock(mutex_);
+    if (drop_failed_pieces_locked(batch)) return PumpResult::SubmitFailed;
+  }
   Expected<TimelineValue, UploadError> result = unexpected(UploadError::Failed);
   {
     std::lock_guard submit_lock(submit_mutex_);
@@ -952,6 +991,24 @@ void StreamScheduler::run() {
   }
 }
 
+bool StreamScheduler::idle_locked() const {
+  for (const auto& b : batches_) {
+    const bool owed = b->state == Batch::State::Submitted
+                          ? b->value > completed_
+                          : b->state == Batch::State::Cut && !b->in_place;
+    if (owed) return false;
+  }
+  return true;
+}
+
+uint64_t StreamScheduler::newest_owed_token_locked() const {
+  for (auto it = batches_.rbegin(); it != batches_.rend(); ++it) {
+    const Batch& b = **it;
+    if (b.state == Batch::State::Submitted && b.value > completed_) return b.token;
+  }
+  return batches_.back()->token;
+}
+
 bool StreamScheduler::drain(Duration timeout) {
   const Deadline deadline(*clock_, timeout);
   for (;;) {
@@ -960,9 +1017,9 @@ bool StreamScheduler::drain(Duration timeout) {
       retire_locked(deps_.backend->completed());
       if (check_lost_locked()) return false;
       if (front_locked() == nullptr) {
-        if (batches_.empty()) return true;
+        if (idle_locked()) return true;
         if (deadline.remaining() <= Duration{0}) return false;
-        (void)waited_for_ring(lock, batches_.back()->token, deadline.remaining());
+        (void)waited_for_ring(lock, newest_owed_token_locked(), deadline.remaining());
         continue;
       }
     }
@@ -978,13 +1035,13 @@ bool StreamScheduler::wait_idle(Duration timeout) {
     retire_locked(deps_.backend->completed());
     if (check_lost_locked()) return false;
     const bool queued = front_locked() != nullptr;
-    if (!queued && batches_.empty()) return true;
+    if (!queued && idle_locked()) return true;
     const Duration left = deadline.remaining();
     if (left <= Duration{0}) return false;
     if (queued) {
       state_cv_.wait_for(lock, std::min(left, config_.wait_slice));
     } else {
-      (void)waited_for_ring(lock, batches_.back()->token, left);
+      (void)waited_for_ring(lock, newest_owed_token_locked(), left);
     }
   }
 }

@@ -1,6 +1,8 @@
 #include "staging/detail/vulkan/format.hpp"
 
+#include <algorithm>
 #include <array>
+#include <numeric>
 
 namespace staging::vulkan {
 
@@ -137,6 +139,10 @@ Expected<TexelBlock, FormatError> texel_block(VkFormat format, VkImageAspectFlag
   if (!block) return unexpected(FormatError::Unsupported);
   if (aspect != 0 && aspect != VK_IMAGE_ASPECT_COLOR_BIT) return unexpected(FormatError::BadAspect);
   return *block;
+}
+
+uint64_t image_copy_alignment(const VkPhysicalDeviceLimits& limits) noexcept {
+  return std::lcm(std::max<uint64_t>(1, limits.optimalBufferCopyOffsetAlignment), uint64_t{4});
 }
 
 }  // namespace staging::vulkan

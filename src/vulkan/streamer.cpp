@@ -374,8 +374,8 @@ UploadError from(EnqueueError e) noexcept {
   return UploadError::ZeroSize;
 }
 
-// Staging-offset alignment of image pieces: the texel block's rule and the device's optimal copy
-// offset alignment; of buffer pieces: 16 bytes and the optimal alignment.
+// Staging-offset alignment of buffer pieces (with 16 bytes); image pieces use
+// image_copy_alignment().
 uint64_t optimal_alignment(const VkPhysicalDeviceProperties& p) noexcept {
   return std::max<uint64_t>(1, p.limits.optimalBufferCopyOffsetAlignment);
 }
@@ -501,10 +501,10 @@ Expected<StreamTicket, UploadError> Streamer::queue_image(const detail::ImageTar
   const auto bytes = staging::image_bytes(*shape);
   if (!bytes) return unexpected(UploadError::Overflow);
   if (!in_place && size != *bytes) return unexpected(UploadError::SizeMismatch);
-  // Rows tightly packed (one memcpy a piece); offsets at the device's optimal copy alignment and
-  // the format's block rule (the copy layout engine's offset_alignment).
+  // Rows tightly packed (one memcpy a piece); offsets at the device's optimal copy alignment, a
+  // multiple of 4 (a transfer-only queue's rule) and the format's block rule.
   CopyLimits limits;
-  limits.texture_copy_alignment = optimal_alignment(backend_->properties());
+  limits.texture_copy_alignment = image_copy_alignment(backend_->properties().limits);
   auto cursor = PieceCursor::image(*shape, limits);
   if (!cursor) return unexpected(UploadError::Overflow);
   auto* t = new detail::UploadTarget{

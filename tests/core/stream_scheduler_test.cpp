@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <thread>
@@ -534,6 +535,108 @@ TEST_F(StreamTest, APoolWithoutThreadsIsFilledByThePump) {
   EXPECT_TRUE(arrived(0));
   EXPECT_EQ(pool->stats().helped_bytes, 300 * K);
   scheduler.reset();  // before the pool it refers to
+}
+
+// A failed submission fails its uploads, and their pieces already cut into later batches (being
+// filled meanwhile) are never submitted: the upload ends Failed once no batch holds them.
+//   ring: [ 1 1 1 1 2 2 2 2 3 3 3 3 4 4 4 4 ]   every batch a's; 1's submission fails
+TEST_F(StreamTest, AFailedSubmissionDropsTheUploadsPiecesInLaterBatches) {
+  auto pool = FillPool::create({.threads = 0, .pinning = ThreadPinning::None}).value();
+  make({.ring_bytes = 64 * K, .pool_min_bytes = 4 * K}, pool.get());
+  auto a = scheduler->enqueue(buffer(256 * K)).value();
+  backend.fail_next_submit(UploadError::Failed);
+  ASSERT_EQ(scheduler->pump_once(), PumpResult::SubmitFailed);
+  auto b = scheduler->enqueue(buffer(8 * K)).value();
+  pump_all();
+  EXPECT_EQ(a.status(), StreamStatus::Failed);
+  EXPECT_EQ(scheduler->status(b), StreamStatus::Complete);
+  EXPECT_TRUE(arrived(1));
+  for (const auto& s : backend.submissions()) {
+    for (const auto& p : s.pieces)
+      EXPECT_NE(p.upload, a.id()) << "batch " << s.token;
+  }
+  EXPECT_EQ(targets[0]->pieces, 0u);
+  EXPECT_EQ(targets[0]->released, 1u);
+  EXPECT_EQ(scheduler->stats().failed, 1u);
+  EXPECT_EQ(scheduler->stats().submitted_bytes, 8 * K);
+  EXPECT_EQ(scheduler->ring_stats().in_flight_bytes, 0u);
+  scheduler.reset();  // before the pool it refers to
+}
+
+// cancel() stops cutting at once, but pieces cut before it are still being filled from the
+// source: the upload reads Streaming until they are submitted, then Cancelled (the caller keeps
+// the source until then).
+TEST_F(StreamTest, AnUploadCancelledWhileItsPiecesAreFilledStaysStreamingUntilTheyAreSubmitted) {
+  auto pool = FillPool::create({.threads = 0, .pinning = ThreadPinning::None}).value();
+  make({.ring_bytes = 64 * K, .pool_min_bytes = 4 * K}, pool.get());
+  auto a = scheduler->enqueue(buffer(256 * K)).value();
+  ASSERT_EQ(scheduler->pump_once(), PumpResult::Submitted);  // batches 2-4 are being filled
+  EXPECT_EQ(scheduler->cancel(a), StreamStatus::Cancelled);
+  EXPECT_EQ(a.status(), StreamStatus::Streaming);
+  pump_all();
+  EXPECT_EQ(a.status(), StreamStatus::Cancelled);
+  ASSERT_TRUE(a.value());
+  EXPECT_EQ(*a.value(), backend.submissions().back().value);
+  EXPECT_TRUE(
+      std::equal(sources[0].begin(), sources[0].begin() + 64 * K, targets[0]->buffer.begin()));
+  EXPECT_EQ(targets[0]->buffer[64 * K], std::byte{0});
+  EXPECT_EQ(targets[0]->released, 1u);
+  scheduler.reset();  // before the pool it refers to
+}
+
+// An in-place piece held by its writer blocks the ring's retirement (batches retire in order),
+// but drain() and wait_idle() do not wait for it: the upload copied after it completes.
+//   ring: [ t t t t c c - - - - - - - - - - ]   t: held in place; c: submitted, complete
+TEST_F(StreamTest, DrainingDoesNotWaitForAnInPlacePieceStillHeld) {
+  auto t = scheduler->write_in_place(buffer(64 * K)).value();
+  auto piece = scheduler->next_piece(t).value();
+  auto c = scheduler->enqueue(buffer(8 * K)).value();
+  EXPECT_TRUE(scheduler->drain(5s));
+  EXPECT_TRUE(scheduler->wait_idle(5s));
+  EXPECT_EQ(scheduler->status(c), StreamStatus::Complete);
+  EXPECT_TRUE(arrived(1));
+  scheduler->abandon(t, piece);
+  EXPECT_EQ(t.status(), StreamStatus::Cancelled);
+}
+
+// Destroying the scheduler ends in-place uploads paused between pieces (or never started):
+// Cancelled, and released once each, as queued uploads are.
+TEST_F(StreamTest, DestroyingEndsInPlaceUploadsPausedBetweenPieces) {
+  auto started = scheduler->write_in_place(buffer(64 * K)).value();
+  auto piece = scheduler->next_piece(started).value();
+  std::memcpy(piece.bytes.data(), sources[0].data() + piece.source_offset, piece.bytes.size());
+  ASSERT_TRUE(scheduler->commit(started, piece));
+  auto idle = scheduler->write_in_place(buffer(16 * K)).value();
+  ASSERT_TRUE(scheduler->drain(5s));
+  scheduler.reset();
+  EXPECT_EQ(started.status(), StreamStatus::Cancelled);
+  EXPECT_TRUE(started.value());  // when the device is done with the piece committed
+  EXPECT_EQ(idle.status(), StreamStatus::Cancelled);
+  EXPECT_EQ(targets[0]->released, 1u);
+  EXPECT_EQ(targets[1]->released, 1u);
+}
+
+// An in-place upload cancelled with a piece out, then the piece abandoned, counts once.
+TEST_F(StreamTest, CancellingThenAbandoningAnInPlaceUploadCountsItOnce) {
+  auto t = scheduler->write_in_place(buffer(64 * K)).value();
+  auto piece = scheduler->next_piece(t).value();
+  EXPECT_EQ(scheduler->cancel(t), StreamStatus::Cancelled);
+  scheduler->abandon(t, piece);
+  EXPECT_EQ(t.status(), StreamStatus::Cancelled);
+  const StreamStats s = scheduler->stats();
+  EXPECT_EQ(s.cancelled + s.stopped, 1u);
+  EXPECT_EQ(targets[0]->released, 1u);
+}
+
+// After a failed commit the upload is Failed, and next_piece() says so (not Cancelled).
+TEST_F(StreamTest, NextPieceAfterAFailedCommitAnswersFailed) {
+  auto t = scheduler->write_in_place(buffer(64 * K)).value();
+  auto piece = scheduler->next_piece(t).value();
+  backend.fail_next_submit(UploadError::Failed);
+  EXPECT_FALSE(scheduler->commit(t, piece));
+  EXPECT_EQ(t.status(), StreamStatus::Failed);
+  EXPECT_EQ(scheduler->next_piece(t).error(), UploadError::Failed);
+  EXPECT_EQ(scheduler->cancel(t), StreamStatus::Failed);
 }
 
 TEST_F(StreamTest, ObserverSeesBatchesAndEnds) {

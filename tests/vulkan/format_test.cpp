@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
+#include "staging/detail/core/limits.hpp"
+
 namespace staging::vulkan {
 namespace {
 
@@ -96,6 +100,27 @@ TEST(TexelBlock, UnknownAndMultiPlanarFormatsAreRefused) {
   EXPECT_EQ(texel_block(VK_FORMAT_R8G8B8A8_UNORM, VK_IMAGE_ASPECT_DEPTH_BIT).error(),
             FormatError::BadAspect);
   EXPECT_EQ(default_aspect(VK_FORMAT_UNDEFINED), 0u);
+}
+
+// A copy into an image from a queue without graphics or compute needs a staging offset that is
+// a multiple of 4, whatever the format's block and the device's optimal alignment say.
+TEST(TexelBlock, ImageCopyOffsetsAreMultiplesOfFourAndOfTheOptimalAlignment) {
+  VkPhysicalDeviceLimits limits{};
+  for (const auto& [optimal, expected] : {std::pair<uint32_t, uint64_t>{0, 4},
+                                          {1, 4},
+                                          {2, 4},
+                                          {4, 4},
+                                          {64, 64},
+                                          {6, 12},
+                                          {256, 256}}) {
+    limits.optimalBufferCopyOffsetAlignment = optimal;
+    EXPECT_EQ(image_copy_alignment(limits), expected) << optimal;
+  }
+  // With an R8 image (1-byte blocks), offsets land on multiples of 4 on every device.
+  limits.optimalBufferCopyOffsetAlignment = 1;
+  CopyLimits copy;
+  copy.texture_copy_alignment = image_copy_alignment(limits);
+  EXPECT_EQ(texture_offset_alignment(copy, block(VK_FORMAT_R8_UNORM).bytes).value() % 4, 0u);
 }
 
 }  // namespace

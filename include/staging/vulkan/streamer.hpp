@@ -180,11 +180,11 @@ struct ImageTarget;
 /// See the file comment.
 ///
 /// Ownership: owns its staging memory, command pool, semaphore and pump thread, and shares its
-/// fill pool. Destroying it stops the pump, cancels what is queued, fails in-place pieces handed
-/// out and not committed, waits (without a time limit, unless the device is lost) for its last
-/// submission to complete, then frees everything — the staging memory too: commit or abandon
-/// every piece written in place, and stop writing it, before destroying the streamer.
-/// References the device and hook, which must outlive it.
+/// fill pool. Destroying it stops the pump, cancels what is queued and the in-place uploads
+/// between pieces, fails in-place pieces handed out and not committed, waits (without a time limit,
+/// unless the device is lost) for its last submission to complete, then frees everything — the
+/// staging memory too: commit or abandon every piece written in place, and stop writing it, before
+/// destroying the streamer. References the device and hook, which must outlive it.
 class Streamer {
  public:
   /// Makes a streamer on `device` (Vulkan 1.2+ with timelineSemaphore and synchronization2).
@@ -249,8 +249,8 @@ class Streamer {
   /// One piece at a time per upload; write it as InPlacePiece says (rows at its row_pitch).
   /// Errors (UploadError): Done (every piece handed out: the loop's normal end), InvalidArgument
   /// (not an in-place ticket of this streamer, or a piece of it still uncommitted), Cancelled,
-  /// Timeout, TooLarge (one row of texel blocks is larger than the staging memory), Inactive
-  /// (the streamer is stopping), DeviceLost.
+  /// Failed (a commit of the upload failed), Timeout, TooLarge (one row of texel blocks is larger
+  /// than the staging memory), Inactive (the streamer is stopping), DeviceLost.
   Expected<InPlacePiece, UploadError> next_piece(const StreamTicket& ticket,
                                                  Duration timeout = Duration{0});
   /// Submits a written piece: one vkQueueSubmit2 (under StreamerConfig::queue_mutex when
@@ -271,7 +271,9 @@ class Streamer {
   ///  - Cancelled: nothing more of it will be cut. When none of it had been cut, nothing reaches
   ///    the destination and the ticket never gets a value; when some pieces had been, they
   ///    still arrive, and the ticket's value (once known) says when the device is done with the
-  ///    destination (partly written). Also the answer for an upload cancelled before;
+  ///    destination (partly written). Those pieces may still be being filled from upload()'s
+  ///    data: keep it until status() is past Streaming. Also the answer for an upload cancelled
+  ///    before;
   ///  - Streaming, Submitted or Complete: too late, every piece was cut already: the upload
   ///    completes as if not cancelled;
   ///  - Failed: the upload failed before, or the ticket is empty or another streamer's.
@@ -287,7 +289,8 @@ class Streamer {
   StreamStatus wait(const StreamTicket& ticket, Duration timeout);
   /// Waits up to `timeout` until nothing is queued and every submission has completed (the
   /// pump thread keeps going meanwhile; without one, pumps on the calling thread: then one
-  /// thread at a time, as pump_once()). True when idle.
+  /// thread at a time, as pump_once()). True when idle. In-place pieces handed out and not
+  /// committed are not waited for (nor is the rest of their upload).
   bool drain(Duration timeout);
 
   /// The upload's point: this streamer's semaphore at the ticket's value — after it the

@@ -19,7 +19,10 @@
 //   enqueue() then waits up to the caller's timeout or refuses at once (timeout 0). A piece
 //   written in place waits for ring room the same way.
 // - Cancellation: an upload not yet started is dropped (nothing reaches its destination); one
-//   partly submitted stops after the pieces already cut (its destination is then partly written).
+//   partly submitted stops after the pieces already cut (its destination is then partly written),
+//   and reads Streaming until those are filled and submitted.
+// - Failure: a failed submission fails its uploads; their pieces already cut into later batches
+//   are dropped unsubmitted, and such an upload reads Failed once no batch holds its pieces.
 // - Completion: every upload's ticket gets a timeline value once its last piece is submitted;
 //   the destination holds the data once the backend's timeline reaches it (status(), wait(), or a
 //   GPU wait on the value).
@@ -70,8 +73,9 @@ struct StreamRequest {
   /// The upload's shape and destination offsets (PieceCursor::buffer or PieceCursor::image).
   PieceCursor pieces;
   /// The packed source (pieces.total_bytes() bytes), read by the pump while it cuts and fills
-  /// pieces: it must stay valid and unchanged until the ticket's status is past Streaming (or
-  /// the upload is cancelled). Null: the upload is written in place (write_in_place()).
+  /// pieces: it must stay valid and unchanged until the ticket's status is past Streaming (also
+  /// after cancel(): pieces cut before it may still be being filled). Null: the upload is written
+  /// in place (write_in_place()).
   const std::byte* source = nullptr;
   /// Alignment of every piece's staging offset (>= 1; 0 is treated as 1; e.g. a texel block's
   /// size, or the device's optimal copy offset alignment).
@@ -118,7 +122,8 @@ enum class PumpResult : uint8_t {
   /// Work is waiting but the ring has no room: waited up to the given time for the oldest batch
   /// to retire.
   RingFull,
-  /// A batch's submission failed (its uploads are Failed).
+  /// A batch's submission failed (its uploads are Failed), or a batch held only pieces of
+  /// uploads that had failed since it was cut (it was dropped unsubmitted).
   SubmitFailed,
   /// stop() was called.
   Stopped,
@@ -135,7 +140,8 @@ static_assert(enum_names_complete<PumpResult>(), "PumpResult: a value has no nam
 ///
 /// Ownership: owns its byte ring (its regions come from Deps::allocator) and its queue;
 /// references the backend, allocator, clock and observers, which must outlive it. Destroying it
-/// stops it (stop()), fails what is still queued, and destroys the ring: first make sure the
+/// stops it (stop()), cancels what is still queued and the in-place uploads between pieces,
+/// fails in-place pieces handed out and not committed, and destroys the ring: first make sure the
 /// backend's queue has finished (e.g. wait for the last submitted value; drain()).
 class StreamScheduler {
  public:
@@ -157,7 +163,7 @@ class StreamScheduler {
   /// AllocationFailed (the ring's memory could not be created).
   static Expected<std::unique_ptr<StreamScheduler>, CreateError> create(
       const StreamSchedulerConfig& config, Deps deps);
-  /// Stops and fails what is queued (see the class comment).
+  /// Stops, cancels what is queued and ends the in-place uploads (see the class comment).
   ~StreamScheduler();
   StreamScheduler(const StreamScheduler&) = delete;
   StreamScheduler& operator=(const StreamScheduler&) = delete;
@@ -178,8 +184,8 @@ class StreamScheduler {
   /// Reserves the next piece of an in-place upload, as large as the ring's room and the batch
   /// size allow; waits up to `timeout` for room (0: refuses at once). The piece's bytes hold
   /// back the reuse of every later piece of the ring until committed: write them promptly.
-  /// Errors (UploadError): InvalidArgument, Done, Cancelled, Timeout, TooLarge, Inactive
-  /// (stopping), DeviceLost.
+  /// Errors (UploadError): InvalidArgument, Done, Cancelled, Failed (a commit of the upload
+  /// failed), Timeout, TooLarge, Inactive (stopping), DeviceLost.
   Expected<InPlacePiece, UploadError> next_piece(const StreamTicket& ticket,
                                                  Duration timeout = Duration{0});
   /// Submits a written piece (a batch of its own). Returns the timeline value it signals, or
@@ -265,6 +271,11 @@ class StreamScheduler {
   std::optional<TimelineValue> wait_token_value_locked(uint64_t token) const;
   bool waited_for_ring(std::unique_lock<std::mutex>& lock, uint64_t token, Duration max_wait);
   bool check_lost_locked();
+  bool drop_failed_pieces_locked(Batch& batch);
+  // Nothing owed: every batch retired, complete, dropped, or an in-place piece its writer holds.
+  bool idle_locked() const;
+  // The newest batch submitted and not complete (else the newest batch): what to wait for.
+  uint64_t newest_owed_token_locked() const;
   // next_piece()'s cut and reservation of one in-place piece of `ticket`'s upload, when the ring
   // has room for one now (mutex_ held).
   std::optional<InPlacePiece> cut_in_place_piece_locked(const StreamTicket& ticket);
@@ -281,8 +292,10 @@ class StreamScheduler {
   std::deque<std::shared_ptr<detail::StreamUpload>> queues_[2];
   uint64_t queued_bytes_[2] = {0, 0};
   std::deque<std::unique_ptr<Batch>> batches_;  // cut and not yet retired, by token
-  std::vector<BatchPiece> scratch_;             // the batch being cut
-  std::vector<Cut> cuts_;                       // its uploads' cursors after the cut
+  // In-place uploads not ended (the destructor cancels those between pieces).
+  std::vector<std::shared_ptr<detail::StreamUpload>> in_place_;
+  std::vector<BatchPiece> scratch_;  // the batch being cut
+  std::vector<Cut> cuts_;            // its uploads' cursors after the cut
   uint64_t next_token_ = 1;
   uint64_t next_upload_ = 1;
   TimelineValue completed_ = 0;

@@ -54,4 +54,10 @@ static_assert(enum_names_complete<FormatError>(), "FormatError: a value has no n
 /// both depth and stencil (the caller must choose) or is unsupported.
 [[nodiscard]] VkImageAspectFlags default_aspect(VkFormat format) noexcept;
 
+/// The staging offset alignment of a copy into an image on this device, before the format's block
+/// rule: lcm(optimalBufferCopyOffsetAlignment, 4). A multiple of 4 is what a copy to an image
+/// needs on a queue without graphics or compute (VUID-vkCmdCopyBufferToImage-commandBuffer-07737),
+/// such as the dedicated transfer queue a streamer is best given.
+[[nodiscard]] uint64_t image_copy_alignment(const VkPhysicalDeviceLimits& limits) noexcept;
+
 }  // namespace staging::vulkan
