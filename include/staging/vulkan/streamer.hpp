@@ -102,7 +102,9 @@ struct ImageLevels {
 /// How a Streamer is made.
 struct StreamerConfig {
   /// The queue copies are submitted to (not null): a queue of the device's transfer-only family
-  /// where it has one (transfer_only_family()), else any queue with TRANSFER support.
+  /// where it has one (transfer_only_family()), else any queue with TRANSFER support. Vulkan
+  /// copies into the depth or stencil aspect of an image only on a queue with GRAPHICS support:
+  /// stream depth/stencil images through a streamer on such a queue.
   VkQueue queue = VK_NULL_HANDLE;
   /// The family of `queue`.
   uint32_t queue_family = 0;
