@@ -48,17 +48,20 @@ bool wraps(const void* p, uint64_t bytes) {
   return reinterpret_cast<std::uintptr_t>(p) > UINTPTR_MAX - bytes;
 }
 
-// Takes `lock` within `timeout`, polling (the holder is either quick or waiting inside the ring
-// for at most its own timeout). A polled std::mutex rather than std::timed_mutex: the latter's
-// clocklock is invisible to ThreadSanitizer builds of GCC 12.
+// Takes `lock` before `deadline` passes, polling (the holder is either quick or waiting inside the
+// ring for at most its own timeout). With `waiters` given, gives up as soon as it is above 0: a
+// Defer caller never queues behind a holder that waits (see WaiterMark). A polled std::mutex
+// rather than std::timed_mutex: the latter's clocklock is invisible to ThreadSanitizer builds of
+// GCC 12.
 // Spins (pause, then a yield) for the first 2 ms and only then sleeps between tries: the holder is
 // usually a reservation about to find room (a copy about to complete), and every thread queued
 // here is a producer with nothing else to do. A sleep costs ~60 µs of timer slack: with several
 // in-place producers queued for the ring, the lock would sit free for that long at each hand-off,
 // and the ring would hand out one span per sleep instead of one per completed copy.
-bool lock_within(std::unique_lock<std::mutex>& lock, Duration timeout) {
-  const Deadline deadline(SteadyClock::instance(), timeout);
+bool lock_within(std::unique_lock<std::mutex>& lock, const Deadline& deadline,
+                 const std::atomic<int>* waiters = nullptr) {
   for (unsigned round = 0; !lock.try_lock(); ++round) {
+    if (waiters != nullptr && waiters->load(std::memory_order_relaxed) > 0) return false;
     if ((round & 15) != 15) {
       cpu_relax();
       continue;
@@ -73,7 +76,8 @@ bool lock_within(std::unique_lock<std::mutex>& lock, Duration timeout) {
   return true;
 }
 
-// Counts a thread that holds the ring lock while it may wait inside reserve_waiting().
+// Counts a thread that holds the ring lock while it may wait under it: for a free event
+// (EventTimeline::open) or for room (reserve_waiting()).
 class WaiterMark {
  public:
   WaiterMark(std::atomic<int>& count, bool active) : count_(active ? &count : nullptr) {
@@ -88,6 +92,11 @@ class WaiterMark {
  private:
   std::atomic<int>* count_;
 };
+
+// A piece's FillJob::on_done: counts it in UploaderStats::pool_fills once all of it is filled.
+void count_fill(staging::detail::FillJob& /*job*/, void* counter) {
+  static_cast<std::atomic<uint64_t>*>(counter)->fetch_add(1, std::memory_order_relaxed);
+}
 
 }  // namespace
 
@@ -195,43 +204,44 @@ struct Uploader::Impl {
     return e;
   }
 
+  // Takes the ring lock for a reservation of `size`, held by another caller now: a Wait or Split
+  // caller (may_wait) before `deadline` (else Timeout), a Defer caller unless the holder waits
+  // under it (else WouldBlock: the ring is full anyway; a holder that does not wait is quick).
+  std::optional<UploadFailure> lock_ring(std::unique_lock<std::mutex>& lock, uint64_t size,
+                                         bool may_wait, const Deadline& deadline) {
+    const bool locked =
+        may_wait ? lock_within(lock, deadline)
+                 : lock_within(lock, Deadline(SteadyClock::instance(), Deadline::kLongest),
+                               &ring_waiters);
+    if (locked) return std::nullopt;
+    ReserveError re;
+    re.kind = may_wait ? UploadError::Timeout : UploadError::WouldBlock;
+    re.needed = size;
+    return map_reserve_error(re);
+  }
+
   // Reserves `size` bytes under `policy`, with a fresh timeline point as the token.
   // try_only: never waits (not for the lock, not for room, not for an event); answers "not now"
   // (neither reservation nor error) when nothing can be placed at once.
   RingAnswer reserve_ring(uint64_t size, ExhaustionPolicy policy, Duration timeout,
                           uint64_t alignment, uint64_t owner, bool try_only) {
-    using Clock = std::chrono::steady_clock;
-    const auto start = Clock::now();
+    // One deadline for every wait: for the lock, for a free event, then for room.
+    const Deadline deadline(SteadyClock::instance(), timeout);
     std::unique_lock<std::mutex> lock(ring_mu, std::defer_lock);
     const bool may_wait = !try_only && policy != ExhaustionPolicy::Defer;
     if (!lock.try_lock()) {
       if (try_only) return {};
-      if (!may_wait) {
-        // Defer never blocks behind a reservation that waits for room: the ring is full anyway.
-        if (ring_waiters.load(std::memory_order_relaxed) > 0) {
-          ReserveError re;
-          re.kind = UploadError::WouldBlock;
-          re.needed = size;
-          return {std::nullopt, map_reserve_error(re)};
-        }
-        lock.lock();
-      } else if (!lock_within(lock, timeout)) {
-        ReserveError re;
-        re.kind = UploadError::Timeout;
-        re.needed = size;
-        return {std::nullopt, map_reserve_error(re)};
-      }
+      if (auto e = lock_ring(lock, size, may_wait, deadline)) return {std::nullopt, *e};
     }
-    const Duration left = std::max(
-        Duration::zero(), timeout - std::chrono::duration_cast<Duration>(Clock::now() - start));
-
     ring->retire(timeline->completed());
     if (try_only) {
       // Place only what fits now; the minimum Split would place, plus worst-case padding.
       const uint64_t least = std::min(size, ring->config().split_min_chunk) + alignment - 1;
       if (ring->largest_free() < least) return {};
     }
-    auto point = timeline->open(may_wait ? left : Duration::zero());
+    // Counted before the first wait under the lock: a Defer caller answers WouldBlock meanwhile.
+    WaiterMark mark(ring_waiters, may_wait);
+    auto point = timeline->open(may_wait ? deadline.remaining() : Duration::zero());
     if (!point) {
       const cudaError_t err = point.error();
       if (err != cudaErrorNotReady) {
@@ -252,8 +262,7 @@ struct Uploader::Impl {
     request.token = *point;
     request.owner = owner;
     request.policy = policy;
-    request.timeout = try_only ? Duration::zero() : left;
-    WaiterMark mark(ring_waiters, may_wait);
+    request.timeout = try_only ? Duration::zero() : deadline.remaining();
     auto r = reserve_waiting(*ring, *timeline, request);
     if (!r) {
       timeline->release(*point);
@@ -498,8 +507,9 @@ struct Uploader::Impl {
           p.inline_filled = true;
           m_.counters.inline_fills.fetch_add(1, std::memory_order_relaxed);
         } else {
+          p.job.on_done = &count_fill;  // a cancelled piece is not counted
+          p.job.context = &m_.counters.pool_fills;
           batch_.push_back(&p.job);
-          m_.counters.pool_fills.fetch_add(1, std::memory_order_relaxed);
         }
         k += n;
       }

@@ -214,8 +214,7 @@ Expected<RetirementPoint, FinishError> RingImpl::finish(FrameState& f, const Vis
 
 void RingImpl::drop(std::unique_ptr<FrameState> f) noexcept {
   release_oneoffs(f->oneoffs, f->oneoff_bytes);  // never recorded: nothing reads them
-  f->oneoff_bytes = 0;
-  release(f->id, Release::Dropped);  // nor its ring memory
+  release(f->id, Release::Dropped);              // nor its ring memory
   ++stats.frames_dropped;
   recycle(std::move(f));
 }
@@ -454,6 +453,8 @@ Expected<InPlacePiece, UploadError> StagingFrame::reserve(const ImageRegion& reg
   const Expected<detail::ImageLayout, UploadError> layout =
       detail::image_layout(region, ring_->limits);
   if (!layout) return unexpected(layout.error());
+  if (!detail::layout_after_copies(region.new_layout))
+    return unexpected(UploadError::InvalidArgument);
   detail::FrameState& f = *state_;
   const detail::ImageBox box = image_box(layout->aspect, region.base_layer, region.layer_count,
                                          region.offset, region.extent);

@@ -59,6 +59,13 @@ struct ImageLayout {
 Expected<ImageLayout, UploadError> image_layout(const ImageRegion& region,
                                                 const CopyLimits& limits) noexcept;
 
+/// Whether a frame's copies may leave an image in `layout` (ImageRegion::new_layout): not
+/// UNDEFINED or PREINITIALIZED, which no image layout transition may end in
+/// (VUID-VkImageMemoryBarrier2-newLayout-01198).
+[[nodiscard]] constexpr bool layout_after_copies(VkImageLayout layout) noexcept {
+  return layout != VK_IMAGE_LAYOUT_UNDEFINED && layout != VK_IMAGE_LAYOUT_PREINITIALIZED;
+}
+
 /// `region` with the destination's image and format where it leaves them unset.
 ImageRegion described(const ImageDestination& dst, const ImageRegion& region) noexcept;
 

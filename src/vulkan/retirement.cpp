@@ -40,12 +40,19 @@ TimelineValue FrameTimeline::completed() {
 TimelineValue FrameTimeline::wait(TimelineValue value, Duration timeout) {
   const uint64_t now = ring_->reached_through();
   if (now >= value || timeout <= Duration{0}) return now;
-  // Wait for the frames up to `value` that are in flight. Frames up to `value` still being
-  // recorded (this thread's own) cannot complete while we wait: then this returns below `value`
-  // as soon as the in-flight ones are done — at once when there are none — and the waiter gives
-  // up (CompletionSource::wait) instead of waiting out its timeout.
+  // A frame up to `value` still being recorded (this thread's own: unreleased, not in flight)
+  // cannot complete while we wait: then this returns below `value` at once, without waiting for
+  // the frames in flight before it, and the waiter gives up (CompletionSource::wait) instead of
+  // waiting out its timeout.
+  const std::vector<Pending>& pending = ring_->pending;
+  for (auto f = ring_->unreleased.begin(); f != ring_->unreleased.end() && *f <= value; ++f) {
+    if (std::none_of(pending.begin(), pending.end(),
+                     [&](const Pending& p) { return p.frame == *f; }))
+      return now;
+  }
+  // Wait for the frames up to `value`: every one is in flight.
   std::vector<RetirementPoint> points;
-  for (const Pending& p : ring_->pending) {
+  for (const Pending& p : pending) {
     if (p.frame <= value) points.push_back(p.point);
   }
   if (!points.empty()) (void)ring_->wait_points(points, timeout);
@@ -66,11 +73,12 @@ uint64_t RingImpl::reached_through() const {
   return next_frame - 1;
 }
 
-void RingImpl::release_oneoffs(std::vector<StagingMemory>& oneoffs, uint64_t bytes) noexcept {
+void RingImpl::release_oneoffs(std::vector<StagingMemory>& oneoffs, uint64_t& bytes) noexcept {
   for (const StagingMemory& m : oneoffs)
     memory.release(m);
   oneoffs.clear();
   stats.oneoff_live_bytes -= bytes;
+  bytes = 0;  // released once
 }
 
 void RingImpl::release(uint64_t frame, Release how) noexcept {
@@ -86,12 +94,13 @@ uint64_t RingImpl::poll() {
   if (pending.empty()) return 0;
   SemaphoreValues values(device.dispatch, device.device);
   uint64_t retired = 0;
+  bool lost = false;
   for (Pending& p : pending) {
     uint64_t value = 0;
     const VkResult r = values.read(p.point.semaphore, value);
     if (r == VK_ERROR_DEVICE_LOST) {
-      device_lost();
-      return retired;
+      lost = true;
+      break;
     }
     if (r != VK_SUCCESS || value < p.point.value) continue;
     release_oneoffs(p.oneoffs, p.oneoff_bytes);
@@ -99,9 +108,11 @@ uint64_t RingImpl::poll() {
     p.frame = 0;  // marks it for removal
     ++retired;
   }
-  if (retired > 0) {
+  stats.points_retired += retired;
+  if (lost) {
+    device_lost();  // fails the frames not retired above, and empties `pending`
+  } else if (retired > 0) {
     std::erase_if(pending, [](const Pending& p) { return p.frame == 0; });
-    stats.points_retired += retired;
   }
   return retired;
 }
@@ -109,6 +120,7 @@ uint64_t RingImpl::poll() {
 void RingImpl::device_lost() {
   ++stats.device_lost;
   for (Pending& p : pending) {
+    if (p.frame == 0) continue;  // released already (poll() retired it before finding the loss)
     release_oneoffs(p.oneoffs, p.oneoff_bytes);
     release(p.frame, Release::Failed);  // a lost device reads nothing more
     ++stats.points_failed;
@@ -154,7 +166,9 @@ Expected<void, WaitError> RingImpl::wait_all(std::span<const RetirementPoint> po
     device_lost();
     return unexpected(WaitError::DeviceLost);
   }
+  const uint64_t lost = stats.device_lost;
   poll();
+  if (stats.device_lost != lost) return unexpected(WaitError::DeviceLost);  // found by the poll
   if (r != VK_SUCCESS) return unexpected(WaitError::Timeout);
   return {};
 }

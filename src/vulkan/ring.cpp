@@ -101,7 +101,9 @@ std::optional<RetirementPoint> RingImpl::oldest_in_flight() const noexcept {
 }
 
 uint64_t RingImpl::recent_demand() const noexcept {
-  return *std::max_element(demand.begin(), demand.end());
+  // Never above the largest placement (the largest slot): what a frame asked for beyond it went
+  // by the fallback route and always will, and asking for it would make begin() refuse TooLarge.
+  return std::min(*std::max_element(demand.begin(), demand.end()), strategy->largest_placement());
 }
 
 void RingImpl::note_demand(uint64_t bytes) noexcept {

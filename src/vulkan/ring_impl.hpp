@@ -84,7 +84,8 @@ struct RingImpl {
   Expected<StagingFrame, UploadError> begin(VkCommandBuffer cmd, uint64_t needed);
   std::optional<RetirementPoint> oldest_in_flight() const noexcept;
   /// What a frame of Ring::begin(cmd) is sized for: the most any of the last kDemandFrames
-  /// finished frames tried to place (0 before the first).
+  /// finished frames tried to place (0 before the first), at most the strategy's largest
+  /// placement.
   [[nodiscard]] uint64_t recent_demand() const noexcept;
   /// Remembers what a finished frame tried to place.
   void note_demand(uint64_t bytes) noexcept;
@@ -111,6 +112,8 @@ struct RingImpl {
   }
   Expected<void, WaitError> wait_idle(Duration timeout);
   bool abandon(const RetirementPoint& point);
+  /// The device is lost: fails every frame in `pending` (skipping those poll() released and
+  /// marked with frame 0) and empties it.
   void device_lost();
   /// Frame `frame` no longer holds its staging memory (`how`): it leaves the frame sequence's
   /// unreleased set, the strategy gives its bytes back, the observer hears of it.
@@ -121,7 +124,9 @@ struct RingImpl {
     event.time = SteadyClock::instance().now();
     config.observer->on_event(event);
   }
-  void release_oneoffs(std::vector<StagingMemory>& oneoffs, uint64_t bytes) noexcept;
+  /// Frees one-off buffers and takes `bytes` (their size) off Stats::oneoff_live_bytes; zeroes
+  /// `bytes`, so that a second call for the same frame takes nothing off.
+  void release_oneoffs(std::vector<StagingMemory>& oneoffs, uint64_t& bytes) noexcept;
   /// The highest frame number through which every frame is released: the frame sequence's
   /// completed value.
   [[nodiscard]] uint64_t released_through() const noexcept {

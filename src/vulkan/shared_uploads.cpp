@@ -80,6 +80,8 @@ Expected<InPlacePiece, UploadError> SharedWriter::reserve(const ImageRegion& reg
   const Expected<detail::ImageLayout, UploadError> layout =
       detail::image_layout(region, state_->limits);
   if (!layout) return unexpected(layout.error());
+  if (!detail::layout_after_copies(region.new_layout))
+    return unexpected(UploadError::InvalidArgument);
   detail::SharedCopy copy;
   copy.image = region.image;
   copy.old_layout = region.old_layout;

@@ -8,8 +8,11 @@
 //   upload of 5 MiB + 123 bytes: 41 chunks through 8 slots, each reused only after its copy ran.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <optional>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include "fake_device.hpp"
 #include "faulty_device.hpp"
@@ -518,6 +521,80 @@ TEST_F(UploaderFakeTest, ALostDeviceDuringAnUploadFailsItInsteadOfHanging) {
   EXPECT_EQ(r.error().kind, UploadError::Failed);
   EXPECT_TRUE(uploader.failed());
   device.open_gate(gate);
+}
+
+// A Defer caller never waits behind another caller's bounded wait, the wait for a free event
+// included: with every pooled event pending behind a gate, a Wait upload holds the ring lock while
+// it waits (up to 5 s) for an event; a Defer reservation meanwhile answers WouldBlock at once.
+TEST_F(UploaderFakeTest, ADeferCallerIsNotHeldBehindAWaitForAFreeEvent) {
+  UploaderConfig c = small_config();
+  c.events = 2;
+  uploader = make(c);
+  const cudaStream_t s = device.create_stream();
+  const int gate = device.close_gate(s);
+  const auto src = random_bytes(3000, 17);
+  std::byte* dst = device.device_alloc(3000);
+  for (int i = 0; i < 2; ++i) {  // both events pending behind the gate
+    ASSERT_TRUE(
+        uploader
+            .upload(dst + 1000 * i, src.data() + 1000 * i, 1000, s, opts(ExhaustionPolicy::Wait))
+            .has_value());
+  }
+  std::optional<Expected<TimelineValue, UploadFailure>> waiting;
+  std::thread waiter([&] {
+    waiting =
+        uploader.upload(dst + 2000, src.data() + 2000, 1000, s, opts(ExhaustionPolicy::Wait, 5s));
+  });
+  std::this_thread::sleep_for(300ms);  // the waiter holds the ring lock, waiting for an event
+  const auto t0 = std::chrono::steady_clock::now();
+  auto d = uploader.reserve(64, opts(ExhaustionPolicy::Defer));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  device.open_gate(gate);
+  waiter.join();
+  EXPECT_LT(took, 2s);  // long before the waiter's 5 s
+  ASSERT_FALSE(d.has_value());
+  EXPECT_EQ(d.error().kind, UploadError::WouldBlock);
+  ASSERT_TRUE(waiting.has_value() && waiting->has_value());
+  ASSERT_TRUE(uploader.wait(**waiting, 10s));
+  device.synchronize_all();
+  EXPECT_EQ(first_difference(dst, src.data(), 3000), "");
+}
+
+// UploadOptions::timeout bounds a reservation's whole wait: the wait for a free event and the
+// wait for ring room that follows share it. Every event is pending; one frees (with 64 KiB of
+// ring) after 1.5 s of a 2 s timeout; the 512 KiB asked for never fits: Timeout after ~2 s, not
+// after 1.5 s + another 2 s.
+TEST_F(UploaderFakeTest, TheWaitForAnEventAndTheWaitForRoomShareOneTimeout) {
+  UploaderConfig c = small_config();
+  c.events = 2;
+  uploader = make(c);
+  const uint64_t ring = c.ring_bytes, small = 64 * KiB;
+  const cudaStream_t s1 = device.create_stream(), s2 = device.create_stream();
+  const int g1 = device.close_gate(s1), g2 = device.close_gate(s2);
+  const auto src = random_bytes(ring, 18);
+  std::byte* dst = device.device_alloc(ring);
+  for (const auto& [offset, bytes, stream] :
+       {std::tuple{uint64_t{0}, small, s2}, std::tuple{small, ring - small, s1}}) {
+    auto span = uploader.reserve(bytes, opts(ExhaustionPolicy::Defer));
+    ASSERT_TRUE(span.has_value());
+    std::memcpy(span->data(), src.data() + offset, bytes);
+    ASSERT_TRUE(uploader.commit(std::move(*span), dst + offset, stream).has_value());
+  }
+  std::thread opener([&] {
+    std::this_thread::sleep_for(1500ms);
+    device.open_gate(g2);  // the first point completes: an event and 64 KiB free
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = uploader.reserve(512 * KiB, opts(ExhaustionPolicy::Wait, 2s));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  opener.join();
+  device.open_gate(g1);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, UploadError::Timeout);
+  EXPECT_GE(took, 2s);
+  EXPECT_LT(took, 3s);  // 2 s and some slack; waiting twice would take 3.5 s
+  device.synchronize_all();
+  EXPECT_EQ(first_difference(dst, src.data(), ring), "");
 }
 
 // FillMethod::Auto measures both methods on a size class's first uploads, each sample timed from

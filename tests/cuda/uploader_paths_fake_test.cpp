@@ -292,6 +292,44 @@ TEST(SharedFillPool, TwoUploadersOnePool) {
   EXPECT_TRUE(b.violations().empty());
 }
 
+// UploaderStats::pool_fills counts the pieces the pool (with the caller) really filled: not those
+// an upload that failed cancelled. A pool of no threads: the caller fills the oldest piece first,
+// its copy fails, and the pieces still unfilled behind it are cancelled.
+TEST(SharedFillPool, CancelledPiecesAreNotCountedAsPoolFills) {
+  FakeDevice device;
+  FillPoolConfig pc;
+  pc.threads = 0;
+  pc.pinning = ThreadPinning::None;
+  auto pool = FillPool::create(pc);
+  ASSERT_TRUE(pool.has_value());
+  UploaderConfig c = config();
+  c.fill_pool = *pool;
+  auto u = detail::create_uploader(c, device);
+  ASSERT_TRUE(u.has_value());
+  constexpr uint64_t kPiece = 32 * KiB;
+  UploaderTestAccess::force(*u, 0, kPiece, FillMethod::Memcpy);
+  const uint64_t size = c.ring_bytes;  // 32 pieces, all reserved before the first is filled
+  const auto src = random_bytes(size, 70);
+  std::byte* dst = device.device_alloc(size);
+  device.fail_copies(cudaErrorInvalidValue, 1);
+  auto failed = u->upload(dst, src.data(), size, nullptr);
+  ASSERT_FALSE(failed.has_value());
+  EXPECT_EQ(failed.error().kind, UploadError::Cuda);
+  UploaderStats s = u->stats();
+  EXPECT_GT(s.pool.cancelled_slices, 0u);  // pieces were cancelled unfilled
+  EXPECT_EQ(s.pool_fills * kPiece, s.pool.bytes);
+  EXPECT_LT(s.pool_fills, size / kPiece);
+
+  auto p = u->upload(dst, src.data(), size, nullptr);
+  ASSERT_TRUE(p.has_value());
+  ASSERT_TRUE(u->wait(*p, 10s));
+  device.synchronize_all();
+  EXPECT_EQ(first_difference(dst, src.data(), size), "");
+  s = u->stats();
+  EXPECT_EQ(s.pool_fills * kPiece, s.pool.bytes);  // the retry's 32 pieces on top
+  EXPECT_TRUE(device.violations().empty());
+}
+
 // Three devices under one cap: each ring is a third, the budget holds all three, uploads to all
 // devices at once arrive exactly, and an Uploader that does not fit in the budget is refused.
 TEST(MultiUploaderFake, ThreeDevicesOneCapOnePool) {

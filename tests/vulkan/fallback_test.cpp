@@ -4,6 +4,7 @@
 // staging buffers freed when their point retires — counted, and capped.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 
 #include "harness.hpp"
@@ -182,6 +183,36 @@ TEST_F(GpuTest, BeginWithoutASizeTakesTheSizeRecentFramesAskedFor) {
     h.verify();
   }
   EXPECT_EQ(checker.violations, 0u);
+}
+
+// begin(cmd) sizes a frame by what recent frames asked for, but never above the largest slot: a
+// frame that sent more than that through one-off buffers does not make the next frames TooLarge.
+//
+//   frame 1  begin(cmd) -> slot 64 KiB    2 MiB -> one-off buffer (asked for: 2 MiB)
+//   frame 2  begin(cmd) -> slot 1 MiB     (asked for 2 MiB, the largest slot given)
+TEST_F(GpuTest, BeginWithoutASizeNeverAsksForMoreThanTheLargestSlot) {
+  RingConfig config;
+  config.strategy = StagingRingConfig{.max_slot_bytes = 1 * MiB};
+  config.policy = ExhaustionPolicy::Defer;
+  config.fallback_max_oneoff_bytes = 4 * MiB;
+  Ring ring = Ring::create(gpu->ring_device(), config).value();
+  Harness h(*gpu, 4 * MiB, 12);
+  for (uint64_t n = 1; n <= 3; ++n) {
+    VkCommandBuffer cmd = h.commands();
+    Expected<StagingFrame, UploadError> frame = ring.begin(cmd);
+    ASSERT_TRUE(frame) << "frame " << n << ": " << to_string(frame.error());
+    EXPECT_EQ(frame->route(), Route::Ring);
+    ASSERT_TRUE(
+        h.upload(*frame, n == 1 ? 0 : 2 * MiB + n * 256 * KiB, n == 1 ? 2 * MiB : 200 * KiB));
+    const RetirementPoint point = frame->finish(kAfterCopies).value();
+    h.submit(cmd, point);
+    ASSERT_TRUE(ring.wait(point, std::chrono::seconds(10)));
+  }
+  const Stats s = ring.stats();
+  EXPECT_EQ(s.begin_refused, 0u);
+  EXPECT_EQ(s.oneoff_uploads, 1u);  // frame 1's 2 MiB
+  EXPECT_EQ(s.staged_uploads, 2u);
+  h.verify();
 }
 
 // A point converts to what its submission signals: submit_info() with every stage.

@@ -15,6 +15,7 @@
 // order they were recorded, which is the queue's order).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <thread>
 
 #include "harness.hpp"
@@ -239,6 +240,47 @@ TEST_F(HeldQueue, WaitTimesOutNamingTheOldestPointThenSucceedsOnceReleased) {
   EXPECT_GE(ring.stats().waits, 1u);
   EXPECT_TRUE(refused.empty());
   retry_and_verify(ring, h, refused);
+  EXPECT_EQ(checker.violations, 0u);
+}
+
+// A byte ring under Wait gives up at once when the room an upload needs is held by the frame still
+// being recorded (its own bytes), even while an earlier frame is held in flight: waiting for the
+// earlier frame could never free enough. Under RingConfig's Fallback policy the upload then takes
+// the fallback route.
+//
+//   frame A (256 KiB, held in flight)   [ A A - - - - - - - - - - - - - - ]  1 MiB
+//   frame B (700 KiB, being recorded)   [ A A B B B B B B B B B B B - - - ]
+//   frame B (400 KiB more)              needs A's and B's own bytes: fallback, well under 5 s
+TEST_F(HeldQueue, ByteRingWaitGivesUpAtOnceWhenTheRoomIsHeldByTheFrameBeingRecorded) {
+  StagingChecker checker(*gpu);
+  RingConfig config;
+  config.strategy = ByteRingConfig{.capacity = 1024 * KiB,
+                                   .policy = ExhaustionPolicy::Wait,
+                                   .wait_timeout = std::chrono::seconds(5)};
+  config.policy = ExhaustionPolicy::Fallback;
+  config.observer = &checker;
+  Ring ring = Ring::create(gpu->ring_device(), config).value();
+  Harness h(*gpu, kDst, test_seed(33));
+  hold_queue();
+  VkCommandBuffer first = h.commands();
+  StagingFrame a = ring.begin(first, 0).value();
+  ASSERT_TRUE(h.upload(a, 0, 256 * KiB));
+  submit_held(h, first, a.finish(kAfterCopies).value());
+
+  VkCommandBuffer cmd = h.commands();
+  StagingFrame b = ring.begin(cmd, 0).value();
+  ASSERT_TRUE(h.upload(b, 256 * KiB, 700 * KiB));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(h.upload(b, 1024 * KiB, 400 * KiB));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  const Stats s = ring.stats();
+  EXPECT_EQ(s.ring_full_fallbacks, 1u);
+  EXPECT_EQ(s.oneoff_uploads, 1u);
+  EXPECT_EQ(s.staged_uploads, 2u);
+  submit_held(h, cmd, b.finish(kAfterCopies).value());
+
+  release();
+  retry_and_verify(ring, h, {});
   EXPECT_EQ(checker.violations, 0u);
 }
 

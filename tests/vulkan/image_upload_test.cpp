@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -288,6 +289,57 @@ TEST_P(ImageUploadTest, MipChainsAndRandomRegionsArriveByteForByte) {
     gpu->destroy(s.image);
   for (TestBuffer& b : back)
     gpu->destroy(b);
+}
+
+template <class T>
+std::optional<UploadError> error_of(const Expected<T, UploadError>& answer) {
+  if (answer) return std::nullopt;
+  return answer.error();
+}
+
+// A frame's copies must leave the image in a layout it can be used in: new_layout UNDEFINED or
+// PREINITIALIZED is refused with InvalidArgument (as the Streamer refuses it) before anything is
+// placed or recorded; the frame goes on, and its valid upload arrives byte for byte.
+TEST_F(GpuTest, AnImageUploadLeavingTheImageUndefinedOrPreinitializedIsRefused) {
+  std::mt19937_64 rng(test_seed(72));
+  Ring ring = Ring::create(gpu->ring_device()).value();
+  constexpr VkFormat kFormat = VK_FORMAT_R8G8B8A8_UNORM;
+  TestImage image = gpu->make_image(kFormat, {16, 8, 1}, 1, 1);
+  TestBuffer back = gpu->make_buffer(16 * 8 * 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, true);
+  const ImageDestination dst{.image = image.image, .format = kFormat, .extent = {16, 8, 1}};
+  const ImageRegion region{.image = image.image,
+                           .format = kFormat,
+                           .extent = {16, 8, 1},
+                           .new_layout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL};
+  const std::vector<std::byte> texels = random_bytes(rng, 16 * 8 * 4);
+  VkCommandBuffer cmd = gpu->begin_commands();
+  StagingFrame frame = ring.begin(cmd, 64 * 1024).value();
+  for (const VkImageLayout bad : {VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_PREINITIALIZED}) {
+    ImageRegion r = region;
+    r.new_layout = bad;
+    EXPECT_EQ(error_of(frame.upload(r, texels)), UploadError::InvalidArgument);
+    EXPECT_EQ(error_of(frame.reserve(r)), UploadError::InvalidArgument);
+    EXPECT_EQ(error_of(frame.upload(dst, r, texels)), UploadError::InvalidArgument);
+    EXPECT_EQ(error_of(frame.reserve(dst, r)), UploadError::InvalidArgument);
+  }
+  EXPECT_EQ(frame.staged_bytes(), 0u);
+  EXPECT_EQ(ring.stats().staged_uploads, 0u);
+
+  ASSERT_TRUE(frame.upload(dst, region, texels));
+  const RetirementPoint point =
+      frame
+          .finish({.stages = VK_PIPELINE_STAGE_2_COPY_BIT, .access = VK_ACCESS_2_TRANSFER_READ_BIT})
+          .value();
+  const uint64_t offsets[] = {0};
+  gpu->record_image_readback(cmd, image, VK_IMAGE_ASPECT_COLOR_BIT, back.buffer, offsets);
+  const VkSemaphoreSubmitInfo signal = point.submit_info();
+  gpu->submit(cmd, {}, {&signal, 1});
+  ASSERT_EQ(vkQueueWaitIdle(gpu->queue), VK_SUCCESS);
+  EXPECT_EQ(first_difference(texels, {back.mapped, back.size}), -1);
+  EXPECT_EQ(ring.stats().barriers, 2u);  // the upload's two: nothing was recorded for the refused
+  gpu->free_commands(cmd);
+  gpu->destroy(back);
+  gpu->destroy(image);
 }
 
 INSTANTIATE_TEST_SUITE_P(Rows, ImageUploadTest,

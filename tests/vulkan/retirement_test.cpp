@@ -181,11 +181,13 @@ TEST_F(GpuTest, ADroppedFrameRecordsNothingAndFreesItsSlot) {
 // ---- injected device loss -----------------------------------------------------------------
 
 std::atomic<bool> g_device_lost{false};
+// Reading this one semaphore's counter answers VK_ERROR_DEVICE_LOST (the others read as usual).
+VkSemaphore g_lost_semaphore = VK_NULL_HANDLE;
 PFN_vkGetSemaphoreCounterValue g_real_counter = nullptr;
 PFN_vkWaitSemaphores g_real_wait = nullptr;
 
 VKAPI_ATTR VkResult VKAPI_CALL lossy_counter(VkDevice device, VkSemaphore s, uint64_t* value) {
-  if (g_device_lost) return VK_ERROR_DEVICE_LOST;
+  if (g_device_lost || (s != VK_NULL_HANDLE && s == g_lost_semaphore)) return VK_ERROR_DEVICE_LOST;
   return g_real_counter(device, s, value);
 }
 VKAPI_ATTR VkResult VKAPI_CALL lossy_wait(VkDevice device, const VkSemaphoreWaitInfo* info,
@@ -272,6 +274,118 @@ TEST_F(GpuTest, ALostDeviceFailsTheFramesInFlightAndTheNextFrameRecovers) {
   ASSERT_TRUE(ring.wait(again, 10 * kSecond));
   h.verify();
   EXPECT_EQ(checker.violations, 0u);
+}
+
+// The ring's FrameRelease events: failed ones, the others, and any naming frame 0 (no frame).
+class Releases final : public Observer {
+ public:
+  void on_event(const Event& event) override {
+    if (event.kind != EventKind::FrameRelease) return;
+    if (event.id == 0) ++of_frame_zero;
+    ++(event.failed ? failed : others);
+  }
+  int failed = 0;
+  int others = 0;
+  int of_frame_zero = 0;
+};
+
+void signal_on_host(Gpu& gpu, VkSemaphore semaphore, uint64_t value) {
+  const VkSemaphoreSignalInfo info{
+      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = semaphore, .value = value};
+  ASSERT_EQ(vkSignalSemaphore(gpu.device, &info), VK_SUCCESS);
+}
+
+// One poll() retires frame 1 (its semaphore reached), then finds the device lost reading frame
+// 2's: only frame 2 fails. Frame 1's one-off bytes are given back once and its release is
+// reported once, so later one-off uploads are still taken. Neither frame is submitted: their
+// semaphores are signalled (or found lost) on the host.
+TEST_F(GpuTest, ALostDeviceFoundMidPollFailsOnlyTheFramesNotYetRetired) {
+  Releases releases;
+  Device device = gpu->ring_device();
+  g_real_counter = device.dispatch.vkGetSemaphoreCounterValue;
+  device.dispatch.vkGetSemaphoreCounterValue = lossy_counter;
+  RingConfig config;
+  config.fallback_update_buffer = false;  // every fallback upload takes a one-off buffer
+  config.fallback_max_oneoff_bytes = 256 * KiB;
+  config.observer = &releases;
+  Ring ring = Ring::create(device, config).value();
+  Harness h(*gpu, 256 * KiB, 20);
+  const VkSemaphore a = gpu->make_timeline(0);
+  const VkSemaphore b = gpu->make_timeline(0);
+  StagingFrame first = ring.begin_fallback(h.commands());
+  ASSERT_TRUE(first.upload(h.dst.buffer, 0, random_bytes(h.rng, 160 * KiB)));
+  (void)first.finish(kAfterCopies, RetirementPoint{a, 1}).value();
+  StagingFrame second = ring.begin_fallback(h.commands());
+  ASSERT_TRUE(second.upload(h.dst.buffer, 0, random_bytes(h.rng, 16 * KiB)));
+  (void)second.finish(kAfterCopies, RetirementPoint{b, 1}).value();
+  EXPECT_EQ(ring.stats().oneoff_live_bytes, 176 * KiB);
+
+  signal_on_host(*gpu, a, 1);
+  g_lost_semaphore = b;
+  EXPECT_EQ(ring.poll(), 1u);
+  g_lost_semaphore = VK_NULL_HANDLE;
+  const Stats s = ring.stats();
+  EXPECT_EQ(s.oneoff_live_bytes, 0u);
+  EXPECT_EQ(s.points_retired, 1u);
+  EXPECT_EQ(s.points_failed, 1u);
+  EXPECT_EQ(s.device_lost, 1u);
+  EXPECT_EQ(ring.in_flight(), 0u);
+  EXPECT_EQ(releases.others, 1);
+  EXPECT_EQ(releases.failed, 1);
+  EXPECT_EQ(releases.of_frame_zero, 0);
+  gpu->destroy(a);
+  gpu->destroy(b);
+
+  // The device is back (the hook reads every semaphore again): one-off buffers up to the cap.
+  VkCommandBuffer cmd = h.commands();
+  StagingFrame next = ring.begin_fallback(cmd);
+  ASSERT_TRUE(h.upload(next, 3, 200 * KiB));
+  EXPECT_EQ(ring.stats().oneoff_live_bytes, 200 * KiB);
+  h.submit(cmd, next.finish(kAfterCopies).value());
+  h.verify();
+  EXPECT_EQ(ring.poll(), 1u);
+  EXPECT_EQ(ring.stats().oneoff_live_bytes, 0u);
+}
+
+// Ring::wait() and wait_idle() answer DeviceLost when vkWaitSemaphores returns (reached, or timed
+// out) but the poll after it finds the device lost, as a lost device found by the wait itself.
+TEST_F(GpuTest, ARingWaitAnswersDeviceLostWhenThePollAfterItFindsTheDeviceLost) {
+  Device device = gpu->ring_device();
+  g_real_counter = device.dispatch.vkGetSemaphoreCounterValue;
+  device.dispatch.vkGetSemaphoreCounterValue = lossy_counter;  // vkWaitSemaphores is the real one
+  Ring ring = Ring::create(device).value();
+  Harness h(*gpu, 64 * KiB, 21);
+
+  // wait(): the point is reached (vkWaitSemaphores succeeds); reading the counter fails.
+  VkCommandBuffer cmd = h.commands();
+  StagingFrame frame = ring.begin(cmd, 4096).value();
+  ASSERT_TRUE(h.upload(frame, 0, 4000));
+  const RetirementPoint point = frame.finish(kAfterCopies).value();
+  h.submit(cmd, point);
+  ASSERT_EQ(vkQueueWaitIdle(gpu->queue), VK_SUCCESS);
+  g_lost_semaphore = ring.semaphore();
+  const Expected<void, WaitError> waited = ring.wait(point, 10 * kSecond);
+  g_lost_semaphore = VK_NULL_HANDLE;
+  ASSERT_FALSE(waited);
+  EXPECT_EQ(waited.error(), WaitError::DeviceLost);
+  EXPECT_EQ(ring.stats().device_lost, 1u);
+  EXPECT_EQ(ring.stats().points_failed, 1u);
+  EXPECT_EQ(ring.in_flight(), 0u);
+
+  // wait_idle(): the point is never signalled (vkWaitSemaphores times out); the poll finds the
+  // device lost.
+  StagingFrame unsubmitted = ring.begin(h.commands(), 4096).value();
+  ASSERT_TRUE(unsubmitted.upload(h.dst.buffer, 0, random_bytes(h.rng, 100)));
+  (void)unsubmitted.finish(kAfterCopies).value();
+  g_lost_semaphore = ring.semaphore();
+  const Expected<void, WaitError> idle = ring.wait_idle(std::chrono::milliseconds(1));
+  g_lost_semaphore = VK_NULL_HANDLE;
+  ASSERT_FALSE(idle);
+  EXPECT_EQ(idle.error(), WaitError::DeviceLost);
+  EXPECT_EQ(ring.stats().device_lost, 2u);
+  EXPECT_EQ(ring.stats().points_failed, 2u);
+  EXPECT_EQ(ring.in_flight(), 0u);
+  h.verify();
 }
 
 // ---- injected allocation failure ----------------------------------------------------------

@@ -147,7 +147,8 @@ struct UploaderConfig {
   /// (byte_ring.hpp), Defer, Wait or Split. Grow and Fallback are refused (InvalidConfig): they
   /// would pin memory in the upload path.
   ExhaustionPolicy policy = ExhaustionPolicy::Split;
-  /// Longest a single reservation waits for ring room (Wait, Split) before Timeout (>= 0).
+  /// Longest a single reservation waits for ring room (Wait, Split) before Timeout (>= 0), its
+  /// waits for the ring lock and for a free event included.
   Duration wait_timeout = std::chrono::seconds(1);
   /// CUDA events in the timeline's pool (>= 1): the most reservations pending at once.
   uint32_t events = 1024;
@@ -205,7 +206,8 @@ struct UploadOptions {
   /// upload(): Split streams a source of any size in pieces; Wait and Defer stage the whole
   /// source in one reservation (at most ring_bytes) or nothing.
   std::optional<ExhaustionPolicy> policy;
-  /// Overrides UploaderConfig::wait_timeout, per reservation (negative: no waiting).
+  /// Overrides UploaderConfig::wait_timeout, per reservation (negative: no waiting): one bound for
+  /// all of a reservation's waits (for the ring lock, a free event and ring room together).
   std::optional<Duration> timeout;
   /// The caller's tag, carried into the ring's stats and timeline.
   uint64_t owner = 0;
@@ -366,10 +368,10 @@ class StagingSpan {
 /// create() (which must outlive it) or owns the runtime one it made. Movable handle (open spans
 /// keep working across a move); a moved-from Uploader may only be destroyed or assigned to.
 /// Threading: every member function is safe from any thread, concurrently (several threads may
-/// upload on several streams at once). Calls that wait for ring room hold an internal lock while
-/// they wait; other callers needing ring room wait behind it (bounded by their own timeout), Defer
-/// callers get WouldBlock at once. The fill threads never call CUDA; CUDA calls are made from the
-/// calling thread, which need not have the Uploader's device current.
+/// upload on several streams at once). Calls that wait for ring room or a free event hold an
+/// internal lock while they wait; other callers needing ring room wait behind it (bounded by
+/// their own timeout), Defer callers get WouldBlock at once. The fill threads never call CUDA;
+/// CUDA calls are made from the calling thread, which need not have the Uploader's device current.
 /// Streams: any stream of the Uploader's device (0, the legacy default stream, included); not one
 /// that is capturing a CUDA graph (refused: the ring would be reused before the graph runs).
 class Uploader {
@@ -394,10 +396,12 @@ class Uploader {
   Uploader& operator=(const Uploader&) = delete;
   /// Waits (up to drain_timeout) until every copy issued has completed, then unpins the ring,
   /// destroys the events and joins the threads. If the copies do not complete in time (a stalled
-  /// stream) or the Uploader has failed, the pinned ring and events are deliberately leaked rather
-  /// than freed under a copy that may still read them (a pinned_budget stays charged for the
-  /// leaked ring: it is not given back). Precondition: no StagingSpan of this
-  /// Uploader is open (aborts otherwise) and no call is in progress.
+  /// stream) or the Uploader has failed, the pinned ring is deliberately leaked rather than
+  /// unpinned under a copy that may still read it (a pinned_budget stays charged for the leaked
+  /// ring: it is not given back); the events are destroyed all the same (CUDA allows destroying an
+  /// event whose recorded work has not completed: its resources are released once it does).
+  /// Precondition: no StagingSpan of this Uploader is open (aborts otherwise) and no call is in
+  /// progress.
   ~Uploader();
 
   /// Copies `bytes` from host memory `host_src` (pageable or not, any alignment) to device memory

@@ -120,7 +120,8 @@ struct ImageRegion {
   /// for a texture being filled; wrong for a partial update of one already in use). A
   /// depth/stencil image is transitioned with both aspects together.
   VkImageLayout old_layout = VK_IMAGE_LAYOUT_UNDEFINED;
-  /// The layout finish() leaves the subresources in.
+  /// The layout finish() leaves the subresources in (not UNDEFINED or PREINITIALIZED: an
+  /// upload asking for either is refused with InvalidArgument).
   VkImageLayout new_layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
 };
 
@@ -232,7 +233,8 @@ class StagingFrame {
   /// asks for. Unchecked against the image (its extent, mips, layers and format are unknown
   /// here): prefer the ImageDestination overload. The staging offset is aligned to lcm(texel block
   /// size (4 for depth/stencil), optimalBufferCopyOffsetAlignment). Errors: as upload(), plus
-  /// UnsupportedFormat, BadAspect, Misaligned, SizeMismatch, ConflictingLayouts.
+  /// UnsupportedFormat, BadAspect, Misaligned, SizeMismatch, ConflictingLayouts, InvalidArgument
+  /// (region.new_layout UNDEFINED or PREINITIALIZED; nothing placed or recorded).
   Expected<void, UploadError> upload(const ImageRegion& region, std::span<const std::byte> texels);
   /// Reserves staging memory for `region` and returns where to write its texel blocks in place
   /// (rows may be padded: see InPlacePiece). Errors as the image upload() (no SizeMismatch).
@@ -382,7 +384,7 @@ class SharedWriter {
 
   /// Reserves the shared space for `region` and returns where to write its texel blocks (rows
   /// may be padded: see InPlacePiece). Errors: as the buffer reserve(), plus UnsupportedFormat,
-  /// BadAspect, Misaligned.
+  /// BadAspect, Misaligned, InvalidArgument (new_layout UNDEFINED or PREINITIALIZED).
   Expected<InPlacePiece, UploadError> reserve(const ImageRegion& region);
   /// reserve() of a region of a described image, checked as StagingFrame's described upload().
   Expected<InPlacePiece, UploadError> reserve(const ImageDestination& dst,

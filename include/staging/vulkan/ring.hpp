@@ -319,11 +319,12 @@ class Ring {
   Expected<StagingFrame, UploadError> begin(VkCommandBuffer cmd, uint64_t needed);
   /// begin(cmd, needed) sized by what recent frames asked for: `needed` is the most any of the
   /// last 8 finished frames tried to place (their uploads' footprints, on whichever route they
-  /// went), 0 for the first frame (the smallest slot). A frame that asks for more than recent
-  /// ones sends what no longer fits by the fallback route, and the next frames get a larger
-  /// slot; one that asks for less leaves the rest of its slot unused. Pass `needed` when a frame
-  /// is known to be larger than the ones before it (a level load). Errors: as begin(cmd,
-  /// needed).
+  /// went), 0 for the first frame (the smallest slot), and never more than the largest slot (so
+  /// a frame that sent more than that by the fallback route never makes this TooLarge). A frame
+  /// that asks for more than recent ones sends what no longer fits by the fallback route, and
+  /// the next frames get a larger slot; one that asks for less leaves the rest of its slot unused.
+  /// Pass `needed` when a frame is known to be larger than the ones before it (a level load).
+  /// Errors: as begin(cmd, needed).
   Expected<StagingFrame, UploadError> begin(VkCommandBuffer cmd);
   /// Begins a frame on the fallback route: vkCmdUpdateBuffer where legal, else one-off staging
   /// buffers, within RingConfig's fallback caps. Never fails; a null `cmd` gives an inactive frame.
@@ -337,12 +338,13 @@ class Ring {
   /// Waits as vulkan::wait(device, point, timeout) does on the ring's device, then poll()s (the
   /// memory of every frame it completed is reused once every earlier frame is released too).
   /// Errors: Timeout (also for a vkWaitSemaphores failure other than VK_ERROR_DEVICE_LOST),
-  /// DeviceLost (every frame in flight is then failed, as poll() does), Failed (a point with no
-  /// semaphore and a value above 0; with value 0 it is reached at once). Precondition: a
-  /// non-null `point.semaphore` is a timeline semaphore of this device.
+  /// DeviceLost (from the wait, or from the poll after it; every frame in flight not retired is
+  /// then failed, as poll() does), Failed (a point with no semaphore and a value above 0; with
+  /// value 0 it is reached at once). Precondition: a non-null `point.semaphore` is a timeline
+  /// semaphore of this device.
   Expected<void, WaitError> wait(const RetirementPoint& point, Duration timeout);
   /// Waits until every point in flight is reached (or `timeout` passes), then poll()s. Succeeds
-  /// at once when nothing is in flight. Errors: Timeout, DeviceLost.
+  /// at once when nothing is in flight. Errors: Timeout, DeviceLost (as wait()).
   Expected<void, WaitError> wait_idle(Duration timeout);
   /// Reports that the submission meant to signal `point` will never happen (command buffer
   /// dropped, vkQueueSubmit2 failed): every frame in flight finished with that point gives its
