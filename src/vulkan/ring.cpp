@@ -11,6 +11,7 @@
 #include "ring_impl.hpp"
 #include "slot_strategy.hpp"
 #include "staging/detail/core/align.hpp"
+#include "staging/detail/vulkan/format.hpp"
 #include "staging/detail/vulkan/ring_inspect.hpp"
 
 namespace staging::vulkan {
@@ -21,7 +22,9 @@ RingImpl::RingImpl(const Device& d, const RingConfig& c) : device(d), config(c),
   device.dispatch.vkGetPhysicalDeviceProperties(device.physical_device, &props);
   const uint64_t optimal = std::max<uint64_t>(1, props.limits.optimalBufferCopyOffsetAlignment);
   limits.buffer_copy_alignment = optimal;
-  limits.texture_copy_alignment = optimal;
+  // Image copies at multiples of 4 as well: a frame may be recorded for a queue without graphics
+  // or compute, where Vulkan needs them (VUID-vkCmdCopyBufferToImage-commandBuffer-07737).
+  limits.texture_copy_alignment = image_copy_alignment(props.limits);
   limits.texture_row_pitch_alignment =
       config.pad_image_rows ? std::max<uint64_t>(1, props.limits.optimalBufferCopyRowPitchAlignment)
                             : 1;

@@ -342,6 +342,36 @@ TEST_F(GpuTest, AnImageUploadLeavingTheImageUndefinedOrPreinitializedIsRefused) 
   gpu->destroy(image);
 }
 
+// The device's properties with optimalBufferCopyOffsetAlignment 1, as many discrete GPUs report.
+PFN_vkGetPhysicalDeviceProperties g_real_properties = nullptr;
+void VKAPI_CALL properties_with_alignment_one(VkPhysicalDevice physical,
+                                              VkPhysicalDeviceProperties* props) {
+  g_real_properties(physical, props);
+  props->limits.optimalBufferCopyOffsetAlignment = 1;
+}
+
+// A frame may be recorded for a transfer-only queue, where vkCmdCopyBufferToImage needs a
+// bufferOffset that is a multiple of 4 whatever the format. With a device asking for no
+// alignment, a 1-byte-texel region must still be placed at a multiple of 4: its footprint has
+// room for 3 bytes of padding, where a buffer upload's has none.
+//
+//   staging: [b][pad..][R8 texel row] — the R8 row starts at a multiple of 4, not right after b
+TEST_F(GpuTest, ImageCopiesArePlacedAtMultiplesOfFourWhenTheDeviceAsksForLess) {
+  Device device = gpu->ring_device();
+  g_real_properties = device.dispatch.vkGetPhysicalDeviceProperties;
+  device.dispatch.vkGetPhysicalDeviceProperties = properties_with_alignment_one;
+  Ring ring = Ring::create(device, RingConfig{}).value();
+  EXPECT_EQ(ring.buffer_footprint(1), 1u);
+  TestImage image = gpu->make_image(VK_FORMAT_R8_UNORM, {3, 1, 1}, 1, 1);
+  ImageRegion region{.image = image.image, .format = VK_FORMAT_R8_UNORM, .extent = {3, 1, 1}};
+  EXPECT_EQ(ring.image_footprint(region).value(), 3u + 3u);
+  region.format = VK_FORMAT_R16_UNORM;
+  EXPECT_EQ(ring.image_footprint(region).value(), 6u + 3u);
+  region.format = VK_FORMAT_R32G32B32_SFLOAT;  // 12-byte blocks: already multiples of 4
+  EXPECT_EQ(ring.image_footprint(region).value(), 36u + 11u);
+  gpu->destroy(image);
+}
+
 INSTANTIATE_TEST_SUITE_P(Rows, ImageUploadTest,
                          ::testing::Combine(::testing::Values(false, true),
                                             ::testing::Values(Setup::Slots, Setup::BytesWait)),

@@ -232,7 +232,7 @@ class StagingFrame {
   /// copied into `region` with vkCmdCopyBufferToImage, with the layout transitions the region
   /// asks for. Unchecked against the image (its extent, mips, layers and format are unknown
   /// here): prefer the ImageDestination overload. The staging offset is aligned to lcm(texel block
-  /// size (4 for depth/stencil), optimalBufferCopyOffsetAlignment). Errors: as upload(), plus
+  /// size (4 for depth/stencil), 4, optimalBufferCopyOffsetAlignment): valid on any queue. Errors: as upload(), plus
   /// UnsupportedFormat, BadAspect, Misaligned, SizeMismatch, ConflictingLayouts, InvalidArgument
   /// (region.new_layout UNDEFINED or PREINITIALIZED; nothing placed or recorded).
   Expected<void, UploadError> upload(const ImageRegion& region, std::span<const std::byte> texels);
