@@ -700,7 +700,8 @@ struct ByteRing::Impl {
                                                     const ReserveRequest& req, uint64_t alignment,
                                                     const ReserveError& miss) {
     const ExhaustionPolicy policy = req.policy.value_or(config.policy);
-    const BlockCause cause = miss.cause;
+    const BlockCause cause = miss.cause;  // the wait's: why the part waited for does not fit
+    const BlockCause split_cause = classify(req.size);  // a chunk's: why the whole does not fit
     const uint64_t size = fit_size(req, policy);
     const Duration timeout = req.timeout.value_or(config.wait_timeout);
     const Deadline deadline(*clock, timeout);
@@ -721,7 +722,7 @@ struct ByteRing::Impl {
       const TimelineValue got = source.wait(target, deadline.remaining_at(t));
       const uint64_t freed = retire(got);
       const Duration t2 = now();
-      placed = try_fit(req, alignment, policy, cause);
+      placed = try_fit(req, alignment, policy, split_cause);
       // Timed out; or the source returned with no progress and either no time passed (it broke
       // its contract) or it answered below the target before the deadline (it knows waiting
       // cannot reach it: CompletionSource::wait). Never spin.
@@ -807,7 +808,10 @@ struct ByteRing::Impl {
       case ExhaustionPolicy::Split:
         if (!plan_split(req)) return cap_exceeded(req, policy, needed);
         if (auto r = try_fit(req, alignment, policy, cause)) return *r;
-        return must_wait(req, alignment, policy, cause, count_wait);
+        // A split is attributed to why the whole request does not fit (Cap when it never can);
+        // the wait to why its smallest acceptable part does not fit now (never Cap: some ring
+        // region can hold that part).
+        return must_wait(req, alignment, policy, classify(fit_size(req, policy)), count_wait);
       case ExhaustionPolicy::Grow:
         return grow(req, alignment, cause, needed);
       case ExhaustionPolicy::Fallback:
@@ -834,44 +838,45 @@ struct ByteRing::Impl {
   }
 
   // Split: the largest chunk (a multiple of the granularity, >= the minimum chunk) that fits a
-  // ring region now. Prefers the run at the head (no skip) over a wrap.
+  // ring region now: every region's run at the head and, where the free bytes wrap, its run at
+  // offset 0 are compared. On a tie the earlier region wins, and in one region the run at the
+  // head (no skip) wins over a wrap.
   std::optional<std::pair<uint32_t, Fit>> best_chunk(uint64_t size, uint64_t alignment,
                                                      uint64_t granularity, uint64_t min_chunk,
                                                      uint64_t* chunk_out) const {
-    const auto in_region = [&](uint32_t id) -> std::optional<Fit> {
+    std::optional<std::pair<uint32_t, Fit>> best;
+    uint64_t largest = 0;
+    const auto consider = [&](uint32_t id, uint64_t chunk, const Fit& f) {
+      if (chunk < min_chunk || chunk <= largest) return;  // min_chunk >= 1: never empty
+      largest = chunk;
+      best = std::pair{id, f};
+    };
+    const auto in_region = [&](uint32_t id) {
       const Region& r = regions[id];
       const auto chunk_of = [&](uint64_t run) { return std::min(size, run - run % granularity); };
       if (r.used == 0) {
         const uint64_t chunk = chunk_of(r.bytes);
-        if (chunk < min_chunk) return std::nullopt;  // min_chunk >= 1: never an empty chunk
-        *chunk_out = chunk;
-        return Fit{0, 0, chunk, 0};
+        consider(id, chunk, Fit{0, 0, chunk, 0});
+        return;
       }
-      if (r.used == r.bytes) return std::nullopt;
+      if (r.used == r.bytes) return;
       const uint64_t h = r.head, t = r.tail, c = r.bytes;
       const uint64_t limit = h > t ? c : t;
       uint64_t off = 0;
       if (align_offset(h, alignment, &off) && off < limit) {
         const uint64_t chunk = chunk_of(limit - off);
-        if (chunk >= min_chunk) {
-          *chunk_out = chunk;
-          return Fit{off, h, off - h + chunk, 0};
-        }
+        consider(id, chunk, Fit{off, h, off - h + chunk, 0});
       }
       if (h > t) {
         const uint64_t chunk = chunk_of(t);
-        if (chunk >= min_chunk) {
-          *chunk_out = chunk;
-          return Fit{0, h, (c - h) + chunk, c - h};
-        }
+        consider(id, chunk, Fit{0, h, (c - h) + chunk, c - h});
       }
-      return std::nullopt;
     };
-    if (auto f = in_region(0)) return std::pair{uint32_t{0}, *f};
-    for (uint32_t id : grown_ids) {
-      if (auto f = in_region(id)) return std::pair{id, *f};
-    }
-    return std::nullopt;
+    in_region(0);
+    for (uint32_t id : grown_ids)
+      in_region(id);
+    if (best) *chunk_out = largest;
+    return best;
   }
 
   Expected<Reservation, ReserveError> grow(const ReserveRequest& req, uint64_t alignment,

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "byte_ring_fixture.hpp"
+#include "random_bytes.hpp"
 #include "staging/core/byte_ring.hpp"
 #include "staging/detail/core/byte_ring_deps.hpp"
 
@@ -418,6 +419,130 @@ TEST_F(PolicyTest, SplitOnAStalledQueueTimesOutAndRecovers) {
   queue.release();
   const Reservation chunk = take(500);
   EXPECT_EQ(chunk.size, 64u);
+}
+
+// capacity 64:  A=40 (retired), B=16 (token 2, not done):
+//   [- *40 B*16 - *8]   t=40 h=56: runs of 8 at the head (the end) and 40 at the start.
+// A 100-byte Split request gets the largest chunk that fits now — the 40 bytes at offset 0, the
+// 8 at the end skipped and charged to it — not the 8-byte run it meets first:
+//   [C*40 B*16 #8]   C.skipped == 8
+TEST_F(PolicyTest, SplitPlacesTheLargestChunkThatFitsNotTheFirst) {
+  make({.capacity = 64, .policy = ExhaustionPolicy::Split, .wait_timeout = 1ms});
+  queue.set_model(DelayModel::fixed(Duration{0}));
+  const Reservation a = take(40);
+  queue.submit();
+  queue.stall();
+  const Reservation b = take(16);
+  queue.submit();
+  ring->retire(a.token);
+  ASSERT_EQ(ring->largest_free(), 40u);
+
+  auto chunk = ring->reserve(req(100));  // never waits: a chunk fits now
+  ASSERT_TRUE(chunk) << describe(chunk.error());
+  EXPECT_EQ(chunk->size, 40u);
+  EXPECT_EQ(chunk->offset, 0u);
+  EXPECT_EQ(chunk->skipped, 8u);
+  EXPECT_EQ(ring->stats().splits, 1u);
+  const std::vector<std::byte> bytes = random_bytes(chunk->size, 0xc0ffee);
+  std::memcpy(allocator.data(chunk->region) + chunk->offset, bytes.data(), bytes.size());
+  EXPECT_TRUE(intact(b));  // B's bytes untouched by the chunk
+  EXPECT_EQ(0, std::memcmp(allocator.data(0), bytes.data(), bytes.size()));
+  queue.release();
+  clock.advance(1ms);
+  poll();
+}
+
+// On a tie the run at the head wins: no tail is skipped.
+//   [- *24 A*16 - *24]   t=24 h=40: runs of 24 at the head and 24 at the start ─► [40, 64)
+TEST_F(PolicyTest, SplitPrefersTheRunAtTheHeadOnATie) {
+  make({.capacity = 64, .policy = ExhaustionPolicy::Split, .wait_timeout = 1ms});
+  queue.set_model(DelayModel::fixed(Duration{0}));
+  const Reservation first = take(24);
+  queue.submit();
+  queue.stall();
+  take(16);
+  queue.submit();
+  ring->retire(first.token);
+  auto chunk = ring->reserve(req(100));
+  ASSERT_TRUE(chunk) << describe(chunk.error());
+  EXPECT_EQ(chunk->size, 24u);
+  EXPECT_EQ(chunk->offset, 40u);
+  EXPECT_EQ(chunk->skipped, 0u);
+  queue.release();
+  clock.advance(1ms);
+  poll();
+}
+
+// A Split request larger than the whole ring (500 bytes into 64) is split for cause Cap, but
+// when no chunk fits it waits for in-flight bytes, not for the cap: its would-block, wait and
+// timeout carry InFlight.
+//   [A*64]  (token 1, done 10 us later)  reserve(500) ─► WouldBlock InFlight, wait_for 1
+//   reserve_waiting(500) ─► waits 10 us (InFlight) ─► [C*64], a split for Cap
+TEST_F(PolicyTest, AnOversizedSplitWaitsForInFlightBytesNotForTheCap) {
+  queue.set_model(DelayModel::fixed(10us));
+  make({.capacity = 64, .policy = ExhaustionPolicy::Split, .wait_timeout = 1ms});
+  const Reservation a = take(64);
+  queue.submit();
+
+  auto blocked = ring->reserve(req(500));
+  ASSERT_FALSE(blocked);
+  EXPECT_EQ(blocked.error().kind, UploadError::WouldBlock);
+  EXPECT_EQ(blocked.error().cause, BlockCause::InFlight);
+  EXPECT_EQ(blocked.error().wait_for, a.token);
+  EXPECT_EQ(ring->stats().would_blocks_by_cause[kInFlight], 1u);
+  EXPECT_EQ(ring->stats().would_blocks_by_cause[kCap], 0u);
+
+  const Reservation chunk = take(500);
+  EXPECT_EQ(chunk.size, 64u);
+  const ByteRingStats& s = ring->stats();
+  EXPECT_EQ(s.waits, 1u);
+  EXPECT_EQ(s.waits_by_cause[kInFlight], 1u);
+  EXPECT_EQ(s.waits_by_cause[kCap], 0u);
+  EXPECT_EQ(s.splits_by_cause[kCap], 1u);  // the whole 500 bytes can never fit: Cap
+  EXPECT_EQ(events.with("wait-begin InFlight").size(), 1u);
+  EXPECT_EQ(events.with("wait-end InFlight").size(), 1u);
+  EXPECT_EQ(events.with("split Cap").size(), 1u);
+
+  queue.submit();
+  queue.stall();  // a stalled queue: the timeout carries InFlight too
+  auto timed_out = reserve(req(500));
+  ASSERT_FALSE(timed_out);
+  EXPECT_EQ(timed_out.error().kind, UploadError::Timeout);
+  EXPECT_EQ(timed_out.error().cause, BlockCause::InFlight);
+  EXPECT_EQ(ring->stats().waits_by_cause[kInFlight], 2u);
+  EXPECT_EQ(ring->stats().waits_by_cause[kCap], 0u);
+  queue.release();
+  clock.advance(1ms);
+  poll();
+}
+
+// The same request when enough bytes are free but no run holds its smallest chunk (24, the
+// minimum of 20 rounded to the granularity of 8): Fragmentation, not Cap.
+//   [- *10 B*38 - *16]   t=10 h=48: 26 bytes free in runs of 16 and 10
+TEST_F(PolicyTest, AnOversizedSplitWaitingOnFragmentationSaysSo) {
+  make({.capacity = 64,
+        .policy = ExhaustionPolicy::Split,
+        .wait_timeout = 1ms,
+        .split_min_chunk = 20});
+  queue.set_model(DelayModel::fixed(Duration{0}));
+  const Reservation a = take(10);
+  queue.submit();
+  queue.stall();
+  take(38);
+  queue.submit();
+  ring->retire(a.token);
+  ReserveRequest r = req(500);
+  r.granularity = 8;
+  auto blocked = ring->reserve(r);
+  ASSERT_FALSE(blocked);
+  EXPECT_EQ(blocked.error().kind, UploadError::WouldBlock);
+  EXPECT_EQ(blocked.error().cause, BlockCause::Fragmentation);
+  EXPECT_EQ(blocked.error().free_total, 26u);
+  EXPECT_EQ(ring->stats().would_blocks_by_cause[kFragmentation], 1u);
+  EXPECT_EQ(ring->stats().would_blocks_by_cause[kCap], 0u);
+  queue.release();
+  clock.advance(1ms);
+  poll();
 }
 
 // --- Grow --------------------------------------------------------------------------------------

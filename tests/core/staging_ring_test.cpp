@@ -160,6 +160,24 @@ TEST_F(RingTest, RetireMakesReadyTheSlotsWhoseValueIsReached) {
   EXPECT_EQ(ring.retire(100), 0u);  // retired once
 }
 
+// retire() keeps the highest completed value it was handed: a lower one later (a stale read of
+// the queue's value) is treated as the highest, as ByteRing::retire() does — the timeline never
+// goes back, so a frame finished at a value already reached is retired by it.
+//   retire(10) ─► [Ready] [Empty] [Empty]
+//   finish @8, @12 ─► [InFlight @8] [InFlight @12] [Empty]
+//   retire(5) ─► taken as 10: [Ready] [InFlight @12] [Empty]
+TEST_F(RingTest, RetireNeverGoesBackBelowTheHighestValueSeen) {
+  ASSERT_TRUE(ring.finish(std::move(ring.begin(1)).value(), 3));
+  EXPECT_EQ(ring.retire(10), 1u);
+  ASSERT_TRUE(ring.finish(std::move(ring.begin(1)).value(), 8));
+  ASSERT_TRUE(ring.finish(std::move(ring.begin(1)).value(), 12));
+  EXPECT_EQ(states(), (std::vector<S>{S::InFlight, S::InFlight, S::Empty}));
+  EXPECT_EQ(ring.retire(5), 1u);
+  EXPECT_EQ(states(), (std::vector<S>{S::Ready, S::InFlight, S::Empty}));
+  EXPECT_EQ(ring.retire(11), 0u);
+  EXPECT_EQ(ring.retire(12), 1u);
+}
+
 // A value whose submission never happens is abandoned; a lost device fails what is in flight.
 // Slots finished with a FenceToken are the token's: retire(), abandon() and fail_in_flight()
 // leave them alone.
@@ -254,6 +272,26 @@ TEST_F(RingTest, AnAbandonedFramesSlotIsReplacedOnTheNextPick) {
   EXPECT_EQ(ring.stats().slots_replaced, 1u);
   EXPECT_EQ(ring.stats().abandoned_seen, 1u);
   EXPECT_EQ(allocator.log().destroyed, 1u);
+}
+
+// A pending token assigned over is dropped unfired too: its slot is Abandoned at once, but its
+// buffer is released only when the slot is next picked and given a fresh one — never before.
+//   [InFlight #1] ─token assigned over─► [Abandoned #1] (kept) ─begin─► [Recording #2] (replaced)
+TEST_F(RingTest, ATokenAssignedOverAbandonsItsSlotWhichIsReplacedOnlyWhenPicked) {
+  ring = make({.slots = 1});
+  submit_frame(1);
+  const uint64_t old_id = buffer_id(0);
+  in_flight.front() = FenceToken{};  // the frame's encoder was dropped, not submitted
+  EXPECT_FALSE(in_flight.front().pending());
+  EXPECT_EQ(ring.state(0), S::Abandoned);
+  EXPECT_EQ(buffer_id(0), old_id);  // nothing released yet
+  EXPECT_EQ(allocator.log().destroyed, 0u);
+  SlotLease lease = std::move(ring.begin(1)).value();
+  EXPECT_EQ(lease.slot(), 0u);
+  EXPECT_NE(buffer_id(0), old_id);
+  EXPECT_EQ(allocator.log().destroyed, 1u);
+  EXPECT_EQ(ring.stats().slots_replaced, 1u);
+  EXPECT_EQ(ring.stats().abandoned_seen, 1u);
 }
 
 TEST_F(RingTest, AReplacedSlotKeepsAtLeastItsOldCapacity) {

@@ -67,10 +67,11 @@ enum class ExhaustionPolicy : uint8_t {
   /// ByteRing::reserve() itself never waits: it answers WouldBlock at once, naming in
   /// ReserveError::wait_for the token to wait for.
   Wait,
-  /// Place as much as fits (a chunk, a multiple of the request's granularity), waiting as Wait
-  /// does when nothing fits; the caller reserves the rest with further calls. A payload of any
-  /// size streams through, even one larger than the whole ring. ByteRing::reserve() places what
-  /// fits now and otherwise answers WouldBlock naming wait_for; reserve_waiting() waits.
+  /// Place as much as fits (the largest chunk that fits now, in any ring region, a multiple of
+  /// the request's granularity), waiting as Wait does when nothing fits; the caller reserves the
+  /// rest with further calls. A payload of any size streams through, even one larger than the
+  /// whole ring. ByteRing::reserve() places what fits now and otherwise answers WouldBlock naming
+  /// wait_for; reserve_waiting() waits.
   Split,
   /// Add ring capacity (a new region) up to the cap; idle extra regions are trimmed after
   /// trim_after. Beyond the cap: WouldBlock with cause Cap (as Defer), or TooLarge when the
@@ -97,6 +98,9 @@ enum class BlockCause : uint8_t {
   /// Enough bytes are free in total, but no contiguous free run is large enough.
   Fragmentation,
   /// The request cannot be met under the cap (or exceeds the ring and the policy cannot split).
+  /// Under Split, a chunk of a request larger than every ring region is a split for this cause,
+  /// but its wait for room is not: it waits for a chunk, which InFlight or Fragmentation
+  /// explains.
   Cap,
 };
 

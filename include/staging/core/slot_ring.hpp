@@ -21,7 +21,11 @@
 //   Empty ──────────────────►    failed mapping) ──►  Failed ──► replaced on next pick ──► Ready
 //
 // Only a Ready slot is ever handed to a frame, grown, or (when Abandoned/Failed/Empty) given a
-// fresh buffer; a slot InFlight is never touched by the ring.
+// fresh buffer; a slot InFlight is never touched by the ring. Replacing an Abandoned or Failed
+// slot's buffer releases the old one, which the ring takes as read by nothing: a backend drops
+// a token unfired (or abandons it) only for a frame nothing submitted reads, or where its
+// buffers' release is deferred until the GPU is done with them (WebGPU); otherwise it keeps the
+// token until the frame is done.
 #pragma once
 
 #include <array>
@@ -52,8 +56,9 @@ enum class SlotState : uint8_t {
   /// buffer's map callback).
   InFlight,
   /// The frame's work was dropped rather than submitted (its FenceToken was destroyed unfired or
-  /// abandon() was called). Nothing reads the slot; its buffer is replaced the next time the slot
-  /// is picked.
+  /// abandon() was called). The slot is taken as read by nothing: its buffer is replaced (the old
+  /// one released) the next time the slot is picked. A backend lets a token go unfired only for
+  /// such a frame, or where its release of a buffer waits until the GPU is done with it.
   Abandoned,
   /// Allocation or mapping failed, or the device was lost. Replaced the next time it is picked.
   Failed,

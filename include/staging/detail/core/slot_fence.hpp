@@ -65,10 +65,19 @@ class SlotFence {
 /// The one-shot signal a slot in flight is waiting for, returned by StagingRing::finish().
 ///
 /// Whoever learns that the GPU has finished the frame's copies calls signal() (a backend's poll,
-/// a map callback, a CUDA host function); the slot becomes Ready. Move-only. Destroying a token
-/// that never fired marks the slot Abandoned — work dropped rather than submitted drops its
-/// signal with it — so a forgotten frame is detected, never reused while possibly still read,
-/// and its buffer is replaced on the next pick.
+/// a map callback, a CUDA host function); the slot becomes Ready. Move-only.
+///
+/// Destroying (or assigning over) a token that has not fired abandons its slot, as abandon()
+/// does: work dropped rather than submitted drops its signal with it. The slot becomes
+/// Abandoned, and the next time it is picked its buffer is replaced: a fresh one is created and
+/// the old one released (its Buffer destroyed, see StagingAllocator). The ring cannot tell
+/// whether the GPU still reads that old buffer, so a backend lets a token go unfired only for a
+/// frame nothing submitted reads (its encoder or command buffer dropped, not submitted), or
+/// where its Buffer's release is deferred until the GPU is done with it (as WebGPU's is: the
+/// runtime keeps a dropped buffer alive until every submission naming it has retired). A
+/// backend whose submitted frame may still be read, and whose release is immediate, keeps the
+/// token until the frame is done and fires it then; it calls abandon() or fail() early only
+/// when nothing reads the slot.
 ///
 /// Threading: the token object itself is not synchronised (one thread uses a given token at a
 /// time), but it may be fired from any thread, concurrently with the ring's own calls.
@@ -80,11 +89,13 @@ class FenceToken {
   FenceToken() = default;
   /// Takes `other`'s signal; `other` is left empty (not pending).
   FenceToken(FenceToken&& other) noexcept;
-  /// Abandons a still-pending token held by *this first, then takes `other`'s.
+  /// Abandons a still-pending token held by *this first (as on destruction), then takes
+  /// `other`'s.
   FenceToken& operator=(FenceToken&& other) noexcept;
   FenceToken(const FenceToken&) = delete;
   FenceToken& operator=(const FenceToken&) = delete;
-  /// Abandons the slot if the token is still pending.
+  /// Abandons the slot if the token is still pending: its buffer is replaced on the next pick
+  /// (see above for when that is safe).
   ~FenceToken();
 
   /// The GPU has finished reading the slot: InFlight → Ready. Returns false (and changes no
@@ -92,7 +103,9 @@ class FenceToken {
   /// this token's generation). Either way the token is spent: pending() is false afterwards.
   bool signal() noexcept;
   /// The frame's work will never run (command buffer dropped, never submitted): InFlight →
-  /// Abandoned. The buffer is replaced on the next pick. Returns false as signal() does.
+  /// Abandoned. The buffer is replaced on the next pick (the old one released), so call it only
+  /// when no copy of the frame reads the slot, or when the backend's release of a buffer is
+  /// deferred until the GPU is done with it. Returns false as signal() does.
   bool abandon() noexcept;
   /// The device was lost or the slot's re-mapping failed: InFlight → Failed. Replaced on the
   /// next pick. Returns false as signal() does.

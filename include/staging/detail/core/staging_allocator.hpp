@@ -12,9 +12,11 @@ namespace staging {
 /// Creates slot buffers of type `Buffer` for a StagingRing<Buffer>.
 ///
 /// `Buffer` is a movable value type that owns the API objects and releases them in its
-/// destructor; it must offer `uint64_t capacity() const`. The ring destroys a buffer only when
-/// no frame can still read it (Ready, Abandoned or Failed slots) — but a backend whose API needs
-/// deferred destruction even then may defer it in Buffer's destructor.
+/// destructor; it must offer `uint64_t capacity() const`. The ring destroys a buffer only in a
+/// slot that is Ready, Abandoned or Failed. An Abandoned slot's frame may have been submitted if
+/// its FenceToken was dropped unfired after submission: a backend that lets that happen defers
+/// the release in Buffer's destructor until the GPU is done with the buffer (as WebGPU's runtime
+/// does); so may a backend whose API needs deferred destruction for other reasons.
 ///
 /// Threading: called only from the thread that calls StagingRing::begin().
 template <class Buffer>

@@ -12,7 +12,11 @@
 //                         or fence value it read), which makes Ready every slot whose value is
 //                         reached — as ByteRing::retire() does for bytes;
 //   finish(lease)         the slot waits for the returned FenceToken: a timeline of one step,
-//                         fired by whoever learns the frame is done (a map callback).
+//                         fired by whoever learns the frame is done (a map callback). A token
+//                         destroyed unfired abandons the slot: its buffer is replaced (the old
+//                         one released) on the next pick, so a backend drops a token unfired
+//                         only for a frame nothing submitted reads, or where its buffers'
+//                         release is deferred until the GPU is done (see FenceToken).
 // The ring never asks anyone: begin() looks only at the slots' states. Retire before begin()
 // so that a frame the GPU has just finished gives its slot back.
 //
@@ -140,14 +144,16 @@ class StagingRing {
     return {};
   }
 
-  /// The queue's timeline has reached `completed`: every slot finished with a value <=
-  /// `completed` becomes Ready. Returns how many did. A value below one seen before retires
-  /// nothing new (the timeline never goes back). Slots finished with a FenceToken are the
-  /// token's to fire; retire() does not touch them.
+  /// The queue's timeline has reached `completed`: every slot finished with a value <= the
+  /// highest completed value handed in so far becomes Ready. Returns how many did. A value below
+  /// one seen before is treated as that higher one (the timeline never goes back), as
+  /// ByteRing::retire() does. Slots finished with a FenceToken are the token's to fire; retire()
+  /// does not touch them.
   std::size_t retire(TimelineValue completed) noexcept {
+    completed_ = std::max(completed_, completed);
     std::size_t retired = 0;
     for (Slot& slot : slots_) {
-      if (slot.held.pending() && slot.value <= completed && slot.held.signal()) ++retired;
+      if (slot.held.pending() && slot.value <= completed_ && slot.held.signal()) ++retired;
     }
     return retired;
   }
@@ -300,6 +306,7 @@ class StagingRing {
   std::vector<Slot> slots_;
   StagingStats stats_;
   std::optional<AllocError> last_alloc_error_;
+  TimelineValue completed_ = 0;  ///< the highest value retire() was handed
 };
 
 }  // namespace staging
