@@ -297,7 +297,8 @@ class FrameMemory {
 // places and memcpys 4096 uploads from its own source, and leaves; the owner finishes it (Wait),
 // which collects every placement in offset order. Wall time (UseRealTime); placing_rate counts
 // uploads per second of the producers' phase alone. `wait`: how the producers wait between frames.
-void shared_frame_producers(benchmark::State& state, CrewWait wait) {
+// `copy` false: the producers place without writing the bytes (placement alone).
+void shared_frame_producers(benchmark::State& state, CrewWait wait, bool copy = true) {
   struct Payload {
     uint64_t destination;
   };
@@ -324,7 +325,11 @@ void shared_frame_producers(benchmark::State& state, CrewWait wait) {
                          std::string(staging::to_string(placed.error().kind)).c_str());
             std::abort();
           }
-          std::memcpy(placed->bytes.data(), source.data(), static_cast<std::size_t>(size));
+          if (copy) {
+            std::memcpy(placed->bytes.data(), source.data(), static_cast<std::size_t>(size));
+          } else {
+            benchmark::DoNotOptimize(placed->bytes.data());
+          }
         }
         writer.leave();
       },
@@ -347,21 +352,32 @@ void shared_frame_producers(benchmark::State& state, CrewWait wait) {
 
 // The ceiling for BM_SharedFrameProducers: the same threads, frames, sizes and ring doing nothing
 // but the memcpy of every upload into the frame's memory (each thread into its own part, packed).
-void memcpy_ceiling(benchmark::State& state, CrewWait wait) {
+// `records`: each thread also writes a 24-byte record per upload (offset, size, payload, as a
+// SharedFrame writer's log does) into its own array, and the owner reads every record after the
+// round (as finish() collects them): the data flow of a frame without the library.
+void memcpy_ceiling(benchmark::State& state, CrewWait wait, bool records = false) {
   const auto threads = static_cast<unsigned>(state.range(0));
   const auto size = static_cast<uint64_t>(state.range(1));
   const uint64_t slot = (size + 15) / 16 * 16;
   FrameMemory memory(slot * (kUploadsPerThread + 64) * threads,
                      static_cast<unsigned>(state.range(2)));
   std::span<std::byte> current;  // set by the owner between rounds only
+  struct Record {
+    uint64_t offset, size, payload;
+  };
+  std::vector<std::vector<Record>> logs(threads, std::vector<Record>(kUploadsPerThread));
   Crew crew(
       threads,
       [&](unsigned t) {
         thread_local std::vector<std::byte> source;
         source.assign(static_cast<std::size_t>(size), std::byte{0x5A});
-        std::byte* out = current.data() + t * slot * kUploadsPerThread;
-        for (uint64_t i = 0; i < kUploadsPerThread; ++i)
+        const uint64_t first = t * slot * kUploadsPerThread;
+        std::byte* out = current.data() + first;
+        Record* log = logs[t].data();
+        for (uint64_t i = 0; i < kUploadsPerThread; ++i) {
           std::memcpy(out + i * slot, source.data(), static_cast<std::size_t>(size));
+          if (records) log[i] = Record{first + i * slot, size, t * kUploadsPerThread + i};
+        }
         benchmark::ClobberMemory();
       },
       wait);
@@ -370,6 +386,14 @@ void memcpy_ceiling(benchmark::State& state, CrewWait wait) {
   for (auto _ : state) {
     current = memory.frame(frames++);
     copying += crew.round();
+    if (records) {
+      uint64_t sum = 0;
+      for (const auto& log : logs) {
+        for (const Record& r : log)
+          sum += r.offset + r.payload;
+      }
+      benchmark::DoNotOptimize(sum);
+    }
   }
   count_uploads(state, threads, size);
   state.counters["placing_rate"] = upload_rate(state, threads, copying);
@@ -414,5 +438,23 @@ BENCHMARK(BM_SharedFrameProducersHot)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MemcpyCeilingHot)->Apply(hot_rows)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// Where a many-writer frame's time goes, 256 B uploads, 1 and 8 threads at a barrier: placement
+// alone (no bytes written), and the memcpy ceiling with a record per upload that the owner reads
+// after each frame.
+void cost_rows(benchmark::internal::Benchmark* b) {
+  for (const int64_t ring : {1, 4}) {
+    for (const int64_t threads : {1, 8})
+      b->Args({threads, 256, ring});
+  }
+}
+void BM_SharedFramePlaceOnly(benchmark::State& state) {
+  shared_frame_producers(state, CrewWait::Barrier, false);
+}
+void BM_MemcpyCeilingRecorded(benchmark::State& state) {
+  memcpy_ceiling(state, CrewWait::Barrier, true);
+}
+BENCHMARK(BM_SharedFramePlaceOnly)->Apply(cost_rows)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_MemcpyCeilingRecorded)->Apply(cost_rows)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
