@@ -111,6 +111,7 @@ struct Uploader::Impl {
   std::shared_ptr<FillPool> pool;
   staging::detail::FillEngine* engine = nullptr;  // pool's engine: where the pieces are filled
   unsigned lane = 0;  // this Uploader's lane in the pool (no head-of-line blocking when shared)
+  bool lane_held = false;  // `lane` was taken from the engine (given back on destruction)
   std::unique_ptr<detail::UploadPlanner> planner;
   std::unique_ptr<detail::LandingTimer> timer;  // times sampled uploads until their copies land
   std::atomic<bool> timing{false};  // the planner judges by landed times (until the timer gives up)
@@ -750,6 +751,7 @@ struct Uploader::Impl {
 
 Uploader::Impl::~Impl() {
   STAGING_ASSERT(open_spans.load() == 0, "Uploader destroyed while a StagingSpan is open");
+  if (lane_held) engine->release_lane(lane);  // idle: none of its jobs is queued
   engine = nullptr;
   pool.reset();  // idle: no call is in progress
   if (!timeline) return;
@@ -870,6 +872,7 @@ Expected<Uploader, CreateError> Uploader::create_with(const UploaderConfig& conf
   }
   impl->engine = &staging::detail::engine_of(*impl->pool);
   impl->lane = impl->engine->new_lane();
+  impl->lane_held = true;
   impl->timer = std::make_unique<detail::LandingTimer>(*api);
   detail::PlannerConfig pc = planner_config(c, impl->pool->threads());
   pc.timed = impl->timer->available();

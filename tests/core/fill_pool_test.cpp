@@ -575,4 +575,41 @@ TEST(FillPool, InvalidConfigIsRefused) {
 }
 
 }  // namespace
+// Lanes go to the submitters alive now: one that leaves gives its lane back, so a pool shared by
+// uploaders that come and go never puts two live ones in one lane (before, lanes were handed out
+// in turn and the 17th submitter ever created shared lane 0 with the first, alive or not).
+TEST(FillPool, LanesOfSubmittersThatLeftAreHandedOutAgain) {
+  auto pool = make_pool(1);
+  detail::FillEngine& e = engine(pool);
+  constexpr unsigned kLanes = detail::FillEngine::kLanes;
+  std::vector<unsigned> held;
+  for (unsigned i = 0; i < kLanes; ++i)
+    held.push_back(e.new_lane());
+  std::vector<unsigned> sorted = held;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());  // 16 distinct lanes
+  // Many submitters come and go while the 16 stay: each gets the lane the last one gave back.
+  e.release_lane(held[5]);
+  for (int round = 0; round < 40; ++round) {
+    const unsigned lane = e.new_lane();
+    EXPECT_EQ(lane, held[5]);
+    e.release_lane(lane);
+  }
+  // All 16 leave; 16 new ones get 16 distinct lanes again.
+  for (unsigned lane : held) {
+    if (lane != held[5]) e.release_lane(lane);
+  }
+  std::vector<unsigned> again;
+  for (unsigned i = 0; i < kLanes; ++i)
+    again.push_back(e.new_lane());
+  std::sort(again.begin(), again.end());
+  EXPECT_EQ(std::adjacent_find(again.begin(), again.end()), again.end());
+  // A 17th shares the lane of fewest (one) holders; released, every lane has one holder again.
+  const unsigned extra = e.new_lane();
+  EXPECT_LT(extra, kLanes);
+  e.release_lane(extra);
+  for (unsigned lane : again)
+    e.release_lane(lane);
+}
+
 }  // namespace staging

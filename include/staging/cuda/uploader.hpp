@@ -125,10 +125,10 @@ struct UploaderConfig {
   /// link_gbps at their measured speed: more would take memory bandwidth from the copy engine.
   unsigned fill_threads = 0;
   /// A fill pool shared with other Uploaders (one per device): their common CPU budget. Each
-  /// Uploader queues in a lane of its own, so none waits behind another's
-  /// queued pieces, and sizes its pieces for its share of the threads: the pool's threads divided
-  /// by the uploads in progress on it. Null: create() starts the Uploader's own
-  /// pool of fill_threads threads.
+  /// Uploader queues in a lane of its own (up to 16 Uploaders alive at once on one pool; a
+  /// destroyed one gives its lane back), so none waits behind another's queued pieces, and sizes
+  /// its pieces for its share of the threads: the pool's threads divided by the uploads in progress
+  /// on it. Null: create() starts the Uploader's own pool of fill_threads threads.
   std::shared_ptr<FillPool> fill_pool;
   /// Where the own pool's threads run (ignored with fill_pool): Node keeps them on the host NUMA
   /// node closest to the device (no restriction on a host with one node), Core pins one per core

@@ -3,6 +3,7 @@
 // over. See fill_pool.hpp's file comment for how the engine serves lanes, spins and sleeps.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <condition_variable>
@@ -17,6 +18,7 @@
 #include "staging/core/errors.hpp"
 #include "staging/core/fill_pool.hpp"
 #include "staging/core/timeline.hpp"
+#include "staging/detail/core/assert.hpp"
 #include "staging/detail/core/atomic_counters.hpp"
 #include "staging/detail/core/fill_lanes.hpp"
 #include "staging/detail/core/host_topology.hpp"
@@ -138,10 +140,21 @@ class FillEngine {
   /// already: nothing.
   void cancel(FillJob& job);
 
-  /// A lane for one submitter's jobs (FillJob::lane): successive calls give successive lanes,
-  /// wrapping after the pool's lane count (16), so up to 16 submitters never share one.
+  /// A lane for one submitter's jobs (FillJob::lane): the lane the fewest submitters hold now
+  /// (the lowest on a tie), so up to 16 submitters alive at once never share one, however many
+  /// came and went before. A submitter gives its lane back with release_lane() when it is done.
   [[nodiscard]] unsigned new_lane() noexcept {
-    return next_lane_.fetch_add(1, std::memory_order_relaxed) % kLanes;
+    std::lock_guard lock(mu_);
+    const auto fewest = std::min_element(lane_users_.begin(), lane_users_.end());
+    ++*fewest;
+    return static_cast<unsigned>(fewest - lane_users_.begin());
+  }
+  /// Gives back a lane new_lane() returned (once per call of new_lane()).
+  void release_lane(unsigned lane) noexcept {
+    std::lock_guard lock(mu_);
+    unsigned& users = lane_users_[lane % kLanes];
+    STAGING_ASSERT(users > 0, "FillEngine::release_lane() of a lane nobody holds");
+    if (users > 0) --users;
   }
 
   /// Keeps idle threads looking for work (FillPoolConfig::held_spin instead of spin) while it
@@ -256,10 +269,10 @@ class FillEngine {
   // The queue: lanes of jobs with unclaimed slices. Guarded by mu_.
   mutable SpinLock mu_;
   std::array<Lane, kLanes> lanes_{};
-  uint32_t busy_lanes_ = 0;             // bit i: lane i has a job
-  unsigned turn_ = 0;                   // the lane served next when it has work
-  std::atomic<uint64_t> unclaimed_{0};  // slices queued and not claimed (written under mu_)
-  std::atomic<unsigned> next_lane_{0};
+  uint32_t busy_lanes_ = 0;                    // bit i: lane i has a job
+  unsigned turn_ = 0;                          // the lane served next when it has work
+  std::atomic<uint64_t> unclaimed_{0};         // slices queued and not claimed (written under mu_)
+  std::array<unsigned, kLanes> lane_users_{};  // submitters holding each lane (guarded by mu_)
   // Pool threads copying a counted slice of each lane (FillJob::max_threads): raised under mu_,
   // lowered when the copy ends. slot_epoch_ moves on at each such end, each submit and at stop:
   // what a thread waiting at a limit watches (slot_waiters_ of them asleep on it).
