@@ -211,6 +211,37 @@ TEST_F(SharedFrameTest, ZeroSizeAndOverflowAreErrors) {
   EXPECT_TRUE(frame.finish(DrainMode::Report).value().empty());
 }
 
+TEST_F(SharedFrameTest, ErrorsAndOddAlignmentsInsideABlockAreHandledAsAtItsStart) {
+  // [ A - ... ]  A: 5 bytes at 0; the writer's block has room, so later calls take the quick
+  // test first: each caller error and each alignment it does not handle must still get the
+  // checked answer, in the same block (nothing stranded, nothing placed by an error).
+  open();
+  auto w = frame.join().value();
+  ASSERT_EQ(w.place(5, 1, {1, 0}).value().offset, 0u);
+  EXPECT_EQ(w.place(0, 1, {}).error().kind, SharedPlaceErrorKind::ZeroSize);
+  EXPECT_EQ(w.place(0, 0, {}).error().kind, SharedPlaceErrorKind::ZeroSize);
+  EXPECT_EQ(w.place(UINT64_MAX, 2, {}).error().kind, SharedPlaceErrorKind::Overflow);
+  EXPECT_EQ(w.place(UINT64_MAX, 1, {}).error().kind, SharedPlaceErrorKind::DoesNotFit);
+  EXPECT_EQ(w.place(1, uint64_t{1} << 63, {}).error().kind, SharedPlaceErrorKind::DoesNotFit);
+  const auto b = w.place(3, 0, {2, 0}).value();  // alignment 0 is 1: right after A
+  EXPECT_EQ(b.offset, 5u);
+  EXPECT_EQ(b.bytes.data(), memory.data() + 5);
+  const auto c = w.place(4, 6, {3, 0}).value();  // not a power of two: 8 -> 12
+  EXPECT_EQ(c.offset, 12u);
+  const auto d = w.place(4, 4, {4, 0}).value();  // a power of two again: 16
+  EXPECT_EQ(d.offset, 16u);
+  EXPECT_EQ(d.bytes.data(), memory.data() + 16);
+  EXPECT_FALSE(w.leave());  // the frame is open: leaving drains nothing
+  const auto placed = frame.finish(DrainMode::Report).value();
+  ASSERT_EQ(placed.size(), 4u);
+  std::vector<uint64_t> offsets;
+  for (const auto& p : placed)
+    offsets.push_back(p.offset);
+  EXPECT_EQ(offsets, (std::vector<uint64_t>{0, 5, 12, 16}));
+  EXPECT_EQ(frame.stranded_bytes(), 0u);
+  EXPECT_EQ(frame.used_bytes(), 20u);
+}
+
 TEST_F(SharedFrameTest, AJoinAfterTheSealIsRefused) {
   EXPECT_EQ(frame.join().error(), JoinError::Sealed);  // never opened
   open();

@@ -14,7 +14,13 @@
 //                               into the same memory: what placement adds is the difference;
 //   ...Hot                      both at 256 B with producers that spin between frames instead of
 //                               waiting at a barrier (no wake-up per frame, as an engine's job
-//                               system's workers during a frame).
+//                               system's workers during a frame);
+//   ...PlaceOnly, ...Recorded   where a many-writer frame's time goes: placement alone (no bytes
+//                               written; at a barrier and hot), the memcpy with a record per
+//                               upload;
+//   CoreSpeed                   N threads each running the same chain of dependent arithmetic
+//                               (no memory): how much slower each core runs while the others are
+//                               busy on this host, which bounds the scaling of any CPU work.
 //
 // Target: <= 50 ns per reservation for reserve + retire with the checker off.
 // Every benchmark reports `per_reservation` (or `per_placement`): seconds per operation with an SI
@@ -440,8 +446,8 @@ BENCHMARK(BM_SharedFrameProducersHot)
 BENCHMARK(BM_MemcpyCeilingHot)->Apply(hot_rows)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 // Where a many-writer frame's time goes, 256 B uploads, 1 and 8 threads at a barrier: placement
-// alone (no bytes written), and the memcpy ceiling with a record per upload that the owner reads
-// after each frame.
+// alone (no bytes written; also hot), and the memcpy ceiling with a record per upload that the
+// owner reads after each frame.
 void cost_rows(benchmark::internal::Benchmark* b) {
   for (const int64_t ring : {1, 4}) {
     for (const int64_t threads : {1, 8})
@@ -451,10 +457,58 @@ void cost_rows(benchmark::internal::Benchmark* b) {
 void BM_SharedFramePlaceOnly(benchmark::State& state) {
   shared_frame_producers(state, CrewWait::Barrier, false);
 }
+void BM_SharedFramePlaceOnlyHot(benchmark::State& state) {
+  shared_frame_producers(state, CrewWait::Hot, false);
+}
 void BM_MemcpyCeilingRecorded(benchmark::State& state) {
   memcpy_ceiling(state, CrewWait::Barrier, true);
 }
 BENCHMARK(BM_SharedFramePlaceOnly)->Apply(cost_rows)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SharedFramePlaceOnlyHot)
+    ->Apply(cost_rows)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MemcpyCeilingRecorded)->Apply(cost_rows)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// The host's own scaling of CPU work: state.range(0) threads (persistent, at a barrier) each run
+// the same chain of 2^18 dependent multiply-adds per round, touching no memory (about 0.3 ms on
+// one core). One thread's time is the core's speed alone; a longer round with more threads means
+// each core runs slower while the others are busy (a lower all-core clock, or cores that share
+// execution units): the most any per-upload CPU work can scale on this host. `slowdown`: the
+// round's time over the quickest of three chains run alone first (1.0: no loss).
+void BM_CoreSpeed(benchmark::State& state) {
+  const auto threads = static_cast<unsigned>(state.range(0));
+  std::vector<uint64_t> out(threads);
+  const auto chain = [](uint64_t x) {
+    for (uint32_t i = 0; i < (1u << 18); ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      benchmark::DoNotOptimize(x);
+    }
+    return x;
+  };
+  std::chrono::duration<double> alone{1.0};  // the quickest of 3 chains on this thread alone
+  for (int i = 0; i < 3; ++i) {
+    const auto begin = std::chrono::steady_clock::now();
+    out[0] = chain(out[0] + 1);
+    alone =
+        std::min<std::chrono::duration<double>>(alone, std::chrono::steady_clock::now() - begin);
+  }
+  Crew crew(threads, [&](unsigned t) { out[t] = chain(out[t] + t); });
+  std::chrono::nanoseconds rounds{0};
+  for (auto _ : state)
+    rounds += crew.round();
+  benchmark::DoNotOptimize(out.data());
+  const double per_round =
+      std::chrono::duration<double>(rounds).count() / static_cast<double>(state.iterations());
+  state.counters["slowdown"] = per_round / std::max(1e-9, alone.count());
+}
+BENCHMARK(BM_CoreSpeed)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
+    ->Arg(16)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

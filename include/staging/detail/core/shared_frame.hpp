@@ -473,6 +473,10 @@ class SharedFrame {
         run_pos_ = other.run_pos_;
         run_end_ = other.run_end_;
         record_ = other.record_;
+        entry_ = other.entry_;
+        entry_end_ = other.entry_end_;
+        mem_ = other.mem_;
+        mem_base_ = other.mem_base_;
         record_index_ = other.record_index_;
         ref_ = other.ref_;
         placed_ = other.placed_;
@@ -496,21 +500,20 @@ class SharedFrame {
     /// OutOfMemory. Lock-free.
     Expected<Placed, SharedPlaceError> place(uint64_t size, uint64_t alignment,
                                              const Payload& payload) noexcept {
-      if (frame_ == nullptr) {
-        return unexpected(SharedPlaceError{SharedPlaceErrorKind::Inactive, size, 0});
-      }
-      if (size == 0) return unexpected(SharedPlaceError{SharedPlaceErrorKind::ZeroSize, 0, 0});
-      if (alignment == 0) alignment = 1;
-      if (size > UINT64_MAX - (alignment - 1)) {
-        return unexpected(SharedPlaceError{SharedPlaceErrorKind::Overflow, size, 0});
-      }
-      if (record_ != nullptr && record_->count < kBlockEntries) [[likely]] {
-        const uint64_t pad = padding(run_pos_, alignment);
-        if (run_end_ - run_pos_ >= pad && run_end_ - run_pos_ - pad >= size) {
-          return commit(run_pos_ + pad, size, payload);
+      // The fast path: a record entry free, a power-of-two alignment and room in the block. Each
+      // caller error fails one of these tests (an inactive writer has no entries; size 0 and
+      // alignment 0 away from offset 0 never fit) and takes the checked path below.
+      if (entry_ != entry_end_) [[likely]] {
+        const uint64_t mask = alignment - 1;
+        if ((alignment & mask) == 0) [[likely]] {
+          const uint64_t pad = (0 - run_pos_) & mask;
+          const uint64_t room = run_end_ - run_pos_;
+          if (pad <= room && size - 1 < room - pad) [[likely]] {
+            return commit(run_pos_ + pad, size, payload);
+          }
         }
       }
-      return refill(size, alignment, payload);
+      return place_checked(size, alignment, payload);
     }
 
     /// Withdraws a placement of this writer (its bytes will not be copied; they stay a gap).
@@ -547,6 +550,7 @@ class SharedFrame {
       if (largest_ != 0) raise_relaxed(f->largest_, largest_);
       in_block_ = false;
       record_ = nullptr;
+      entry_ = entry_end_ = nullptr;
       ref_ = nullptr;
       placed_ = 0;
       stranded_ = 0;
@@ -562,7 +566,11 @@ class SharedFrame {
    private:
     friend class SharedFrame;
     Writer(SharedFrame* frame, WriterOptions options) noexcept
-        : frame_(frame), options_(options), stripe_(detail::this_thread_stripe() % kStripes) {}
+        : frame_(frame),
+          options_(options),
+          stripe_(detail::this_thread_stripe() % kStripes),
+          mem_(frame->memory_.data()),
+          mem_base_(frame->base_) {}
 
     // Bytes to add to `at` for a multiple of `alignment` (>= 1).
     static uint64_t padding(uint64_t at, uint64_t alignment) noexcept {
@@ -571,18 +579,38 @@ class SharedFrame {
       return r == 0 ? 0 : alignment - r;
     }
 
+    // place() with every check: the caller's errors, any alignment, then the slow path.
+    Expected<Placed, SharedPlaceError> place_checked(uint64_t size, uint64_t alignment,
+                                                     const Payload& payload) noexcept {
+      if (frame_ == nullptr) {
+        return unexpected(SharedPlaceError{SharedPlaceErrorKind::Inactive, size, 0});
+      }
+      if (size == 0) return unexpected(SharedPlaceError{SharedPlaceErrorKind::ZeroSize, 0, 0});
+      if (alignment == 0) alignment = 1;
+      if (size > UINT64_MAX - (alignment - 1)) {
+        return unexpected(SharedPlaceError{SharedPlaceErrorKind::Overflow, size, 0});
+      }
+      if (entry_ != entry_end_) {
+        const uint64_t pad = padding(run_pos_, alignment);
+        if (run_end_ - run_pos_ >= pad && run_end_ - run_pos_ - pad >= size) {
+          return commit(run_pos_ + pad, size, payload);
+        }
+      }
+      return refill(size, alignment, payload);
+    }
+
     Expected<Placed, SharedPlaceError> commit(uint64_t offset, uint64_t size,
                                               const Payload& payload) noexcept {
       run_pos_ = offset + size;
-      const uint32_t i = record_->count++;
+      Placement* e = entry_++;
+      *e = Placement{offset, size, payload};
+      const auto i = static_cast<uint32_t>(e - record_->entries.data());
+      record_->count = i + 1;
       ++placed_;
-      record_->entries[i] = Placement{offset, size, payload};
       if (i == 0) *ref_ = RecordRef{offset, record_};  // the record is now in the frame
-      SharedFrame& f = *frame_;
-      return Placed{offset,
-                    f.memory_.subspan(static_cast<std::size_t>(offset - f.base_),
-                                      static_cast<std::size_t>(size)),
-                    record_index_ * kBlockEntries + i};
+      return Placed{
+          offset, std::span<std::byte>(mem_ + (offset - mem_base_), static_cast<std::size_t>(size)),
+          record_index_ * kBlockEntries + i};
     }
 
     // Claims a fresh block record (one atomic operation); nothing changes on failure.
@@ -607,6 +635,8 @@ class SharedFrame {
       *ref = RecordRef{};  // the log keeps the previous frame's references
       r->count = 0;        // the log keeps the previous frame's records
       record_ = r;
+      entry_ = r->entries.data();
+      entry_end_ = entry_ + kBlockEntries;
       ref_ = ref;
       record_index_ = *index * kStripes + stripe_;
       return {};
@@ -641,6 +671,7 @@ class SharedFrame {
         // A record never spans two blocks (records must not interleave in offset order).
         if (auto r = next_record(); !r) {
           record_ = nullptr;
+          entry_ = entry_end_ = nullptr;
           return unexpected(r.error());
         }
       }
@@ -734,6 +765,11 @@ class SharedFrame {
     uint64_t run_pos_ = 0;
     uint64_t run_end_ = 0;
     Record* record_ = nullptr;  // where this writer's next placement is recorded
+    // record_'s next free entry and its end (both null without a record): the fast path's test.
+    Placement* entry_ = nullptr;
+    Placement* entry_end_ = nullptr;
+    std::byte* mem_ = nullptr;  // the frame's memory (mapped at the offset mem_base_)
+    uint64_t mem_base_ = 0;
     RecordRef* ref_ = nullptr;  // record_'s reference, written with its first placement
     uint64_t record_index_ = 0;
     uint64_t placed_ = 0;     // placements made less those discarded (summed into the frame's)
