@@ -148,7 +148,11 @@ Expected<std::unique_ptr<StreamScheduler>, CreateError> StreamScheduler::create(
 StreamScheduler::StreamScheduler(const StreamSchedulerConfig& config, Deps deps)
     : config_(config),
       deps_(deps),
-      clock_(deps.clock != nullptr ? deps.clock : &SteadyClock::instance()) {}
+      clock_(deps.clock != nullptr ? deps.clock : &SteadyClock::instance()) {
+  if (deps_.fill_pool != nullptr) {
+    fill_limit_.store(detail::engine_of(*deps_.fill_pool).threads(), std::memory_order_relaxed);
+  }
+}
 
 StreamScheduler::~StreamScheduler() {
   stop();
@@ -654,6 +658,7 @@ void StreamScheduler::finish_submit_locked(Batch& batch,
   if (result) {
     batch.state = Batch::State::Submitted;
     batch.value = *result;
+    newest_submitted_ = std::max(newest_submitted_, *result);
     ++stats_.batches;
   } else {
     ring_->cancel(batch.reservation.id);
@@ -847,10 +852,36 @@ void StreamScheduler::start_fill(Filling& f) {
     job->src = src;
     job->bytes = p.piece.bytes;
     job->method = config_.fill_method;
+    // (No limit when every pool thread may take part: the pool's own rule, as before.)
+    const unsigned limit = fill_limit_.load(std::memory_order_relaxed);
+    job->max_threads = limit < detail::engine_of(*deps_.fill_pool).threads() ? limit : 0;
     submit.push_back(job.get());
     f.jobs.push_back(std::move(job));
   }
   if (!submit.empty()) detail::engine_of(*deps_.fill_pool).submit(submit);
+}
+
+void StreamScheduler::fewer_fill_threads() noexcept {
+  const unsigned limit = fill_limit_.load(std::memory_order_relaxed);
+  if (config_.adapt_fill_threads && limit > 1) {
+    fill_limit_.store(limit - 1, std::memory_order_relaxed);
+  }
+}
+
+void StreamScheduler::more_fill_threads_if_starved() {
+  // A batch ready after a quiet spell did not wait for the fill: only work that kept coming
+  // counts.
+  if (!config_.adapt_fill_threads || !std::exchange(pump_busy_, true)) return;
+  const unsigned limit = fill_limit_.load(std::memory_order_relaxed);
+  if (limit >= detail::engine_of(*deps_.fill_pool).threads()) return;
+  TimelineValue newest = 0;
+  {
+    std::lock_guard lock(mutex_);
+    newest = newest_submitted_;
+  }
+  if (newest != 0 && deps_.backend->completed() >= newest) {
+    fill_limit_.store(limit + 1, std::memory_order_relaxed);
+  }
 }
 
 void StreamScheduler::finish_fill(Filling& f) {
@@ -959,16 +990,22 @@ PumpResult StreamScheduler::pump_once(Duration max_wait) {
   if (!filling_.empty()) {
     std::unique_ptr<Filling> f = std::move(filling_.front());
     filling_.pop_front();
-    if (deps_.fill_pool != nullptr) finish_fill(*f);
+    if (deps_.fill_pool != nullptr) {
+      const bool pooled = !f->jobs.empty();
+      finish_fill(*f);
+      if (pooled) more_fill_threads_if_starved();
+    }
     return submit(*f->batch);
   }
   lock.lock();
   if (!queued && front_locked() == nullptr) {
     work_cv_.wait_for(lock, std::min(max_wait, config_.wait_slice),
                       [&] { return stopping_ || front_locked() != nullptr; });
+    pump_busy_ = false;
     return stopping_ ? PumpResult::Stopped : PumpResult::Idle;
   }
   ++stats_.ring_full;
+  if (deps_.fill_pool != nullptr) fewer_fill_threads();
   const Duration began = now();
   if (wait_token != 0) {
     (void)waited_for_ring(lock, wait_token, max_wait);

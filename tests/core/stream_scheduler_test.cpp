@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "random_bytes.hpp"
 #include "staging/core/observer.hpp"
 #include "staging/core/stream.hpp"
+#include "staging/detail/core/fill_engine.hpp"
 #include "staging/testing/fake_stream_backend.hpp"
 
 namespace staging {
@@ -523,6 +525,106 @@ TEST_F(StreamTest, AFillPoolFillsSeveralBatchesAtOnceAndTheyAreSubmittedInOrder)
     EXPECT_LT(subs[i - 1].token, subs[i].token);
   EXPECT_GT(pool->stats().jobs, 0u);
   EXPECT_LE(scheduler->ring_stats().peak_held_bytes, 64 * K);
+  scheduler.reset();  // before the pool it refers to
+}
+
+// How many pool threads fill the pump's batches adapts (adapt_fill_threads, on by default).
+// A ring of 64 KiB in batches of 16 KiB, each filled by the pool, the queue stalled:
+//
+//   ring: [b1 copying][b2 copying][b3 copying][b4 copying]   no room: RingFull
+//
+// every round that finds the ring full lets one pool thread fewer in, down to one.
+TEST_F(StreamTest, ARingFullOfCopiesLetsFewerPoolThreadsFill) {
+  auto pool = FillPool::create({.threads = 4, .pinning = ThreadPinning::None}).value();
+  make({.ring_bytes = 64 * K, .max_queued_bytes = 8192 * K, .pool_min_bytes = 16 * K}, pool.get());
+  EXPECT_EQ(scheduler->fill_threads(), 4u);  // every pool thread at first
+  backend.stall();
+  const StreamTicket ticket = scheduler->enqueue(buffer(1024 * K + 4096)).value();
+  int full = 0;
+  for (int round = 0; round < 40 && full < 6; ++round) {
+    if (scheduler->pump_once() != PumpResult::RingFull) continue;
+    ++full;
+    EXPECT_EQ(scheduler->fill_threads(), static_cast<unsigned>(std::max(1, 4 - full))) << full;
+  }
+  ASSERT_EQ(full, 6);
+  EXPECT_EQ(scheduler->fill_threads(), 1u);
+  // The copies keep the ring full to the end (each takes 100 us of the queue's time, waited
+  // for only when there is no room): from now on one pool thread at a time fills a batch.
+  backend.release();
+  pump_all();
+  EXPECT_EQ(scheduler->status(ticket), StreamStatus::Complete);
+  EXPECT_TRUE(arrived(0));
+  EXPECT_EQ(scheduler->fill_threads(), 1u);
+  EXPECT_LE(detail::engine_of(*pool).lane_peak(0), 1u);
+  scheduler.reset();  // before the pool it refers to
+}
+
+TEST_F(StreamTest, WithoutAdaptingEveryPoolThreadFillsWhateverTheRing) {
+  auto pool = FillPool::create({.threads = 4, .pinning = ThreadPinning::None}).value();
+  make({.ring_bytes = 64 * K,
+        .max_queued_bytes = 8192 * K,
+        .pool_min_bytes = 16 * K,
+        .adapt_fill_threads = false},
+       pool.get());
+  backend.stall();
+  const StreamTicket ticket = scheduler->enqueue(buffer(1024 * K + 4096)).value();
+  int full = 0;
+  for (int round = 0; round < 40 && full < 6; ++round)
+    full += scheduler->pump_once() == PumpResult::RingFull ? 1 : 0;
+  ASSERT_EQ(full, 6);
+  EXPECT_EQ(scheduler->fill_threads(), 4u);
+  backend.release();
+  pump_all();
+  EXPECT_EQ(scheduler->status(ticket), StreamStatus::Complete);
+  EXPECT_TRUE(arrived(0));
+  EXPECT_EQ(detail::engine_of(*pool).lane_peak(0), 0u);  // no job was limited
+  scheduler.reset();
+}
+
+// Copies that complete as soon as they are submitted wait for the fill: each batch the pool
+// filled that is ready while nothing submitted earlier is copying lets one more pool thread in,
+// up to the pool's size.
+TEST(StreamSchedulerFillThreads, CopiesWaitingForTheFillLetMorePoolThreadsIn) {
+  FakeStreamBackend backend(DelayModel::fixed(Duration{0}));
+  auto pool = FillPool::create({.threads = 4, .pinning = ThreadPinning::None}).value();
+  StreamScheduler::Deps deps;
+  deps.backend = &backend;
+  deps.allocator = &backend;
+  deps.fill_pool = pool.get();
+  auto scheduler = StreamScheduler::create({.ring_bytes = 64 * K,
+                                            .max_queued_bytes = 8192 * K,
+                                            .pool_min_bytes = 16 * K,
+                                            .check_invariants = true},
+                                           deps)
+                       .value();
+  const std::vector<std::byte> source = random_bytes(2048 * K + 4096, 91);
+  FakeStreamTarget target;
+  target.buffer.assign(source.size(), std::byte{0});
+  StreamRequest r;
+  r.pieces = PieceCursor::buffer(source.size(), 0, 4 * K).value();
+  r.source = source.data();
+  r.context = &target;
+  // First the ring full of stalled copies brings the pool down to one thread.
+  backend.stall();
+  const StreamTicket ticket = scheduler->enqueue(r).value();
+  int full = 0;
+  for (int round = 0; round < 40 && full < 3; ++round)
+    full += scheduler->pump_once() == PumpResult::RingFull ? 1 : 0;
+  ASSERT_EQ(full, 3);
+  ASSERT_EQ(scheduler->fill_threads(), 1u);
+  // Then every copy completes at once: the pump submits batch after batch with the queue idle.
+  backend.release();
+  unsigned most = 1;
+  for (int round = 0; round < 400 && scheduler->status(ticket) != StreamStatus::Complete; ++round) {
+    const unsigned before = scheduler->fill_threads();
+    EXPECT_NE(scheduler->pump_once(), PumpResult::RingFull);
+    EXPECT_LE(scheduler->fill_threads(), before + 1);  // one at a time
+    most = std::max(most, scheduler->fill_threads());
+  }
+  EXPECT_EQ(scheduler->status(ticket), StreamStatus::Complete);
+  EXPECT_EQ(most, 4u);
+  EXPECT_EQ(scheduler->fill_threads(), 4u);
+  EXPECT_EQ(target.buffer, source);
   scheduler.reset();  // before the pool it refers to
 }
 

@@ -181,6 +181,15 @@ struct StreamSchedulerConfig {
   /// the pool fills the first; each is submitted as soon as it is filled). 0: as many as the
   /// ring has room for. Without a pool batches are filled one at a time by the pump.
   uint32_t max_filling_batches = 0;
+  /// With a fill pool: how many of its threads fill the pump's pieces at once is adjusted from
+  /// what the pump sees (true), or every pool thread takes part (false). The pump starts with
+  /// all of them; each round that finds the ring full (the fill is ahead of the copies: more
+  /// threads only take memory bandwidth from the copies reading the same memory) it lets one
+  /// fewer in, down to one; each time a batch filled by the pool is ready while nothing
+  /// submitted earlier is still copying, and the pump has had work since its last idle round
+  /// (the copies waited for the fill), one more, up to the pool's size. The pump thread helps
+  /// every fill and is not counted. Another user's jobs on a shared pool are not limited.
+  bool adapt_fill_threads = true;
   /// How the bytes are copied into staging memory (fill_pool.hpp: FillMethod).
   FillMethod fill_method = FillMethod::Auto;
   /// The longest single wait of the pump (for the GPU, or for work), so that stop() and new

@@ -128,7 +128,9 @@ struct StreamerConfig {
   std::shared_ptr<FillPool> fill_pool;
   /// Threads of the streamer's own pool: 0 is one per CPU less two, at most 8 (more threads
   /// than the copies need only contend for ring room; docs/benchmarks.md); pinned as
-  /// fill_pinning says (on the whole host).
+  /// fill_pinning says (on the whole host). How many of them fill at once adapts to the copies
+  /// (schedule.adapt_fill_threads, on by default): one fewer each time the ring is found full,
+  /// one more each time the copies wait for the fill.
   unsigned fill_threads = 0;
   /// Where the own pool's threads run (FillPoolConfig::pinning).
   ThreadPinning fill_pinning = ThreadPinning::None;

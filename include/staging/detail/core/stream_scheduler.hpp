@@ -243,6 +243,11 @@ class StreamScheduler {
   [[nodiscard]] const StreamSchedulerConfig& config() const noexcept { return config_; }
   /// The backend's completed value (read now).
   [[nodiscard]] TimelineValue completed() const;
+  /// Pool threads the pump lets fill its pieces at once now (StreamSchedulerConfig::
+  /// adapt_fill_threads; the pool's size when it does not adapt), 0 without a pool. Any thread.
+  [[nodiscard]] unsigned fill_threads() const noexcept {
+    return fill_limit_.load(std::memory_order_relaxed);
+  }
 
  private:
   struct Batch;
@@ -261,6 +266,10 @@ class StreamScheduler {
   struct Filling;
   void start_fill(Filling& filling);
   void finish_fill(Filling& filling);
+  // adapt_fill_threads: one pool thread fewer (the ring was full) or more (a pooled batch was
+  // ready with nothing copying). The pump's own.
+  void fewer_fill_threads() noexcept;
+  void more_fill_threads_if_starved();
   PumpResult submit(Batch& batch);
   void finish_submit_locked(Batch& batch, Expected<TimelineValue, UploadError> result);
   void end_upload_locked(detail::StreamUpload& upload, StreamStatus status);
@@ -307,6 +316,10 @@ class StreamScheduler {
   // and fill jobs kept for reuse.
   std::deque<std::unique_ptr<Filling>> filling_;
   std::vector<std::unique_ptr<detail::FillJob>> spare_jobs_;
+  bool pump_busy_ = false;  // the pump has had work since its last idle round
+  // Pool threads a fill job of the pump may have at once (written by the pump, read anywhere).
+  std::atomic<unsigned> fill_limit_{0};
+  TimelineValue newest_submitted_ = 0;  // the newest value a submission signals (mutex_)
 };
 
 }  // namespace staging
