@@ -150,7 +150,11 @@ StreamScheduler::StreamScheduler(const StreamSchedulerConfig& config, Deps deps)
       deps_(deps),
       clock_(deps.clock != nullptr ? deps.clock : &SteadyClock::instance()) {
   if (deps_.fill_pool != nullptr) {
-    fill_limit_.store(detail::engine_of(*deps_.fill_pool).threads(), std::memory_order_relaxed);
+    detail::FillEngine& engine = detail::engine_of(*deps_.fill_pool);
+    fill_limit_.store(engine.threads(), std::memory_order_relaxed);
+    // A lane of its own: another user of a shared pool is neither limited by nor counted
+    // against this scheduler's fill_limit_.
+    fill_lane_ = engine.new_lane();
   }
 }
 
@@ -161,6 +165,7 @@ StreamScheduler::~StreamScheduler() {
     for (auto& job : f->jobs)
       detail::engine_of(*deps_.fill_pool).cancel(*job);
   }
+  if (deps_.fill_pool != nullptr) detail::engine_of(*deps_.fill_pool).release_lane(fill_lane_);
   std::lock_guard lock(mutex_);
   for (auto& q : queues_) {
     while (!q.empty()) {
@@ -852,6 +857,7 @@ void StreamScheduler::start_fill(Filling& f) {
     job->src = src;
     job->bytes = p.piece.bytes;
     job->method = config_.fill_method;
+    job->lane = fill_lane_;
     // (No limit when every pool thread may take part: the pool's own rule, as before.)
     const unsigned limit = fill_limit_.load(std::memory_order_relaxed);
     job->max_threads = limit < detail::engine_of(*deps_.fill_pool).threads() ? limit : 0;

@@ -536,6 +536,11 @@ TEST_F(StreamTest, AFillPoolFillsSeveralBatchesAtOnceAndTheyAreSubmittedInOrder)
 // every round that finds the ring full lets one pool thread fewer in, down to one.
 TEST_F(StreamTest, ARingFullOfCopiesLetsFewerPoolThreadsFill) {
   auto pool = FillPool::create({.threads = 4, .pinning = ThreadPinning::None}).value();
+  // Another user of the pool holds its first lane: the scheduler's jobs queue in a lane of their
+  // own (the next), so that its limit neither binds nor counts the other's.
+  detail::FillEngine& engine = detail::engine_of(*pool);
+  const unsigned other = engine.new_lane();
+  ASSERT_EQ(other, 0u);
   make({.ring_bytes = 64 * K, .max_queued_bytes = 8192 * K, .pool_min_bytes = 16 * K}, pool.get());
   EXPECT_EQ(scheduler->fill_threads(), 4u);  // every pool thread at first
   backend.stall();
@@ -555,8 +560,12 @@ TEST_F(StreamTest, ARingFullOfCopiesLetsFewerPoolThreadsFill) {
   EXPECT_EQ(scheduler->status(ticket), StreamStatus::Complete);
   EXPECT_TRUE(arrived(0));
   EXPECT_EQ(scheduler->fill_threads(), 1u);
-  EXPECT_LE(detail::engine_of(*pool).lane_peak(0), 1u);
-  scheduler.reset();  // before the pool it refers to
+  EXPECT_LE(engine.lane_peak(1), 1u);  // the scheduler's lane
+  EXPECT_EQ(engine.lane_peak(other), 0u);
+  scheduler.reset();                 // before the pool it refers to
+  EXPECT_EQ(engine.new_lane(), 1u);  // the scheduler gave its lane back
+  engine.release_lane(1);
+  engine.release_lane(other);
 }
 
 TEST_F(StreamTest, WithoutAdaptingEveryPoolThreadFillsWhateverTheRing) {

@@ -319,6 +319,7 @@ class StreamScheduler {
   bool pump_busy_ = false;  // the pump has had work since its last idle round
   // Pool threads a fill job of the pump may have at once (written by the pump, read anywhere).
   std::atomic<unsigned> fill_limit_{0};
+  unsigned fill_lane_ = 0;  // the pool's lane of the pump's fill jobs (FillEngine::new_lane)
   TimelineValue newest_submitted_ = 0;  // the newest value a submission signals (mutex_)
 };
 
