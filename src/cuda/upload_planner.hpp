@@ -26,12 +26,14 @@
 //    on a host busy for a moment does not keep the threads asleep for good).
 //  - how many pool threads fill at once: for an upload of at least one chunk, no more than fill
 //    the ring at 1.3 x the link rate (`link_gbps` over the method's measured speed per thread,
-//    less the caller). More only compete with the copy engine for memory bandwidth: on the H200
-//    host a 64 MiB upload reached 0.82-0.86 of the link with 4 threads and 0.76-0.78 with 8 to
-//    15, whose fill alone runs at 2-3 x the link; 16 MiB went from 0.73 to 0.78 and 24 MiB from
-//    0.75 to 0.81 with the limit. No direct part is planned for a limited upload. Smaller uploads
-//    are mostly the first piece's fill, which every thread shortens (4 MiB lost 0.03-0.07 with
-//    the limit).
+//    less the caller), from its second piece on (the first is filled before any of its copies
+//    runs: every thread takes part, and the first copy starts sooner; on an H100 host 16 MiB went
+//    from 0.76-0.77 to 0.81 of the link and 64 MiB from 0.82-0.84 to 0.86-0.87). More only compete
+//    with the copy engine for memory bandwidth: on the H200 host a 64 MiB upload reached 0.82-0.86
+//    of the link with 4 threads and 0.76-0.78 with 8 to 15, whose fill alone runs at 2-3 x the
+//    link; 16 MiB went from 0.73 to 0.78 and 24 MiB from 0.75 to 0.81 with the limit. No direct
+//    part is planned for a limited upload. Smaller uploads are mostly the first piece's fill, which
+//    every thread shortens (4 MiB lost 0.03-0.07 with the limit).
 //  - the direct part: with few fill threads the ring fills more slowly than the CUDA driver's own
 //    pageable copy runs. Then the upload's first `direct_bytes` are copied straight from the source
 //    (cudaMemcpyAsync; the stream must be idle) while the pool fills the ring for the rest, which
@@ -95,7 +97,8 @@ struct UploadPlan {
   bool time_landing = false;
   bool wake = true;      ///< wake the pool's sleeping threads for this upload's pieces
   unsigned helpers = 0;  ///< pool threads counted on to fill (the caller fills too)
-  /// The most pool threads on this upload's pieces at once (FillJob::max_threads; 0: no limit).
+  /// The most pool threads on this upload's pieces at once, from its second piece on (the first
+  /// ring piece takes every thread); FillJob::max_threads, 0: no limit.
   unsigned max_threads = 0;
 };
 

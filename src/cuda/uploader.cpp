@@ -502,7 +502,10 @@ struct Uploader::Impl {
         p.job.method = plan_.method;
         p.job.slice_bytes = m_.config.fill_slice_bytes;
         p.job.lane = m_.lane;
-        p.job.max_threads = plan_.max_threads;
+        // The upload's first piece is filled before any of its copies runs: nothing of it
+        // competes with the copy engine for memory yet, so every pool thread may take part and
+        // its copy starts sooner. The thread limit applies from the second piece on.
+        p.job.max_threads = p.offset == plan_.direct_bytes ? 0 : plan_.max_threads;
         if (n <= m_.config.inline_fill_bytes) {
           copy_to_staging(p.staging, p.job.src, static_cast<std::size_t>(n), plan_.method);
           p.inline_filled = true;

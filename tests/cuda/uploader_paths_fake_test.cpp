@@ -9,12 +9,14 @@
 //   stream:  [direct 0..1M][p0][p1][p2] ... [p21]   ring: 1 MiB, reservations of whole pieces
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <thread>
 
 #include "fake_device.hpp"
 #include "staging/cuda/multi_uploader.hpp"
 #include "staging/cuda/uploader.hpp"
+#include "staging/detail/core/fill_engine.hpp"
 #include "staging/detail/core/host_topology.hpp"
 #include "test_bytes.hpp"
 #include "test_options.hpp"
@@ -327,6 +329,70 @@ TEST(SharedFillPool, CancelledPiecesAreNotCountedAsPoolFills) {
   EXPECT_EQ(first_difference(dst, src.data(), size), "");
   s = u->stats();
   EXPECT_EQ(s.pool_fills * kPiece, s.pool.bytes);  // the retry's 32 pieces on top
+  EXPECT_TRUE(device.violations().empty());
+}
+
+// The most pool threads that copied limited slices of any lane at once.
+unsigned limited_peak(FillPool& pool) {
+  unsigned peak = 0;
+  for (unsigned l = 0; l < staging::detail::FillEngine::kLanes; ++l)
+    peak = std::max(peak, staging::detail::engine_of(pool).lane_peak(l));
+  return peak;
+}
+
+// An upload of at least one chunk fills with no more pool threads than keep ahead of the link
+// (here 1: a link of 1 GB/s), except its first piece, which every thread may fill since none of
+// its copies runs yet. Pieces are whole chunks (256 KiB):
+//
+//   upload of 256 KiB:  [p0]               p0 unlimited: no slice ever counts against a limit
+//   upload of 1 MiB:    [p0][p1][p2][p3]   p1..p3 limited: at most 1 pool thread at once
+//
+// (lane_peak counts only the slices of limited jobs that pool threads copied.)
+TEST(SharedFillPool, TheFirstPieceTakesEveryThreadAndTheRestTheLimit) {
+  FakeDevice device{std::chrono::microseconds(100)};
+  FillPoolConfig pc;
+  pc.threads = 3;
+  pc.pinning = ThreadPinning::None;
+  auto pool = FillPool::create(pc);
+  ASSERT_TRUE(pool.has_value());
+  UploaderConfig c = config();
+  c.fill_pool = *pool;
+  c.min_piece_bytes = c.chunk_bytes;
+  c.fill_slice_bytes = 4 * KiB;
+  c.fill = FillMethod::Memcpy;
+  c.direct = false;
+  c.link_gbps = 1;
+  auto u = detail::create_uploader(c, device);
+  ASSERT_TRUE(u.has_value());
+  UploaderTestAccess::force(*u, std::nullopt, std::nullopt, std::nullopt, /*wake=*/true);
+  const auto upload = [&](uint64_t size, uint64_t seed) {
+    const auto src = random_bytes(size, seed);
+    std::byte* dst = device.device_alloc(size);
+    auto p = u->upload(dst, src.data(), size, nullptr);
+    ASSERT_TRUE(p.has_value()) << to_string(p.error().kind);
+    ASSERT_TRUE(u->wait(*p, 10s));
+    device.synchronize_all();
+    EXPECT_EQ(first_difference(dst, src.data(), size), "") << size;
+  };
+
+  // One-piece uploads until the pool's threads have copied slices of them (they are woken for
+  // each; the calling thread may finish a piece before they come).
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  for (int i = 0; i < 8 || (std::chrono::steady_clock::now() < deadline &&
+                            u->stats().pool.bytes == u->stats().pool.helped_bytes);
+       ++i) {
+    ASSERT_NO_FATAL_FAILURE(upload(c.chunk_bytes, 80 + i));
+  }
+  ASSERT_GT(u->stats().pool.bytes, u->stats().pool.helped_bytes);
+  EXPECT_EQ(limited_peak(**pool), 0u);
+
+  // Four-piece uploads until a pool thread has copied a limited slice.
+  deadline = std::chrono::steady_clock::now() + 20s;
+  for (int i = 0;
+       i < 8 || (std::chrono::steady_clock::now() < deadline && limited_peak(**pool) == 0); ++i) {
+    ASSERT_NO_FATAL_FAILURE(upload(4 * c.chunk_bytes, 90 + i));
+  }
+  EXPECT_EQ(limited_peak(**pool), 1u);
   EXPECT_TRUE(device.violations().empty());
 }
 
