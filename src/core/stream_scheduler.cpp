@@ -831,6 +831,13 @@ void StreamScheduler::start_fill(Filling& f) {
   const Batch& batch = *f.batch;
   std::byte* base = deps_.backend->mapped(batch.reservation.region);
   std::vector<detail::FillJob*> submit;
+  // The batch's jobs share one thread limit (none when every pool thread may take part: the
+  // pool's own rule).
+  unsigned max_threads = 0;
+  if (deps_.fill_pool != nullptr) {
+    const unsigned limit = fill_limit_.load(std::memory_order_relaxed);
+    max_threads = limit < detail::engine_of(*deps_.fill_pool).threads() ? limit : 0;
+  }
   for (std::size_t i = 0; i < batch.pieces.size(); ++i) {
     const BatchPiece& p = batch.pieces[i];
     std::byte* dst = base + p.staging_offset;
@@ -858,9 +865,7 @@ void StreamScheduler::start_fill(Filling& f) {
     job->bytes = p.piece.bytes;
     job->method = config_.fill_method;
     job->lane = fill_lane_;
-    // (No limit when every pool thread may take part: the pool's own rule, as before.)
-    const unsigned limit = fill_limit_.load(std::memory_order_relaxed);
-    job->max_threads = limit < detail::engine_of(*deps_.fill_pool).threads() ? limit : 0;
+    job->max_threads = max_threads;
     submit.push_back(job.get());
     f.jobs.push_back(std::move(job));
   }
