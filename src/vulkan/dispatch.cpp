@@ -23,6 +23,7 @@ Dispatch Dispatch::load(PFN_vkGetInstanceProcAddr get_instance_proc_addr, VkInst
 #define STAGING_VULKAN_LOAD(name) \
   d.name = reinterpret_cast<PFN_##name>(lookup(get_instance_proc_addr, instance, #name));
   STAGING_VULKAN_INSTANCE_FUNCTIONS(STAGING_VULKAN_LOAD)
+  STAGING_VULKAN_OPTIONAL_INSTANCE_FUNCTIONS(STAGING_VULKAN_LOAD)
 #undef STAGING_VULKAN_LOAD
 
   const auto get_device_proc_addr = reinterpret_cast<PFN_vkGetDeviceProcAddr>(

@@ -63,6 +63,34 @@ TEST(Dispatch, MissingReportsAnAbsentFunction) {
             "vkGetPhysicalDeviceProperties");
 }
 
+// The optional functions are loaded like the instance-level ones, and neither missing() nor
+// missing_for_streamer() asks for them: a table without them is as complete as before.
+TEST(Dispatch, LoadsTheOptionalFunctionsAndNeverAsksForThem) {
+#define STAGING_NAME(name) #name,
+  const std::set<std::string> required = {STAGING_VULKAN_INSTANCE_FUNCTIONS(STAGING_NAME)
+                                              STAGING_VULKAN_DEVICE_FUNCTIONS(STAGING_NAME)
+                                                  STAGING_VULKAN_STREAM_FUNCTIONS(STAGING_NAME)};
+  const std::set<std::string> optional = {STAGING_VULKAN_OPTIONAL_INSTANCE_FUNCTIONS(STAGING_NAME)};
+#undef STAGING_NAME
+  EXPECT_TRUE(optional.count("vkGetPhysicalDeviceQueueFamilyProperties"));
+  g_known = required;
+  g_known.insert(optional.begin(), optional.end());
+  const Dispatch d = Dispatch::load(&fake_instance_proc_addr, VK_NULL_HANDLE, kDevice);
+  EXPECT_NE(d.vkGetPhysicalDeviceQueueFamilyProperties, nullptr);
+  EXPECT_EQ(d.missing_for_streamer(), "");
+
+  Dispatch by_hand = d;  // filled by hand without it
+  by_hand.vkGetPhysicalDeviceQueueFamilyProperties = nullptr;
+  EXPECT_EQ(by_hand.missing(), "");
+  EXPECT_EQ(by_hand.missing_for_streamer(), "");
+
+  g_known = required;  // an implementation without it
+  const Dispatch without = Dispatch::load(&fake_instance_proc_addr, VK_NULL_HANDLE, kDevice);
+  EXPECT_EQ(without.vkGetPhysicalDeviceQueueFamilyProperties, nullptr);
+  EXPECT_EQ(without.missing(), "");
+  EXPECT_EQ(without.missing_for_streamer(), "");
+}
+
 // from_loader() opens the system's Vulkan loader at run time (the library does not link it): here,
 // where one is installed, its vkGetInstanceProcAddr answers for the global functions.
 TEST(Dispatch, OpensTheLoaderAtRunTime) {

@@ -57,9 +57,14 @@ namespace staging::vulkan {
   X(vkEndCommandBuffer)                    \
   X(vkQueueSubmit2)
 
+/// The optional instance-level functions of the table: X(name) for each. Loaded by load() like
+/// the instance-level functions when available; missing() and missing_for_streamer() do not ask
+/// for them: a null member only turns off the checks that need it.
+#define STAGING_VULKAN_OPTIONAL_INSTANCE_FUNCTIONS(X) X(vkGetPhysicalDeviceQueueFamilyProperties)
+
 /// The Vulkan functions the backend calls. Plain data: copy it freely. Every instance- and
 /// device-level member must be non-null before a Ring is created (Ring::create reports the first
-/// missing one); a Streamer needs the stream functions too.
+/// missing one); a Streamer needs the stream functions too. The optional members may stay null.
 ///
 /// Requirements on the device these come from: Vulkan 1.2 or later with the timelineSemaphore
 /// feature enabled, and synchronization2 (core 1.3, or VK_KHR_synchronization2 enabled).
@@ -78,14 +83,20 @@ struct Dispatch {
   /// `PFN_vkX vkX` for each stream function; null until loaded or set.
   STAGING_VULKAN_STREAM_FUNCTIONS(STAGING_VULKAN_MEMBER)
   ///@}
+  ///@{
+  /// `PFN_vkX vkX` for each optional instance-level function: loaded when available; a null
+  /// member only turns off the checks that need it (vkGetPhysicalDeviceQueueFamilyProperties:
+  /// the Streamer's checks of its queue family, StreamerConfig::queue).
+  STAGING_VULKAN_OPTIONAL_INSTANCE_FUNCTIONS(STAGING_VULKAN_MEMBER)
+  ///@}
 #undef STAGING_VULKAN_MEMBER
 
   /// Loads every function through `get_instance_proc_addr` (the loader's vkGetInstanceProcAddr,
-  /// volk's, or your own): instance-level functions for `instance`, device-level ones through
-  /// the device's vkGetDeviceProcAddr for `device` (no loader trampoline). Functions the
-  /// implementation does not expose stay null; check with missing(). A null
-  /// `get_instance_proc_addr` gives an all-null table; a null `device` leaves the device-level
-  /// functions null. Safe from any thread (as vkGet*ProcAddr are).
+  /// volk's, or your own): instance-level functions (the optional ones too) for `instance`,
+  /// device-level ones through the device's vkGetDeviceProcAddr for `device` (no loader
+  /// trampoline). Functions the implementation does not expose stay null; check with missing().
+  /// A null `get_instance_proc_addr` gives an all-null table; a null `device` leaves the
+  /// device-level functions null. Safe from any thread (as vkGet*ProcAddr are).
   [[nodiscard]] static Dispatch load(PFN_vkGetInstanceProcAddr get_instance_proc_addr,
                                      VkInstance instance, VkDevice device) noexcept;
 
@@ -100,10 +111,10 @@ struct Dispatch {
   [[nodiscard]] static Dispatch from_loader(VkInstance instance, VkDevice device) noexcept;
 
   /// The name of the first null member a Ring needs ("vkCmdPipelineBarrier2"), or empty when
-  /// all are set.
+  /// all are set. The optional members are not asked for.
   [[nodiscard]] std::string_view missing() const noexcept;
   /// The name of the first null member a Streamer needs (the Ring's and the stream functions),
-  /// or empty when all are set.
+  /// or empty when all are set. The optional members are not asked for.
   [[nodiscard]] std::string_view missing_for_streamer() const noexcept;
 };
 
