@@ -29,6 +29,14 @@ VkImageAspectFlags barrier_aspects(const ImageTarget& target) noexcept {
   return target.aspect != 0 ? target.aspect : default_aspect(target.format);
 }
 
+VkImageAspectFlags copy_aspect(const ImageTarget& target) noexcept {
+  return target.aspect != 0 ? target.aspect : default_aspect(target.format);
+}
+
+bool copies_need_graphics(const ImageTarget& target) noexcept {
+  return (copy_aspect(target) & (VK_IMAGE_ASPECT_DEPTH_BIT | VK_IMAGE_ASPECT_STENCIL_BIT)) != 0;
+}
+
 VkImageMemoryBarrier2 image_begin_barrier(const ImageTarget& target) noexcept {
   return VkImageMemoryBarrier2{
       .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER_2,

@@ -44,8 +44,9 @@ uint64_t to_ns(Duration d) {
 
 class StreamerBackend final : public StreamBackend, public RegionAllocator {
  public:
-  StreamerBackend(const Device& device, const StreamerConfig& config)
-      : device_(device.device), d_(device.dispatch), config_(config) {
+  // `graphics`: whether the queue's family supports GRAPHICS (copies into depth and stencil).
+  StreamerBackend(const Device& device, const StreamerConfig& config, bool graphics)
+      : device_(device.device), d_(device.dispatch), config_(config), graphics_(graphics) {
     if (config.memory == nullptr) {
       own_memory_ = std::make_unique<DefaultMemory>(device.physical_device, device.device,
                                                     device.dispatch, config.prefer_device_local);
@@ -202,6 +203,7 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
   }
   const VkPhysicalDeviceProperties& properties() const noexcept { return properties_; }
   const Dispatch& dispatch() const noexcept { return d_; }
+  bool graphics() const noexcept { return graphics_; }
   void add_stats(StreamerStats& s) const { counters_.store_into(s); }
   // Waits (without a limit) for every submission to complete, unless the device is lost.
   void wait_all() {
@@ -323,6 +325,7 @@ class StreamerBackend final : public StreamBackend, public RegionAllocator {
   VkDevice device_;
   Dispatch d_;
   StreamerConfig config_;
+  bool graphics_;
   VkPhysicalDeviceProperties properties_{};
   std::unique_ptr<DefaultMemory> own_memory_;
   MemoryHook* hook_ = nullptr;
@@ -380,6 +383,27 @@ uint64_t optimal_alignment(const VkPhysicalDeviceProperties& p) noexcept {
   return std::max<uint64_t>(1, p.limits.optimalBufferCopyOffsetAlignment);
 }
 
+// Whether the device's queue family `family` supports GRAPHICS; InvalidConfig when the device
+// has no such family or it supports none of TRANSFER, GRAPHICS and COMPUTE (no copies). Without
+// vkGetPhysicalDeviceQueueFamilyProperties in the dispatch nothing is checked: GRAPHICS is
+// assumed.
+Expected<bool, CreateError> family_has_graphics(const Device& device, uint32_t family) {
+  const PFN_vkGetPhysicalDeviceQueueFamilyProperties get =
+      device.dispatch.vkGetPhysicalDeviceQueueFamilyProperties;
+  if (get == nullptr) return true;
+  uint32_t count = 0;
+  get(device.physical_device, &count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(count);
+  get(device.physical_device, &count, families.data());
+  families.resize(count);
+  if (family >= families.size()) return unexpected(CreateError::InvalidConfig);
+  const VkQueueFlags flags = families[family].queueFlags;
+  if ((flags & (VK_QUEUE_TRANSFER_BIT | VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)) == 0) {
+    return unexpected(CreateError::InvalidConfig);
+  }
+  return (flags & VK_QUEUE_GRAPHICS_BIT) != 0;
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<Streamer>, CreateError> Streamer::create(const Device& device,
@@ -393,8 +417,10 @@ Expected<std::unique_ptr<Streamer>, CreateError> Streamer::create(const Device& 
   if (config.schedule.ring_bytes != 0 && config.schedule.ring_bytes != config.ring_bytes) {
     return unexpected(CreateError::InvalidConfig);  // two sizes for one ring
   }
+  const Expected<bool, CreateError> graphics = family_has_graphics(device, config.queue_family);
+  if (!graphics) return unexpected(graphics.error());
   std::unique_ptr<Streamer> s(new Streamer());
-  s->backend_ = std::make_unique<detail::StreamerBackend>(device, config);
+  s->backend_ = std::make_unique<detail::StreamerBackend>(device, config, *graphics);
   if (!s->backend_->init()) return unexpected(CreateError::ObjectCreationFailed);
   if (config.fill_pool) {
     s->pool_ = config.fill_pool;
@@ -455,6 +481,17 @@ Expected<ImageShape, UploadError> shape_of(const ImageTarget& target) {
                     target.layers};
 }
 
+// image_target(), and BadAspect for copies into a depth or stencil aspect when the streamer's
+// queue family lacks GRAPHICS (`graphics` false): Vulkan records those only on such a queue.
+Expected<ImageTarget, UploadError> stream_image_target(const ImageDestination& destination,
+                                                       const ImageLevels& levels, bool graphics) {
+  auto target = image_target(destination, levels);
+  if (target && !graphics && copies_need_graphics(*target)) {
+    return unexpected(UploadError::BadAspect);
+  }
+  return target;
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -483,7 +520,7 @@ Expected<StreamTicket, UploadError> Streamer::upload(const BufferDestination& de
 
 Expected<uint64_t, UploadError> Streamer::image_bytes(const ImageDestination& destination,
                                                       const ImageLevels& levels) const {
-  const auto target = detail::image_target(destination, levels);
+  const auto target = detail::stream_image_target(destination, levels, backend_->graphics());
   if (!target) return unexpected(target.error());
   const auto shape = detail::shape_of(*target);
   if (!shape) return unexpected(shape.error());
@@ -507,8 +544,7 @@ Expected<StreamTicket, UploadError> Streamer::queue_image(const detail::ImageTar
   limits.texture_copy_alignment = image_copy_alignment(backend_->properties().limits);
   auto cursor = PieceCursor::image(*shape, limits);
   if (!cursor) return unexpected(UploadError::Overflow);
-  auto* t = new detail::UploadTarget{
-      true, {}, 0, target, target.aspect != 0 ? target.aspect : default_aspect(target.format)};
+  auto* t = new detail::UploadTarget{true, {}, 0, target, detail::copy_aspect(target)};
   StreamRequest r;
   r.pieces = *cursor;
   r.source = texels;
@@ -527,7 +563,7 @@ Expected<StreamTicket, UploadError> Streamer::upload(const ImageDestination& des
                                                      const ImageLevels& levels,
                                                      std::span<const std::byte> texels,
                                                      StreamPriority priority, Duration timeout) {
-  const auto target = detail::image_target(destination, levels);
+  const auto target = detail::stream_image_target(destination, levels, backend_->graphics());
   if (!target) return unexpected(target.error());
   if (texels.empty()) return unexpected(UploadError::SizeMismatch);
   return queue_image(*target, texels.data(), texels.size(), priority, timeout, false);
@@ -557,7 +593,7 @@ Expected<StreamTicket, UploadError> Streamer::write_in_place(const BufferDestina
 Expected<StreamTicket, UploadError> Streamer::write_in_place(const ImageDestination& destination,
                                                              const ImageLevels& levels,
                                                              StreamPriority priority) {
-  const auto target = detail::image_target(destination, levels);
+  const auto target = detail::stream_image_target(destination, levels, backend_->graphics());
   if (!target) return unexpected(target.error());
   return queue_image(*target, nullptr, 0, priority, Duration{0}, true);
 }
@@ -607,7 +643,7 @@ Expected<void, UploadError> Streamer::record_acquire(VkCommandBuffer cmd,
                                                      const ImageLevels& levels,
                                                      VkPipelineStageFlags2 stages,
                                                      VkAccessFlags2 access) const {
-  const auto target = detail::image_target(destination, levels);
+  const auto target = detail::stream_image_target(destination, levels, backend_->graphics());
   if (!target) return unexpected(target.error());
   const auto barrier = detail::image_acquire_barrier(*target, backend_->families(), stages, access);
   if (!barrier) return {};

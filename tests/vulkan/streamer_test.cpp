@@ -1,7 +1,8 @@
 // Streamer on the test device (lavapipe in CI, under validation and synchronization validation):
 // buffers and images several times the staging memory, streamed in pieces by the pump thread;
 // many producer threads; pieces written in place; a held queue (bounded waits, refusals,
-// recovery); the ownership-transfer and layout barriers. Every destination is read back after
+// recovery); the ownership-transfer and layout barriers; depth and stencil copies refused on a
+// queue family without GRAPHICS, streamed on one with it. Every destination is read back after
 // a submission that waits on the upload's timeline value, and compared byte for byte.
 //
 // The device has one queue, which the streamer shares with the tests' own submissions: both take
@@ -14,10 +15,12 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -742,6 +745,148 @@ TEST_F(StreamerTest, OwnershipMovesByAReleaseAfterTheLastPieceAndAMatchingAcquir
   gpu->free_commands(cmd);
 }
 
+// --- depth and stencil copies need a queue with GRAPHICS support -----------------------------
+//
+// The device's one family supports GRAPHICS, COMPUTE and TRANSFER. The streamer reads its
+// family's flags through the dispatch: this vkGetPhysicalDeviceQueueFamilyProperties reports the
+// real families with `g_cleared_flags` cleared (GRAPHICS and COMPUTE: a transfer-only family).
+
+PFN_vkGetPhysicalDeviceQueueFamilyProperties g_real_families = nullptr;
+VkQueueFlags g_cleared_flags = 0;
+
+void VKAPI_CALL families_without_flags(VkPhysicalDevice physical_device, uint32_t* count,
+                                       VkQueueFamilyProperties* families) {
+  g_real_families(physical_device, count, families);
+  if (families == nullptr) return;
+  for (uint32_t i = 0; i < *count; ++i)
+    families[i].queueFlags &= ~g_cleared_flags;
+}
+
+// The test device's dispatch, its families reported without `cleared`.
+Dispatch dispatch_without(const Gpu& gpu, VkQueueFlags cleared) {
+  Dispatch d = gpu.dispatch;
+  EXPECT_NE(d.vkGetPhysicalDeviceQueueFamilyProperties, nullptr);  // Dispatch::load() fills it
+  g_real_families = d.vkGetPhysicalDeviceQueueFamilyProperties;
+  g_cleared_flags = cleared;
+  d.vkGetPhysicalDeviceQueueFamilyProperties = &families_without_flags;
+  return d;
+}
+
+// The name of the error held, or "(accepted)": a test expecting a refusal fails, not aborts.
+template <class T, class E>
+std::string refusal(const Expected<T, E>& result) {
+  return result ? "(accepted)" : std::string(to_string(result.error()));
+}
+
+// The depth/stencil formats texel_block() knows (each tried where transfer images of it exist).
+constexpr VkFormat kDepthStencilFormats[] = {
+    VK_FORMAT_D16_UNORM,         VK_FORMAT_X8_D24_UNORM_PACK32, VK_FORMAT_D32_SFLOAT,
+    VK_FORMAT_S8_UINT,           VK_FORMAT_D16_UNORM_S8_UINT,   VK_FORMAT_D24_UNORM_S8_UINT,
+    VK_FORMAT_D32_SFLOAT_S8_UINT};
+
+TEST_F(StreamerTest, OnAFamilyWithoutGraphicsDepthAndStencilCopiesAreRefused) {
+  StreamerConfig config = config_for(256 * KiB);
+  const Dispatch d = dispatch_without(*gpu, VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT);
+  streamer =
+      std::move(Streamer::create(Device{gpu->physical_device, gpu->device, d}, config).value());
+
+  // Each aspect of each depth/stencil format: refused by every call that takes the image, before
+  // anything is queued or any staging memory is taken.
+  int refused = 0;
+  for (const VkFormat format : kDepthStencilFormats) {
+    dst_images.push_back(gpu->make_image(format, {64, 48, 1}, 2, 1));
+    if (dst_images.back().image == VK_NULL_HANDLE) continue;  // not supported here
+    const ImageDestination dest{
+        .image = dst_images.back().image, .format = format, .extent = {64, 48, 1}, .mip_levels = 2};
+    // 0: the format's only aspect.
+    for (const VkImageAspectFlags aspect : std::initializer_list<VkImageAspectFlags>{
+             0, VK_IMAGE_ASPECT_DEPTH_BIT, VK_IMAGE_ASPECT_STENCIL_BIT}) {
+      const auto block = texel_block(format, aspect);
+      if (!block) continue;  // not an aspect of the format (or 0 for two)
+      const ImageLevels levels{.aspect = aspect};
+      const ImageShape shape{*block, {64, 48, 1}, 0, 2, 0, 1};
+      const auto texels = random_bytes(staging::image_bytes(shape).value(), 40 + refused);
+      SCOPED_TRACE(testing::Message() << "format " << format << ", aspect " << aspect);
+      EXPECT_EQ(refusal(streamer->upload(dest, levels, texels, StreamPriority::Now)), "BadAspect");
+      EXPECT_EQ(refusal(streamer->write_in_place(dest, levels, StreamPriority::Now)), "BadAspect");
+      EXPECT_EQ(refusal(streamer->image_bytes(dest, levels)), "BadAspect");
+      // Nothing to acquire: nothing would be recorded into the (null) command buffer.
+      EXPECT_EQ(refusal(streamer->record_acquire(VK_NULL_HANDLE, dest, levels,
+                                                 VK_PIPELINE_STAGE_2_COPY_BIT,
+                                                 VK_ACCESS_2_TRANSFER_READ_BIT)),
+                "BadAspect");
+      ++refused;
+    }
+  }
+  if (refused == 0) GTEST_SKIP() << "no depth/stencil format for transfer images here";
+  ASSERT_TRUE(streamer->drain(10s));
+  auto s = streamer->stats();
+  EXPECT_EQ(s.stream.enqueued, 0u);
+  EXPECT_EQ(s.stream.pieces, 0u);
+  EXPECT_EQ(s.ring.reservations, 0u);
+  EXPECT_EQ(s.submissions, 0u);
+  EXPECT_EQ(s.copy_commands, 0u);
+
+  // The streamer goes on: a colour image streams, every byte arrives.
+  Img rgba = image(VK_FORMAT_R8G8B8A8_UNORM, 256, 200, 3, 2);
+  ASSERT_NE(rgba.image->image, VK_NULL_HANDLE);
+  const auto texels = random_bytes(streamer->image_bytes(rgba.dest, rgba.levels).value(), 41);
+  auto ticket = streamer->upload(rgba.dest, rgba.levels, texels, StreamPriority::Now).value();
+  ASSERT_EQ(streamer->wait(ticket, 60s), StreamStatus::Complete);
+  EXPECT_EQ(read_image(ticket, *rgba.image, rgba.shape), texels);
+  s = streamer->stats();
+  EXPECT_EQ(s.stream.enqueued, 1u);
+  EXPECT_GE(s.submissions, 1u);
+}
+
+TEST_F(StreamerTest, OnAGraphicsFamilyDepthAndStencilStreamAndArrive) {
+  // The device's family as it is (GRAPHICS), then a dispatch without
+  // vkGetPhysicalDeviceQueueFamilyProperties (nothing checked, GRAPHICS assumed: as before the
+  // check). A depth and a stencil image, each larger than the ring, arrive whole.
+  int streamed = 0;
+  for (const bool query : {true, false}) {
+    SCOPED_TRACE(query ? "families read" : "no family query");
+    Dispatch d = gpu->dispatch;
+    if (!query) d.vkGetPhysicalDeviceQueueFamilyProperties = nullptr;
+    streamer = std::move(
+        Streamer::create(Device{gpu->physical_device, gpu->device, d}, config_for(64 * KiB))
+            .value());
+    for (const VkFormat format : {VK_FORMAT_D16_UNORM, VK_FORMAT_S8_UINT}) {
+      Img img = image(format, 256, 200, 3, 2);
+      if (img.image->image == VK_NULL_HANDLE) continue;  // not supported here
+      const auto texels =
+          random_bytes(streamer->image_bytes(img.dest, img.levels).value(), 50 + streamed);
+      EXPECT_GT(texels.size(), 64 * KiB);
+      auto ticket = streamer->upload(img.dest, img.levels, texels, StreamPriority::Now).value();
+      ASSERT_EQ(streamer->wait(ticket, 60s), StreamStatus::Complete);
+      EXPECT_EQ(read_image(ticket, *img.image, img.shape), texels) << "format " << format;
+      ++streamed;
+    }
+    streamer.reset();
+  }
+  if (streamed == 0) GTEST_SKIP() << "neither D16_UNORM nor S8_UINT transfer images here";
+}
+
+TEST_F(StreamerTest, CreateRefusesAFamilyTheDeviceLacksOrOneThatCannotCopy) {
+  uint32_t count = 0;
+  gpu->dispatch.vkGetPhysicalDeviceQueueFamilyProperties(gpu->physical_device, &count, nullptr);
+  ASSERT_GT(count, gpu->queue_family);
+  StreamerConfig config = config_for(64 * KiB);
+  config.queue_family = count;
+  EXPECT_EQ(refusal(Streamer::create(gpu->ring_device(), config)), "InvalidConfig");
+  config.queue_family = ~0u;
+  EXPECT_EQ(refusal(Streamer::create(gpu->ring_device(), config)), "InvalidConfig");
+  // A family that supports none of TRANSFER, GRAPHICS and COMPUTE copies nothing.
+  config.queue_family = gpu->queue_family;
+  const Dispatch d =
+      dispatch_without(*gpu, VK_QUEUE_TRANSFER_BIT | VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT);
+  EXPECT_EQ(refusal(Streamer::create(Device{gpu->physical_device, gpu->device, d}, config)),
+            "InvalidConfig");
+  // GRAPHICS or COMPUTE alone implies copies (a family need not report TRANSFER then).
+  const Dispatch compute = dispatch_without(*gpu, VK_QUEUE_TRANSFER_BIT | VK_QUEUE_GRAPHICS_BIT);
+  EXPECT_TRUE(Streamer::create(Device{gpu->physical_device, gpu->device, compute}, config));
+}
+
 // --- the barriers, without submitting --------------------------------------------------------
 
 TEST_F(StreamerTest, OnATransferOnlyFamilyOwnershipMovesToTheConsumersFamily) {
@@ -896,6 +1041,15 @@ TEST(StreamBarriers, DepthStencilImagesAreTransitionedWithBothAspects) {
   image.format = VK_FORMAT_D32_SFLOAT;
   image.aspect = 0;
   EXPECT_EQ(barrier_aspects(image), VK_IMAGE_ASPECT_DEPTH_BIT);
+}
+
+TEST(StreamTargets, DepthAndStencilCopiesNeedAGraphicsQueue) {
+  EXPECT_TRUE(detail::copies_need_graphics({.format = VK_FORMAT_D32_SFLOAT}));  // its only aspect
+  EXPECT_TRUE(detail::copies_need_graphics(
+      {.format = VK_FORMAT_D24_UNORM_S8_UINT, .aspect = VK_IMAGE_ASPECT_STENCIL_BIT}));
+  EXPECT_FALSE(detail::copies_need_graphics({.format = VK_FORMAT_R8G8B8A8_UNORM}));
+  EXPECT_FALSE(detail::copies_need_graphics(
+      {.format = VK_FORMAT_BC7_UNORM_BLOCK, .aspect = VK_IMAGE_ASPECT_COLOR_BIT}));
 }
 
 TEST(StreamBarriers, TheTransferOnlyFamilyIsFound) {

@@ -199,7 +199,8 @@ enum class UploadError : uint8_t {
   /// The format's texel block is not known (Vulkan: multi-planar or undefined formats, see
   /// docs/vulkan.md; WebGPU: a region whose block is not set).
   UnsupportedFormat,
-  /// Vulkan: the aspect is not one aspect of the format.
+  /// Vulkan: the aspect is not one aspect of the format, or a Streamer on a queue without
+  /// GRAPHICS support was asked to copy into a depth or stencil aspect.
   BadAspect,
   /// An offset, size or origin is not a multiple of what the copy needs: the format's block
   /// extent for an image or texture region; 4 bytes for a WebGPU buffer upload's size and

@@ -104,9 +104,14 @@ struct StreamerConfig {
   /// The queue copies are submitted to (not null): a queue of the device's transfer-only family
   /// where it has one (transfer_only_family()), else any queue with TRANSFER support. Vulkan
   /// copies into the depth or stencil aspect of an image only on a queue with GRAPHICS support:
-  /// stream depth/stencil images through a streamer on such a queue.
+  /// on a queue without it, the streamer refuses image uploads into those aspects
+  /// (UploadError::BadAspect); stream depth/stencil images through a streamer on a graphics
+  /// queue. The check reads the family's flags with
+  /// Dispatch::vkGetPhysicalDeviceQueueFamilyProperties (Dispatch::load() fills it); with that
+  /// member null, the family is taken to support GRAPHICS and nothing is refused.
   VkQueue queue = VK_NULL_HANDLE;
-  /// The family of `queue`.
+  /// The family of `queue`: a family of the device that supports TRANSFER, GRAPHICS or COMPUTE
+  /// (checked by create() when the dispatch has vkGetPhysicalDeviceQueueFamilyProperties).
   uint32_t queue_family = 0;
   /// The family of the queues that use the uploaded resources (the graphics queue's, usually).
   /// Another family than queue_family moves ownership of EXCLUSIVE destinations (see above).
@@ -198,7 +203,10 @@ class Streamer {
   /// configuration is invalid); ObjectCreationFailed (the command pool or the timeline
   /// semaphore); ThreadStartFailed (the fill pool's threads); the scheduler's InvalidConfig or
   /// AllocationFailed (the staging memory); ThreadStartFailed (the pump thread).
-  /// InvalidConfig also when `device.device` is null.
+  /// InvalidConfig also when `device.device` is null, and, with
+  /// Dispatch::vkGetPhysicalDeviceQueueFamilyProperties set, when queue_family is not below the
+  /// device's family count or names a family that supports none of TRANSFER, GRAPHICS and
+  /// COMPUTE (both checked with the first InvalidConfig checks, before anything is created).
   static Expected<std::unique_ptr<Streamer>, CreateError> create(const Device& device,
                                                                  const StreamerConfig& config);
   /// Stops the pump, cancels what is queued, waits for the last submission, frees everything
@@ -220,7 +228,9 @@ class Streamer {
                                              Duration timeout = Duration{0});
   /// Queues `texels` — every texel of `levels` of the described image, tightly packed (level
   /// after level, then layers, slices, rows of texel blocks; image_bytes() says how many) — for
-  /// the image. Errors: NullDestination, InvalidDestination, UnsupportedFormat, BadAspect,
+  /// the image. Errors: NullDestination, InvalidDestination, UnsupportedFormat, BadAspect (the
+  /// aspect is not one of the format's, or it is a depth or stencil aspect and the streamer's
+  /// queue family lacks GRAPHICS: see StreamerConfig::queue; nothing is queued),
   /// NoSuchSubresource (a level or layer the image lacks), InvalidArgument (new_layout UNDEFINED
   /// or PREINITIALIZED), Overflow (the packed size does not fit 64 bits), SizeMismatch (also for
   /// empty texels), TooLarge (one row of texel blocks does not fit the staging memory),

@@ -65,6 +65,14 @@ struct ImageTarget {
 /// else the written aspect (resolved from 0). 0 for a format texel_block() does not know.
 [[nodiscard]] VkImageAspectFlags barrier_aspects(const ImageTarget& target) noexcept;
 
+/// The aspect an image target's copies write: its aspect, resolved from 0 to the format's only
+/// aspect.
+[[nodiscard]] VkImageAspectFlags copy_aspect(const ImageTarget& target) noexcept;
+
+/// True when Vulkan allows the target's copies only on a queue whose family supports GRAPHICS:
+/// they write a depth or stencil aspect (vkCmdCopyBufferToImage).
+[[nodiscard]] bool copies_need_graphics(const ImageTarget& target) noexcept;
+
 /// The barrier recorded on the streamer's queue before an image upload's first copy: old_layout
 /// to TRANSFER_DST_OPTIMAL over the upload's range, after nothing (the resource is not in use)
 /// and before the copies.
