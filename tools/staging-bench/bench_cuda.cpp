@@ -150,6 +150,12 @@ class SingleDevice {
                       report_) != 0) {
       return 1;
     }
+    if (std::find(cuda_.sections.begin(), cuda_.sections.end(), "contention") !=
+            cuda_.sections.end() &&
+        contention_rows(common_, {pageable_, staging_, device_, stream_, max_bytes_}, pinned_,
+                        ceiling_, report_) != 0) {
+      return 1;
+    }
     targets();
     return failures_ == 0 ? 0 : 1;
   }

@@ -81,6 +81,15 @@ struct HandmadeBuffers {
 int handmade_rows(const CommonOptions& common, const HandmadeBuffers& buffers,
                   const std::map<uint64_t, double>& ceilings, Report& report);
 
+/// The `contention` section (bench_cuda_contention.cpp): for each size of 16 MiB or more in
+/// `ceilings`, the ceiling's copy (one cudaMemcpyAsync of `pinned_source` to the device) while
+/// load threads copy the pageable source into the staging buffer at 0.5, 1.0 and 1.3 x that
+/// size's ceiling, per fill method: what the copies reach while a fill runs beside them. The
+/// load's threads: the largest of common.threads, or 8 when it lists only 1. Returns 0, or 1 on a
+/// CUDA failure.
+int contention_rows(const CommonOptions& common, const HandmadeBuffers& buffers,
+                    const std::byte* pinned_source, const std::map<uint64_t, double>& ceilings,
+                    Report& report);
 /// Runs the multi-device sections on options.devices (>= 2): each device alone, then all at
 /// once, against the concurrent pinned ceiling. Returns the process status (0, or 1 on a failure).
 int run_multi(const CommonOptions& common, const CudaOptions& cuda, Report& report,
