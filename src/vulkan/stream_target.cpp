@@ -20,17 +20,17 @@ bool transfers_ownership(VkSharingMode sharing, const QueueFamilies& families) n
   return sharing == VK_SHARING_MODE_EXCLUSIVE && families.stream != families.consumer;
 }
 
+VkImageAspectFlags copy_aspect(const ImageTarget& target) noexcept {
+  return target.aspect != 0 ? target.aspect : default_aspect(target.format);
+}
+
 VkImageAspectFlags barrier_aspects(const ImageTarget& target) noexcept {
   if (is_depth_stencil(target.format)) {
     const VkImageAspectFlags only = default_aspect(target.format);
     // A combined depth/stencil format (default_aspect 0) is transitioned with both aspects.
     return only != 0 ? only : (VK_IMAGE_ASPECT_DEPTH_BIT | VK_IMAGE_ASPECT_STENCIL_BIT);
   }
-  return target.aspect != 0 ? target.aspect : default_aspect(target.format);
-}
-
-VkImageAspectFlags copy_aspect(const ImageTarget& target) noexcept {
-  return target.aspect != 0 ? target.aspect : default_aspect(target.format);
+  return copy_aspect(target);
 }
 
 bool copies_need_graphics(const ImageTarget& target) noexcept {
