@@ -26,6 +26,11 @@
 //   handmade   (only when named in --sections) a hand-written pipeline at its best: spinning
 //              threads fill slices, the caller copies each piece once filled
 //              (bench_cuda_handmade.cpp): what bounds any pipeline of pieces on this host
+//   contention (only when named) the ceiling's copy while threads fill other pinned memory
+//              (bench_cuda_contention.cpp)
+//   phases     (only when named) default uploads with a timed event around each copy: the time
+//              before the first copy, the copies' own rate, the gaps between them and the tail
+//              (bench_cuda_phases.cpp): where an upload's time goes
 //   multi-*    with --devices listing several: each device alone, then all at once
 // Then TARGET lines: each issue target met or missed, with the ratio that decides it.
 #include "bench_cuda.hpp"
@@ -154,6 +159,11 @@ class SingleDevice {
             cuda_.sections.end() &&
         contention_rows(common_, {pageable_, staging_, device_, stream_, max_bytes_}, pinned_,
                         ceiling_, report_) != 0) {
+      return 1;
+    }
+    if (std::find(cuda_.sections.begin(), cuda_.sections.end(), "phases") != cuda_.sections.end() &&
+        phases_rows(common_, cuda_, device_index_,
+                    {pageable_, staging_, device_, stream_, max_bytes_}, ceiling_, report_) != 0) {
       return 1;
     }
     targets();
@@ -954,8 +964,8 @@ Backend make_cuda_backend() {
         ->delimiter(',');
     g->add_option("--sections", o.sections,
                   "only these sections: fill, copy, calls, baselines, default, tuned, ring, chunk, "
-                  "inplace, multi, handmade (the ceiling is always measured; handmade runs only "
-                  "when named)")
+                  "inplace, multi, handmade, contention, phases (the ceiling is always measured; "
+                  "handmade, contention and phases run only when named)")
         ->delimiter(',');
   };
   b.run = [](const CommonOptions& common, Report& report) {

@@ -90,6 +90,13 @@ int handmade_rows(const CommonOptions& common, const HandmadeBuffers& buffers,
 int contention_rows(const CommonOptions& common, const HandmadeBuffers& buffers,
                     const std::byte* pinned_source, const std::map<uint64_t, double>& ceilings,
                     Report& report);
+/// The `phases` section (bench_cuda_phases.cpp): for each size in `ceilings`, default uploads on
+/// `device` through a DeviceApi that brackets each copy with timed events, as one row per size:
+/// the time before the first copy, the copies' own time and rate, the gaps between them and the
+/// tail after them (medians over the uploads). Returns 0, or 1 on a CUDA failure.
+int phases_rows(const CommonOptions& common, const CudaOptions& cuda, int device,
+                const HandmadeBuffers& buffers, const std::map<uint64_t, double>& ceilings,
+                Report& report);
 /// Runs the multi-device sections on options.devices (>= 2): each device alone, then all at
 /// once, against the concurrent pinned ceiling. Returns the process status (0, or 1 on a failure).
 int run_multi(const CommonOptions& common, const CudaOptions& cuda, Report& report,
