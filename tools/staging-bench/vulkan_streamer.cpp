@@ -6,6 +6,11 @@
 //   streamer-pointer  one upload of stream_mib from pageable memory (pre-touched) through
 //                     ring_mib of staging in batches of at most chunk_mib, copied by N fill
 //                     threads (--threads): end to end, from upload() until the ticket is complete
+//   streamer-fill     N threads (--threads) copying the same source into a staging buffer of
+//                     ring_mib (the streamer's memory type and fill method, cycled, 1 MiB at a
+//                     time), nothing copied to the device: the rate the fill threads alone reach
+//   streamer-beside-fill  the ceiling's copy while N threads fill as above without pause: what
+//                     the copy reaches beside a fill, and the fill beside the copy
 //   streamer-texture  8 full mip chains of texture_size² per format (--formats), tightly packed
 //                     in pageable memory, uploaded back to back through the same streamer (the
 //                     most fill threads of --threads), until every ticket is complete; against
@@ -13,13 +18,19 @@
 //                     buffer in one submission (the texture ceiling)
 //
 // Every configuration's destination is read back after its last repetition and compared byte
-// for byte. Target lines: pointer >= 0.9 x the ceiling; textures >= 0.7 x the ceiling.
+// for byte. Target lines: pointer >= 0.9 x the ceiling; textures >= 0.7 x the ceiling. A pointer
+// row's `x_fill` is its rate over streamer-fill's at the same thread count: near 1, the fill
+// threads bound it.
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <thread>
+#include <vector>
 
+#include "staging/core/fill_pool.hpp"
 #include "staging/detail/vulkan/format.hpp"
 #include "vulkan_commands.hpp"
 #include "vulkan_scenarios.hpp"
@@ -28,6 +39,71 @@ namespace staging::bench::vk {
 namespace {
 
 using namespace staging::vulkan;
+
+constexpr uint64_t kFillSlice = MiB;
+
+// Threads copying 1 MiB slices of `src` (`src_bytes`, cycled) into `dst` (`dst_bytes`, cycled)
+// with copy_to_staging, as the streamer's fill does: until `bytes` were copied (0: until stop()).
+class FillCrew {
+ public:
+  FillCrew(unsigned threads, const std::byte* src, uint64_t src_bytes, std::byte* dst,
+           uint64_t dst_bytes, uint64_t bytes)
+      : src_(src),
+        src_slices_(std::max<uint64_t>(1, src_bytes / kFillSlice)),
+        dst_(dst),
+        dst_slices_(std::max<uint64_t>(1, dst_bytes / kFillSlice)),
+        slices_(bytes / kFillSlice),
+        start_(Clock::now()) {
+    for (unsigned t = 0; t < threads; ++t)
+      threads_.emplace_back([this] { work(); });
+  }
+  FillCrew(const FillCrew&) = delete;
+  FillCrew& operator=(const FillCrew&) = delete;
+  ~FillCrew() { stop(); }
+
+  // Stops (or waits for) the threads; the rate they reached, GB/s.
+  double stop() {
+    if (!threads_.empty()) {
+      stop_.store(true, std::memory_order_relaxed);
+      for (auto& t : threads_)
+        t.join();
+      threads_.clear();
+      reached_ = static_cast<double>(done_.load() * kFillSlice) / seconds_since(start_) / 1e9;
+    }
+    return reached_;
+  }
+  // Waits until the crew has copied its bytes (a crew with a count), then stops it.
+  double finish() {
+    for (auto& t : threads_)
+      t.join();
+    threads_.clear();
+    reached_ = static_cast<double>(done_.load() * kFillSlice) / seconds_since(start_) / 1e9;
+    return reached_;
+  }
+
+ private:
+  void work() {
+    while (!stop_.load(std::memory_order_relaxed)) {
+      const uint64_t i = claimed_.fetch_add(1, std::memory_order_relaxed);
+      if (slices_ != 0 && i >= slices_) return;
+      copy_to_staging(dst_ + (i % dst_slices_) * kFillSlice, src_ + (i % src_slices_) * kFillSlice,
+                      kFillSlice);
+      done_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  const std::byte* src_;
+  uint64_t src_slices_;
+  std::byte* dst_;
+  uint64_t dst_slices_;
+  uint64_t slices_;
+  Clock::time_point start_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> claimed_{0};
+  std::atomic<uint64_t> done_{0};
+  double reached_ = 0;
+  std::vector<std::thread> threads_;
+};
 
 struct TextureFormat {
   std::string name;
@@ -63,6 +139,7 @@ class StreamerBench {
     report_.context("streamer", "ring " + std::to_string(o_.ring_mib) +
                                     " MiB, batches <= " + std::to_string(o_.chunk_mib) +
                                     " MiB, source pageable and pre-touched");
+    fill_rows();
     for (const std::string& qname : o_.queues) {
       Queue* queue = qname == "graphics"   ? &vk_.graphics()
                      : qname == "transfer" ? vk_.transfer()
@@ -75,6 +152,7 @@ class StreamerBench {
       if (ceiling <= 0) return failures_ + 1;
       for (unsigned threads : common_.threads)
         pointer_row(*queue, std::max(1u, threads), ceiling);
+      if (beside_fill_rows(*queue, ceiling) != 0) return failures_ + 1;
       for (const std::string& f : o_.formats)
         texture_row(*queue, f, ceiling);
     }
@@ -117,6 +195,67 @@ class StreamerBench {
                                        std::max(4u, std::thread::hardware_concurrency()));
     if (diff) std::fprintf(stderr, "streamer: first difference at byte %" PRIu64 "\n", *diff);
     return ran && !diff;
+  }
+
+  // streamer-fill: the fill threads alone, per thread count (remembered for the pointer rows).
+  void fill_rows() {
+    Buffer ring =
+        vk_.make_buffer(o_.ring_mib * MiB, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, Memory::Staging);
+    if (ring.mapped == nullptr) {
+      report_.note("streamer: cannot make a ring-sized staging buffer; no fill rows");
+      return;
+    }
+    for (unsigned threads : common_.threads) {
+      const unsigned n = std::max(1u, threads);
+      Row row = measure(common_, "streamer-fill", total_, [&] {
+        const auto t0 = Clock::now();
+        FillCrew crew(n, source_, total_, ring.mapped, ring.size, total_);
+        crew.finish();
+        return seconds_since(t0);
+      });
+      row.fields["threads"] = n;
+      row.fields["what"] = "the fill threads alone, into a ring-sized staging buffer";
+      fill_gbps_[n] = row.gbps;
+      report_.add(std::move(row));
+    }
+    vk_.destroy(ring);
+  }
+
+  // streamer-beside-fill: the ceiling's copy while N threads fill a ring-sized staging buffer.
+  int beside_fill_rows(const Queue& queue, double ceiling) {
+    Buffer whole = vk_.make_buffer(total_, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, Memory::Staging);
+    Buffer ring =
+        vk_.make_buffer(o_.ring_mib * MiB, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, Memory::Staging);
+    if (whole.mapped == nullptr || ring.mapped == nullptr) {
+      vk_.destroy(whole);
+      vk_.destroy(ring);
+      report_.note("streamer: cannot make the beside-fill buffers; no beside-fill rows");
+      return 0;
+    }
+    std::memcpy(whole.mapped, source_, total_);
+    bool ok = true;
+    for (unsigned threads : common_.threads) {
+      const unsigned n = std::max(1u, threads);
+      FillCrew crew(n, source_, total_, ring.mapped, ring.size, 0);
+      Row row = measure(common_, "streamer-beside-fill", total_, [&] {
+        const auto t0 = Clock::now();
+        ok = vk_.run_once(queue, [&](VkCommandBuffer cmd) {
+          const VkBufferCopy region{0, 0, total_};
+          vkCmdCopyBuffer(cmd, whole.buffer, dst_.buffer, 1, &region);
+        }) && ok;
+        return seconds_since(t0);
+      });
+      row.fields["queue"] = queue.name;
+      row.fields["threads"] = n;
+      row.fields["fill_gbps"] = crew.stop();
+      row.fields["ratio"] = ceiling > 0 ? row.gbps / ceiling : 0.0;
+      row.fields["what"] = "the ceiling's copy while the threads fill without pause";
+      report_.add(std::move(row));
+    }
+    vk_.destroy(whole);
+    vk_.destroy(ring);
+    if (!ok) ++failures_;
+    return ok ? 0 : 1;
   }
 
   double ceiling_row(const Queue& queue) {
@@ -168,6 +307,8 @@ class StreamerBench {
     row.fields["threads"] = threads;
     row.fields["ratio"] = ceiling > 0 ? row.gbps / ceiling : 0.0;
     row.fields["submissions"] = s.submissions;
+    if (const auto f = fill_gbps_.find(threads); f != fill_gbps_.end() && f->second > 0)
+      row.fields["x_fill"] = row.gbps / f->second;
     row.fields["ring_full_rounds"] = s.stream.ring_full;
     row.fields["check"] = same ? "ok" : "MISMATCH";
     if (!same) ++failures_;
@@ -321,6 +462,7 @@ class StreamerBench {
   std::byte* source_ = nullptr;
   Buffer dst_;
   Buffer readback_;
+  std::map<unsigned, double> fill_gbps_;  // streamer-fill's rate per thread count
   int failures_ = 0;
 };
 
