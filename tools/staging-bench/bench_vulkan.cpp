@@ -148,6 +148,11 @@ Backend make_vulkan_backend() {
                   "(DEVICE_LOCAL|HOST_VISIBLE), cached (HOST_VISIBLE|HOST_CACHED)")
         ->delimiter(',')
         ->check(one_of({"system", "device", "cached"}));
+    g->add_option("--streamer-memory", o.streamer_memory,
+                  "streamer: system (the built-in hook's choice), cached (HOST_VISIBLE|HOST_CACHED "
+                  "through a MemoryHook)")
+        ->delimiter(',')
+        ->check(one_of({"system", "cached"}));
     g->add_option("--strategies", o.strategies, "stream-large: bytes, slots")
         ->delimiter(',')
         ->check(one_of({"bytes", "slots"}));

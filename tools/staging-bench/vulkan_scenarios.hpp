@@ -46,6 +46,9 @@ struct VulkanOptions {
   /// (DEVICE_LOCAL|HOST_VISIBLE) and/or cached (HOST_VISIBLE|HOST_CACHED system memory), where
   /// the device has them.
   std::vector<std::string> memory{"system", "device"};
+  /// streamer: staging memory of the streamer's ring, per pointer row: system (the built-in
+  /// hook's choice) and/or cached (HOST_VISIBLE|HOST_CACHED system memory, through a MemoryHook).
+  std::vector<std::string> streamer_memory{"system"};
   /// bytes (the byte ring) and/or slots (the slot ring).
   std::vector<std::string> strategies{"bytes"};
   /// CPU-only rows: N threads filling mapped staging memory without the GPU (what bounds the

@@ -5,7 +5,9 @@
 //                     size (host wall time from submission to completion)
 //   streamer-pointer  one upload of stream_mib from pageable memory (pre-touched) through
 //                     ring_mib of staging in batches of at most chunk_mib, copied by N fill
-//                     threads (--threads): end to end, from upload() until the ticket is complete
+//                     threads (--threads): end to end, from upload() until the ticket is complete;
+//                     per --streamer-memory: the built-in hook's choice (system), and/or
+//                     HOST_CACHED system memory through a MemoryHook (cached)
 //   streamer-fill     N threads (--threads) copying the same source into a staging buffer of
 //                     ring_mib (the streamer's memory type and fill method, cycled, 1 MiB at a
 //                     time), nothing copied to the device: the rate the fill threads alone reach
@@ -150,8 +152,19 @@ class StreamerBench {
       }
       const double ceiling = ceiling_row(*queue);
       if (ceiling <= 0) return failures_ + 1;
-      for (unsigned threads : common_.threads)
-        pointer_row(*queue, std::max(1u, threads), ceiling);
+      for (const std::string& memory : o_.streamer_memory) {
+        std::unique_ptr<TypedMemory> hook;
+        if (memory == "cached") {
+          const std::optional<uint32_t> cached = vk_.cached_type();
+          if (!cached) {
+            report_.note("streamer: no HOST_CACHED system memory type; 'cached' skipped");
+            continue;
+          }
+          hook = std::make_unique<TypedMemory>(vk_, *cached);
+        }
+        for (unsigned threads : common_.threads)
+          pointer_row(*queue, std::max(1u, threads), ceiling, hook.get(), memory);
+      }
       if (beside_fill_rows(*queue, ceiling) != 0) return failures_ + 1;
       for (const std::string& f : o_.formats)
         texture_row(*queue, f, ceiling);
@@ -165,7 +178,8 @@ class StreamerBench {
     return 1;
   }
 
-  std::unique_ptr<Streamer> make_streamer(const Queue& queue, unsigned threads) {
+  std::unique_ptr<Streamer> make_streamer(const Queue& queue, unsigned threads,
+                                          MemoryHook* memory = nullptr) {
     StreamerConfig c;
     c.queue = queue.queue;
     c.queue_family = queue.family;
@@ -174,6 +188,7 @@ class StreamerBench {
     c.schedule.max_batch_bytes = o_.chunk_mib * MiB;
     c.schedule.max_queued_bytes = UINT64_MAX / 2;
     c.fill_threads = threads;
+    c.memory = memory;
     auto s = Streamer::create(vk_.staging_device(), c);
     if (!s) {
       std::fprintf(stderr, "staging-bench: Streamer::create: %s\n",
@@ -285,8 +300,9 @@ class StreamerBench {
     return gbps;
   }
 
-  void pointer_row(const Queue& queue, unsigned threads, double ceiling) {
-    auto streamer = make_streamer(queue, threads);
+  void pointer_row(const Queue& queue, unsigned threads, double ceiling, MemoryHook* memory,
+                   const std::string& memory_name) {
+    auto streamer = make_streamer(queue, threads, memory);
     if (!streamer) {
       ++failures_;
       return;
@@ -305,14 +321,16 @@ class StreamerBench {
     const bool same = ok && check_buffer(queue, source_, total_);
     row.fields["queue"] = queue.name;
     row.fields["threads"] = threads;
+    row.fields["memory"] = memory_name;
     row.fields["ratio"] = ceiling > 0 ? row.gbps / ceiling : 0.0;
     row.fields["submissions"] = s.submissions;
-    if (const auto f = fill_gbps_.find(threads); f != fill_gbps_.end() && f->second > 0)
+    if (const auto f = fill_gbps_.find(threads);
+        memory == nullptr && f != fill_gbps_.end() && f->second > 0)
       row.fields["x_fill"] = row.gbps / f->second;
     row.fields["ring_full_rounds"] = s.stream.ring_full;
     row.fields["check"] = same ? "ok" : "MISMATCH";
     if (!same) ++failures_;
-    if (threads == common_.threads.back()) {
+    if (threads == common_.threads.back() && memory == nullptr) {
       report_.target(
           "streamer: 1 GiB from a pointer >= 0.9 x the single-copy ceiling (" + queue.name + ")",
           row.gbps >= 0.9 * ceiling,
