@@ -24,7 +24,6 @@
 // row's `x_fill` is its rate over streamer-fill's at the same thread count: near 1, the fill
 // threads bound it.
 #include <algorithm>
-#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -32,7 +31,7 @@
 #include <thread>
 #include <vector>
 
-#include "staging/core/fill_pool.hpp"
+#include "copy_crew.hpp"
 #include "staging/detail/vulkan/format.hpp"
 #include "vulkan_commands.hpp"
 #include "vulkan_scenarios.hpp"
@@ -41,71 +40,6 @@ namespace staging::bench::vk {
 namespace {
 
 using namespace staging::vulkan;
-
-constexpr uint64_t kFillSlice = MiB;
-
-// Threads copying 1 MiB slices of `src` (`src_bytes`, cycled) into `dst` (`dst_bytes`, cycled)
-// with copy_to_staging, as the streamer's fill does: until `bytes` were copied (0: until stop()).
-class FillCrew {
- public:
-  FillCrew(unsigned threads, const std::byte* src, uint64_t src_bytes, std::byte* dst,
-           uint64_t dst_bytes, uint64_t bytes)
-      : src_(src),
-        src_slices_(std::max<uint64_t>(1, src_bytes / kFillSlice)),
-        dst_(dst),
-        dst_slices_(std::max<uint64_t>(1, dst_bytes / kFillSlice)),
-        slices_(bytes / kFillSlice),
-        start_(Clock::now()) {
-    for (unsigned t = 0; t < threads; ++t)
-      threads_.emplace_back([this] { work(); });
-  }
-  FillCrew(const FillCrew&) = delete;
-  FillCrew& operator=(const FillCrew&) = delete;
-  ~FillCrew() { stop(); }
-
-  // Stops (or waits for) the threads; the rate they reached, GB/s.
-  double stop() {
-    if (!threads_.empty()) {
-      stop_.store(true, std::memory_order_relaxed);
-      for (auto& t : threads_)
-        t.join();
-      threads_.clear();
-      reached_ = static_cast<double>(done_.load() * kFillSlice) / seconds_since(start_) / 1e9;
-    }
-    return reached_;
-  }
-  // Waits until the crew has copied its bytes (a crew with a count), then stops it.
-  double finish() {
-    for (auto& t : threads_)
-      t.join();
-    threads_.clear();
-    reached_ = static_cast<double>(done_.load() * kFillSlice) / seconds_since(start_) / 1e9;
-    return reached_;
-  }
-
- private:
-  void work() {
-    while (!stop_.load(std::memory_order_relaxed)) {
-      const uint64_t i = claimed_.fetch_add(1, std::memory_order_relaxed);
-      if (slices_ != 0 && i >= slices_) return;
-      copy_to_staging(dst_ + (i % dst_slices_) * kFillSlice, src_ + (i % src_slices_) * kFillSlice,
-                      kFillSlice);
-      done_.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
-
-  const std::byte* src_;
-  uint64_t src_slices_;
-  std::byte* dst_;
-  uint64_t dst_slices_;
-  uint64_t slices_;
-  Clock::time_point start_;
-  std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> claimed_{0};
-  std::atomic<uint64_t> done_{0};
-  double reached_ = 0;
-  std::vector<std::thread> threads_;
-};
 
 struct TextureFormat {
   std::string name;
@@ -224,7 +158,9 @@ class StreamerBench {
       const unsigned n = std::max(1u, threads);
       Row row = measure(common_, "streamer-fill", total_, [&] {
         const auto t0 = Clock::now();
-        FillCrew crew(n, source_, total_, ring.mapped, ring.size, total_);
+        CopyCrew::Options fill;
+        fill.bytes = total_;
+        CopyCrew crew(n, source_, total_, ring.mapped, ring.size, fill);
         crew.finish();
         return seconds_since(t0);
       });
@@ -251,7 +187,7 @@ class StreamerBench {
     bool ok = true;
     for (unsigned threads : common_.threads) {
       const unsigned n = std::max(1u, threads);
-      FillCrew crew(n, source_, total_, ring.mapped, ring.size, 0);
+      CopyCrew crew(n, source_, total_, ring.mapped, ring.size, CopyCrew::Options{});
       Row row = measure(common_, "streamer-beside-fill", total_, [&] {
         const auto t0 = Clock::now();
         ok = vk_.run_once(queue, [&](VkCommandBuffer cmd) {
