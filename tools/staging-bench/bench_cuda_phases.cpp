@@ -9,15 +9,18 @@
 //
 //   first     GPU time from the call until the first copy started: the plan, the pool's wake-up
 //             and the first piece's fill
-//   copying   the copies' own time, summed; copy_x_ceiling compares their rate with the ceiling
-//             (the fill running beside them slows them)
+//   copying   the copies' own time, summed; copy_x_ceiling compares the ring copies' rate with
+//             the ceiling (the fill running beside them slows them); a direct part's copy (from
+//             the pageable source, planned with few fill threads) is counted apart in direct_us
 //   gaps      time between copies when none ran: the copy engine waited for a piece to be filled
 //   after     from the last copy's end until e_end (recorded when upload() returned)
 //   tail      host time beyond the GPU's span: the synchronize's wake-up and the event skew
 //
-// lost_us = total - ideal (the size at the ceiling's rate) = first + gaps + after + tail +
-// (copying - ideal). The events cost a little themselves (two records per copy on the calling
-// thread), so a row's total sits slightly under the `default` row of the same run.
+// Per upload, total = first + copying + gaps + after + tail, and lost_us = total - ideal (the size
+// at the ceiling's rate) = first + gaps + after + tail + (copying - ideal); the row shows each
+// field's median, which need not add up. The events cost a little themselves (two records per
+// copy on the calling thread), so a row's time sits slightly over the `default` row's of the same
+// run (its GB/s under).
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -41,6 +44,8 @@ class TimedApi final : public DeviceApi {
     cudaEvent_t start = nullptr;
     cudaEvent_t end = nullptr;
     Clock::time_point queued{};
+    uint64_t bytes = 0;
+    bool direct = false;  // a direct part's copy from the pageable source
   };
 
   explicit TimedApi(int device) : inner_(staging::cuda::make_runtime_api(device)) {}
@@ -84,11 +89,12 @@ class TimedApi final : public DeviceApi {
   }
   cudaError_t copy_to_device_async(void* d, const void* s, std::size_t b,
                                    cudaStream_t st) noexcept override {
-    return bracketed(st, [&] { return inner_->copy_to_device_async(d, s, b, st); });
+    return bracketed(st, b, false, [&] { return inner_->copy_to_device_async(d, s, b, st); });
   }
   cudaError_t copy_pageable_to_device_async(void* d, const void* s, std::size_t b,
                                             cudaStream_t st) noexcept override {
-    return bracketed(st, [&] { return inner_->copy_pageable_to_device_async(d, s, b, st); });
+    return bracketed(st, b, true,
+                     [&] { return inner_->copy_pageable_to_device_async(d, s, b, st); });
   }
   cudaError_t stream_query(cudaStream_t s) noexcept override { return inner_->stream_query(s); }
   cudaError_t host_numa_node(int* n) noexcept override { return inner_->host_numa_node(n); }
@@ -98,9 +104,11 @@ class TimedApi final : public DeviceApi {
 
  private:
   template <class F>
-  cudaError_t bracketed(cudaStream_t stream, F&& copy) noexcept {
+  cudaError_t bracketed(cudaStream_t stream, std::size_t bytes, bool direct, F&& copy) noexcept {
     if (!armed_) return copy();
     Copy c;
+    c.bytes = bytes;
+    c.direct = direct;
     c.start = next_event();
     c.end = next_event();
     if (c.start == nullptr || c.end == nullptr) return copy();  // error_ says why
@@ -138,13 +146,10 @@ class TimedApi final : public DeviceApi {
 struct Split {
   double total = 0, call = 0, first = 0, first_queued = 0, copying = 0, gaps = 0, after = 0,
          tail = 0;
+  double direct = 0;        // the direct part's copy (in copying too)
+  double direct_bytes = 0;  // bytes
   double pieces = 0;
 };
-
-double ms_between(cudaEvent_t a, cudaEvent_t b) {
-  float ms = 0;
-  return cudaEventElapsedTime(&ms, a, b) == cudaSuccess ? ms : 0.0;
-}
 
 double us(Clock::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
@@ -177,18 +182,30 @@ std::optional<Split> one_upload(staging::cuda::Uploader& uploader, TimedApi& api
     return std::nullopt;
   }
   const auto& copies = api.copies();
+  cudaError_t timing = cudaSuccess;
+  const auto us_between = [&](cudaEvent_t a, cudaEvent_t b) {
+    float ms = 0;
+    if (const cudaError_t err = cudaEventElapsedTime(&ms, a, b); err != cudaSuccess) timing = err;
+    return 1000.0 * ms;
+  };
   Split s;
   s.total = us(synced - t0);
   s.call = us(returned - t0);
   s.first_queued = us(copies.front().queued - t0);
-  s.first = 1000 * ms_between(e0, copies.front().start);
+  s.first = us_between(e0, copies.front().start);
   for (std::size_t k = 0; k < copies.size(); ++k) {
-    s.copying += 1000 * ms_between(copies[k].start, copies[k].end);
-    if (k + 1 < copies.size()) s.gaps += 1000 * ms_between(copies[k].end, copies[k + 1].start);
+    const double took = us_between(copies[k].start, copies[k].end);
+    s.copying += took;
+    if (copies[k].direct) {
+      s.direct += took;
+      s.direct_bytes += static_cast<double>(copies[k].bytes);
+    }
+    if (k + 1 < copies.size()) s.gaps += us_between(copies[k].end, copies[k + 1].start);
   }
-  s.after = 1000 * ms_between(copies.back().end, e_end);
-  s.tail = s.total - 1000 * ms_between(e0, e_end);
+  s.after = us_between(copies.back().end, e_end);
+  s.tail = s.total - us_between(e0, e_end);
   s.pieces = static_cast<double>(copies.size());
+  if (failed(timing, "cudaEventElapsedTime (phases)")) return std::nullopt;
   return s;
 }
 
@@ -205,7 +222,10 @@ Row phases_row(std::vector<Split>& splits, uint64_t bytes, double ceiling) {
   row.gbps = static_cast<double>(bytes) / total / 1e3;
   row.gbps_best = static_cast<double>(bytes) / best / 1e3;
   const double ideal = static_cast<double>(bytes) / ceiling / 1e3;
-  const double copying = median_of(splits, &Split::copying);
+  const double ring_copying =
+      median_of(splits, &Split::copying) - median_of(splits, &Split::direct);
+  const double ring_ideal =
+      (static_cast<double>(bytes) - median_of(splits, &Split::direct_bytes)) / ceiling / 1e3;
   row.fields["what"] = "the default Uploader, an event before and after each copy";
   row.fields["ratio"] = row.gbps / ceiling;
   row.fields["pieces"] = median_of(splits, &Split::pieces);
@@ -214,8 +234,10 @@ Row phases_row(std::vector<Split>& splits, uint64_t bytes, double ceiling) {
   row.fields["call_us"] = median_of(splits, &Split::call);
   row.fields["first_queued_us"] = median_of(splits, &Split::first_queued);
   row.fields["first_us"] = median_of(splits, &Split::first);
-  row.fields["copying_us"] = copying;
-  row.fields["copy_x_ceiling"] = copying > 0 ? ideal / copying : 0;
+  row.fields["copying_us"] = median_of(splits, &Split::copying);
+  row.fields["copy_x_ceiling"] = ring_copying > 0 ? ring_ideal / ring_copying : 0;
+  row.fields["direct_us"] = median_of(splits, &Split::direct);
+  row.fields["direct_share"] = median_of(splits, &Split::direct_bytes) / static_cast<double>(bytes);
   row.fields["gaps_us"] = median_of(splits, &Split::gaps);
   row.fields["after_us"] = median_of(splits, &Split::after);
   row.fields["tail_us"] = median_of(splits, &Split::tail);
@@ -240,8 +262,9 @@ int phases_rows(const CommonOptions& common, const CudaOptions& cuda, int device
   }
   cudaEvent_t e0 = nullptr;
   cudaEvent_t e_end = nullptr;
-  if (failed(cudaEventCreate(&e0), "cudaEventCreate") ||
-      failed(cudaEventCreate(&e_end), "cudaEventCreate")) {
+  if (failed(cudaEventCreate(&e0), "cudaEventCreate")) return 1;
+  if (failed(cudaEventCreate(&e_end), "cudaEventCreate")) {
+    cudaEventDestroy(e0);
     return 1;
   }
   int rc = 0;

@@ -19,8 +19,9 @@
 namespace staging::bench {
 
 /// Threads copying `slice`-byte slices of `src` (`src_bytes`, cycled) into `dst` (`dst_bytes`,
-/// cycled) from construction on: until they copied `bytes` (0: until stop()), paced to
-/// `pace_gbps` GB/s over all of them (0: as fast as they can).
+/// cycled) from construction on: until they copied `bytes` rounded up to whole slices (0: until
+/// stop()), paced to `pace_gbps` GB/s over all of them (0: as fast as they can). A slice of 0, or
+/// a buffer smaller than one slice, starts no thread (the crew reaches 0 GB/s).
 /// Threading: construct, stop() and finish() from one thread; the crew's threads are its own.
 class CopyCrew {
  public:
@@ -36,10 +37,11 @@ class CopyCrew {
       : src_(src),
         dst_(dst),
         o_(options),
-        src_slices_(std::max<uint64_t>(1, src_bytes / o_.slice)),
-        dst_slices_(std::max<uint64_t>(1, dst_bytes / o_.slice)),
-        slices_(o_.bytes / o_.slice),
+        src_slices_(o_.slice == 0 ? 1 : std::max<uint64_t>(1, src_bytes / o_.slice)),
+        dst_slices_(o_.slice == 0 ? 1 : std::max<uint64_t>(1, dst_bytes / o_.slice)),
+        slices_(o_.slice == 0 ? 0 : (o_.bytes + o_.slice - 1) / o_.slice),
         start_(Clock::now()) {
+    if (o_.slice == 0 || src_bytes < o_.slice || dst_bytes < o_.slice) return;
     for (unsigned t = 0; t < threads; ++t)
       threads_.emplace_back([this] { work(); });
   }
