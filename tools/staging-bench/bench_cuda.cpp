@@ -148,22 +148,18 @@ class SingleDevice {
     if (wanted(cuda_, "ring") && ring_curve() != 0) return 1;
     if (wanted(cuda_, "chunk") && chunk_sweep() != 0) return 1;
     if (cuda_.inplace && wanted(cuda_, "inplace") && inplace_curve() != 0) return 1;
-    // Only when named: a sweep of about a minute.
-    if (std::find(cuda_.sections.begin(), cuda_.sections.end(), "handmade") !=
-            cuda_.sections.end() &&
-        handmade_rows(common_, {pageable_, staging_, device_, stream_, max_bytes_}, ceiling_,
-                      report_) != 0) {
+    // Only when named: the handmade sweep takes about a minute, the others tens of seconds.
+    const auto named = [&](const char* section) {
+      return std::find(cuda_.sections.begin(), cuda_.sections.end(), section) !=
+             cuda_.sections.end();
+    };
+    const HandmadeBuffers buffers{pageable_, staging_, device_, stream_, max_bytes_};
+    if (named("handmade") && handmade_rows(common_, buffers, ceiling_, report_) != 0) return 1;
+    if (named("contention") && contention_rows(common_, buffers, pinned_, ceiling_, report_) != 0) {
       return 1;
     }
-    if (std::find(cuda_.sections.begin(), cuda_.sections.end(), "contention") !=
-            cuda_.sections.end() &&
-        contention_rows(common_, {pageable_, staging_, device_, stream_, max_bytes_}, pinned_,
-                        ceiling_, report_) != 0) {
-      return 1;
-    }
-    if (std::find(cuda_.sections.begin(), cuda_.sections.end(), "phases") != cuda_.sections.end() &&
-        phases_rows(common_, cuda_, device_index_,
-                    {pageable_, staging_, device_, stream_, max_bytes_}, ceiling_, report_) != 0) {
+    if (named("phases") &&
+        phases_rows(common_, cuda_, device_index_, buffers, ceiling_, report_) != 0) {
       return 1;
     }
     targets();

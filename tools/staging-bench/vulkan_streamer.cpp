@@ -188,14 +188,7 @@ class StreamerBench {
     for (unsigned threads : common_.threads) {
       const unsigned n = std::max(1u, threads);
       CopyCrew crew(n, source_, total_, ring.mapped, ring.size, CopyCrew::Options{});
-      Row row = measure(common_, "streamer-beside-fill", total_, [&] {
-        const auto t0 = Clock::now();
-        ok = vk_.run_once(queue, [&](VkCommandBuffer cmd) {
-          const VkBufferCopy region{0, 0, total_};
-          vkCmdCopyBuffer(cmd, whole.buffer, dst_.buffer, 1, &region);
-        }) && ok;
-        return seconds_since(t0);
-      });
+      Row row = whole_copy_row("streamer-beside-fill", queue, whole, ok);
       row.fields["queue"] = queue.name;
       row.fields["threads"] = n;
       row.fields["fill_gbps"] = crew.stop();
@@ -209,6 +202,19 @@ class StreamerBench {
     return ok ? 0 : 1;
   }
 
+  // One vkCmdCopyBuffer of the whole size from `staging` into the destination, timed from
+  // submission to completion; `ok` turns false when a copy fails.
+  Row whole_copy_row(const char* section, const Queue& queue, const Buffer& staging, bool& ok) {
+    return measure(common_, section, total_, [&] {
+      const auto t0 = Clock::now();
+      ok = vk_.run_once(queue, [&](VkCommandBuffer cmd) {
+        const VkBufferCopy region{0, 0, total_};
+        vkCmdCopyBuffer(cmd, staging.buffer, dst_.buffer, 1, &region);
+      }) && ok;
+      return seconds_since(t0);
+    });
+  }
+
   double ceiling_row(const Queue& queue) {
     Buffer staging = vk_.make_buffer(total_, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, Memory::Staging);
     if (staging.mapped == nullptr) {
@@ -217,14 +223,7 @@ class StreamerBench {
     }
     std::memcpy(staging.mapped, source_, total_);
     bool ok = true;
-    Row row = measure(common_, "streamer-ceiling", total_, [&] {
-      const auto t0 = Clock::now();
-      ok = vk_.run_once(queue, [&](VkCommandBuffer cmd) {
-        const VkBufferCopy region{0, 0, total_};
-        vkCmdCopyBuffer(cmd, staging.buffer, dst_.buffer, 1, &region);
-      }) && ok;
-      return seconds_since(t0);
-    });
+    Row row = whole_copy_row("streamer-ceiling", queue, staging, ok);
     vk_.destroy(staging);
     const bool same = ok && check_buffer(queue, source_, total_);
     row.fields["queue"] = queue.name;
