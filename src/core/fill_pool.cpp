@@ -199,6 +199,7 @@ void FillEngine::submit(std::span<FillJob* const> jobs, bool wake) {
     }
     // seq_cst: a thread about to sleep raises sleepers_ and then reads this (see sleep()).
     unclaimed_.fetch_add(slices, std::memory_order_seq_cst);
+    open_window_locked();
   }
   bump_slots(/*all=*/true);  // threads waiting at a lane's limit: this work may be elsewhere
   pool_counters_.add<&S::jobs>(jobs.size());
@@ -262,7 +263,66 @@ bool FillEngine::claim_locked(FillJob* only, Slice& out, bool* capped) {
   out.index = j->claimed_++;
   unclaimed_.fetch_sub(1, std::memory_order_relaxed);
   if (j->claimed_ == j->slices_) unlink_locked(*j);
+  if (only == nullptr) open_window_locked();
   return true;
+}
+
+void FillEngine::open_window_locked() {
+  constexpr uint64_t kMost = (uint64_t{1} << kWindowBits) - 1;
+  // Only while one lane has work (a window is served before other lanes' jobs) and the previous
+  // window is used up; for the oldest job of that lane, when it has no thread limit.
+  if (std::popcount(busy_lanes_) != 1 || (open_.load(std::memory_order_relaxed) & kMost) != 0) {
+    return;
+  }
+  FillJob& job = *lanes_[static_cast<unsigned>(std::countr_zero(busy_lanes_))].head;
+  const uint64_t left = job.slices_ - job.claimed_;
+  const uint64_t address = reinterpret_cast<std::uintptr_t>(&job);
+  // Worth it for two slices or more, when the job's address fits the word's upper bits.
+  if (job.max_threads != 0 || left < 2 || left > kMost || (address & 7) != 0 ||
+      (address >> (64 - kWindowBits + 3)) != 0) {
+    return;
+  }
+  job.claimed_ = job.slices_;  // the lock's claims end here; the window's begin
+  unlink_locked(job);
+  open_.store(((address >> 3) << kWindowBits) | left, std::memory_order_release);
+}
+
+bool FillEngine::claim_open(FillJob* only, Slice& out) noexcept {
+  constexpr uint64_t kMask = (uint64_t{1} << kWindowBits) - 1;
+  uint64_t word = open_.load(std::memory_order_acquire);
+  for (;;) {
+    const uint64_t left = word & kMask;
+    if (left == 0) return false;
+    auto* job = reinterpret_cast<FillJob*>(static_cast<std::uintptr_t>((word >> kWindowBits) << 3));
+    if (only != nullptr && job != only) return false;
+    if (open_.compare_exchange_weak(word, word - 1, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
+      // Slice slices_ - left is this thread's: the job stays alive until it is copied.
+      out.job = job;
+      out.index = job->slices_ - left;
+      out.lane = Slice::kUncounted;
+      unclaimed_.fetch_sub(1, std::memory_order_relaxed);
+      if (left == 1 && unclaimed_.load(std::memory_order_relaxed) > 0) {
+        std::lock_guard lock(mu_);
+        open_window_locked();
+      }
+      return true;
+    }
+  }
+}
+
+uint64_t FillEngine::close_window(FillJob& job) noexcept {
+  constexpr uint64_t kMask = (uint64_t{1} << kWindowBits) - 1;
+  const uint64_t mine = (uint64_t{reinterpret_cast<std::uintptr_t>(&job)} >> 3) << kWindowBits;
+  uint64_t word = open_.load(std::memory_order_acquire);
+  while ((word & kMask) != 0 && (word & ~kMask) == mine) {
+    if (open_.compare_exchange_weak(word, mine, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
+      unclaimed_.fetch_sub(word & kMask, std::memory_order_relaxed);
+      return word & kMask;
+    }
+  }
+  return 0;
 }
 
 bool FillEngine::lane_open_locked(unsigned l) const noexcept {
@@ -342,7 +402,7 @@ void FillEngine::finish(FillJob& job, uint64_t slices) noexcept {
 
 bool FillEngine::help_one(FillJob& job) {
   Slice s;
-  {
+  if (!claim_open(&job, s)) {
     std::lock_guard lock(mu_);
     if (!claim_locked(&job, s)) return false;
   }
@@ -410,6 +470,7 @@ void FillEngine::cancel(FillJob& job) {
       unlink_locked(job);
     }
   }
+  dropped += close_window(job);
   pool_counters_.add<&S::cancelled_slices>(dropped);
   if (dropped > 0) finish(job, dropped);
   if (spin_until([&] { return done(job); }, [&] { return spin_limit(); })) return;
@@ -464,10 +525,13 @@ void FillEngine::run(unsigned index) noexcept {
     bool capped = false;
     uint32_t slots_seen = 0;
     if (unclaimed_.load(std::memory_order_relaxed) > 0) {
-      std::lock_guard lock(mu_);
-      // Read before the claim looks at the lanes' counts: a slot freed after it moves the epoch.
-      slots_seen = slot_epoch_.load(std::memory_order_acquire);
-      got = claim_locked(nullptr, s, &capped);
+      got = claim_open(nullptr, s);
+      if (!got) {
+        std::lock_guard lock(mu_);
+        // Read before the claim looks at the lanes' counts: a slot freed after it moves the epoch.
+        slots_seen = slot_epoch_.load(std::memory_order_acquire);
+        got = claim_locked(nullptr, s, &capped);
+      }
     }
     if (got) {
       copy_slice(s, counters);

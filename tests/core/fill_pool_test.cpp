@@ -235,6 +235,62 @@ TEST(FillPool, CancelLeavesNoThreadOnTheJob) {
   EXPECT_EQ(first_difference(dst.data(), src.data(), n), "");
 }
 
+// A job with two slices or more that is its lane's oldest, while no other lane has work, is
+// claimed from the pool's open window (a compare-and-swap, not the queue lock). Cancelling it
+// drops what the window still holds: here the submitter (no pool threads) copied 3 of 16 slices,
+// so 13 are dropped, the job is done, and the bytes past the third slice are never written.
+//
+//   job: [s0 s1 s2 | s3 ... s15]    copied by help_one | dropped by cancel
+TEST(FillPool, CancelDropsWhatTheOpenWindowStillHolds) {
+  auto pool = make_pool(0);
+  const std::size_t n = 16 * 4096;
+  const auto src = random_bytes(n, 61);
+  std::vector<std::byte> dst(n);
+  detail::FillJob j;
+  set(j, dst.data(), src.data(), n, 4096);
+  engine(pool).submit(j);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(engine(pool).help_one(j));
+  engine(pool).cancel(j);
+  EXPECT_TRUE(engine(pool).done(j));
+  EXPECT_FALSE(engine(pool).help_one(j));
+  EXPECT_EQ(pool->stats().cancelled_slices, 13u);
+  EXPECT_EQ(pool->stats().helped_slices, 3u);
+  EXPECT_EQ(first_difference(dst.data(), src.data(), 3 * 4096), "");
+  EXPECT_TRUE(std::all_of(dst.begin() + 3 * 4096, dst.end(),
+                          [](std::byte b) { return b == std::byte{0}; }));
+  // The pool goes on: the next job is filled whole.
+  detail::FillJob k;
+  set(k, dst.data(), src.data(), n, 4096);
+  engine(pool).submit(k);
+  engine(pool).wait(k);
+  EXPECT_EQ(first_difference(dst.data(), src.data(), n), "");
+}
+
+// One job holds the open window (lane a); a job of another lane (b) queued behind it is still
+// filled by its own submitter at once (through the queue lock): waiting for it never waits for
+// the window's job, which stays untouched with no pool thread to fill it.
+TEST(FillPool, AnotherLanesJobDoesNotWaitForTheOpenWindow) {
+  auto pool = make_pool(0);
+  const std::size_t n = 8 * 4096;
+  const auto src = random_bytes(2 * n, 67);
+  std::vector<std::byte> dst(2 * n);
+  detail::FillJob a, b;
+  set(a, dst.data(), src.data(), n, 4096);
+  set(b, dst.data() + n, src.data() + n, n, 4096);
+  a.lane = engine(pool).new_lane();
+  b.lane = engine(pool).new_lane();
+  engine(pool).submit(a);  // a's 8 slices: the window
+  engine(pool).submit(b);  // b's: in its lane
+  engine(pool).wait(b);
+  EXPECT_EQ(first_difference(dst.data() + n, src.data() + n, n), "");
+  EXPECT_FALSE(engine(pool).done(a));
+  EXPECT_TRUE(
+      std::all_of(dst.begin(), dst.begin() + n, [](std::byte x) { return x == std::byte{0}; }));
+  engine(pool).wait(a);
+  EXPECT_EQ(first_difference(dst.data(), src.data(), 2 * n), "");
+}
+
 // Waits until every thread of `pool` sleeps (they look for `spin` first); false after 10 s.
 bool all_asleep(FillPool& pool) {
   const auto deadline = std::chrono::steady_clock::now() + 10s;

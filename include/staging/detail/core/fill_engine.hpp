@@ -254,6 +254,13 @@ class FillEngine {
   // Moves slot_epoch_ on and wakes the threads waiting at a limit (all, or one for one freed slot).
   void bump_slots(bool all) noexcept;
   void unlink_locked(FillJob& job);
+  // The open window (see open_): opens one for the oldest job of the only lane with work (its
+  // unclaimed slices, unlinked from the lane) when that is allowed; claims one of its slices (of
+  // `only` when given) without the lock.
+  void open_window_locked();
+  bool claim_open(FillJob* only, Slice& out) noexcept;
+  // Drops what is left of `job`'s window, if it has one; the slices dropped.
+  uint64_t close_window(FillJob& job) noexcept;
   void copy_slice(const Slice& s, Counters& counters) noexcept;
   void finish(FillJob& job, uint64_t slices) noexcept;
   void block_until_done(FillJob& job);
@@ -266,8 +273,21 @@ class FillEngine {
   FillPoolConfig config_;
   std::vector<std::vector<int>> placement_;
 
+  // The open window: the unclaimed slices of one job, claimed by a compare-and-swap on this word
+  // instead of under mu_, so that a dozen threads starting on a job do not queue for the lock
+  // one slice at a time (each hand-off of a contended lock moves its cache line to every waiter).
+  // The word packs the job's address (>> 3) above the slices still unclaimed in it (the low
+  // kWindowBits bits); 0 slices: no window. A thread that wins the swap from n > 0 owns slice
+  // `slices_ - n` of that job: the job cannot complete, so it stays alive, until that slice is
+  // copied. Opened under mu_ (by submit, by a pool thread's claim under the lock, and by the
+  // thread that takes a window's last slice while slices are queued) for the oldest job of the
+  // only lane with work, when that job has no thread limit and two slices or more; the job then
+  // leaves its lane (a window is served before other lanes' jobs). Emptied by claims and cancel().
+  // Its slices stay counted in unclaimed_ until claimed.
+  static constexpr unsigned kWindowBits = 16;
+  alignas(64) std::atomic<uint64_t> open_{0};
   // The queue: lanes of jobs with unclaimed slices. Guarded by mu_.
-  mutable SpinLock mu_;
+  alignas(64) mutable SpinLock mu_;
   std::array<Lane, kLanes> lanes_{};
   uint32_t busy_lanes_ = 0;                    // bit i: lane i has a job
   unsigned turn_ = 0;                          // the lane served next when it has work
