@@ -213,6 +213,17 @@ TEST(FillPool, OnDoneRunsOnceBeforeDoneAndNotForCancelledJobs) {
   EXPECT_GT(idle->stats().cancelled_slices, 0u);
 }
 
+// After a cancel: a new job of `n` bytes (slices of `slice`, 0: the pool's choice) is submitted,
+// waited for and arrives whole.
+void expect_fills_whole(const std::shared_ptr<FillPool>& pool, std::byte* dst, const std::byte* src,
+                        std::size_t n, uint64_t slice) {
+  detail::FillJob k;
+  set(k, dst, src, n, slice);
+  engine(pool).submit(k);
+  engine(pool).wait(k);
+  EXPECT_EQ(first_difference(dst, src, n), "");
+}
+
 TEST(FillPool, CancelLeavesNoThreadOnTheJob) {
   auto pool = make_pool(1);
   const std::size_t n = 8 << 20;
@@ -227,12 +238,7 @@ TEST(FillPool, CancelLeavesNoThreadOnTheJob) {
   std::fill(dst.begin(), dst.end(), std::byte{1});
   std::this_thread::sleep_for(5ms);
   EXPECT_TRUE(std::all_of(dst.begin(), dst.end(), [](std::byte b) { return b == std::byte{1}; }));
-  // The pool goes on working.
-  detail::FillJob k;
-  set(k, dst.data(), src.data(), n);
-  engine(pool).submit(k);
-  engine(pool).wait(k);
-  EXPECT_EQ(first_difference(dst.data(), src.data(), n), "");
+  expect_fills_whole(pool, dst.data(), src.data(), n, 0);  // the pool goes on working
 }
 
 // A job with two slices or more that is its lane's oldest, while no other lane has work, is
@@ -259,12 +265,7 @@ TEST(FillPool, CancelDropsWhatTheOpenWindowStillHolds) {
   EXPECT_EQ(first_difference(dst.data(), src.data(), 3 * 4096), "");
   EXPECT_TRUE(std::all_of(dst.begin() + 3 * 4096, dst.end(),
                           [](std::byte b) { return b == std::byte{0}; }));
-  // The pool goes on: the next job is filled whole.
-  detail::FillJob k;
-  set(k, dst.data(), src.data(), n, 4096);
-  engine(pool).submit(k);
-  engine(pool).wait(k);
-  EXPECT_EQ(first_difference(dst.data(), src.data(), n), "");
+  expect_fills_whole(pool, dst.data(), src.data(), n, 4096);  // the pool goes on working
 }
 
 // One job holds the open window (lane a); a job of another lane (b) queued behind it is still
