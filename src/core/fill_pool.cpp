@@ -1,6 +1,7 @@
-// FillPool: lanes of jobs with unclaimed slices under a SpinLock; threads that look for work
-// for a moment (longer while a submitter holds the pool) before they sleep on a futex; submitters
-// that fill their own jobs while they wait.
+// FillPool: lanes of jobs with unclaimed slices under a SpinLock, and the open window (one job's
+// slices claimed by compare-and-swap while one lane has work); threads that look for work for a
+// moment (longer while a submitter holds the pool) before they sleep on a futex; submitters that
+// fill their own jobs while they wait.
 #include "staging/core/fill_pool.hpp"
 
 #include <algorithm>
@@ -199,6 +200,9 @@ void FillEngine::submit(std::span<FillJob* const> jobs, bool wake) {
     }
     // seq_cst: a thread about to sleep raises sleepers_ and then reads this (see sleep()).
     unclaimed_.fetch_add(slices, std::memory_order_seq_cst);
+    // Another lane has work now: the window's job goes back to its lane, so that the lanes are
+    // served in turn again; else the oldest job may open a window.
+    if ((busy_lanes_ & ~window_lane_bit_) != 0) return_window_locked();
     open_window_locked();
   }
   bump_slots(/*all=*/true);  // threads waiting at a lane's limit: this work may be elsewhere
@@ -283,8 +287,33 @@ void FillEngine::open_window_locked() {
     return;
   }
   job.claimed_ = job.slices_;  // the lock's claims end here; the window's begin
+  window_lane_bit_ = uint32_t{1} << job.lane_index_;
   unlink_locked(job);
   open_.store(((address >> 3) << kWindowBits) | left, std::memory_order_release);
+}
+
+void FillEngine::return_window_locked() {
+  constexpr uint64_t kMask = (uint64_t{1} << kWindowBits) - 1;
+  uint64_t word = open_.load(std::memory_order_acquire);
+  while ((word & kMask) != 0) {
+    if (!open_.compare_exchange_weak(word, word & ~kMask, std::memory_order_acq_rel,
+                                     std::memory_order_acquire)) {
+      continue;
+    }
+    // This thread now holds the window's last (word & kMask) slices, the job's highest: the job
+    // stays alive, and its claims under the lock resume where the window's ended.
+    auto* job = reinterpret_cast<FillJob*>(static_cast<std::uintptr_t>((word >> kWindowBits) << 3));
+    job->claimed_ = job->slices_ - (word & kMask);
+    Lane& lane = lanes_[job->lane_index_];  // it was its lane's oldest: back at the head
+    job->prev_ = nullptr;
+    job->next_ = lane.head;
+    (lane.head != nullptr ? lane.head->prev_ : lane.tail) = job;
+    lane.head = job;
+    job->linked_ = true;
+    busy_lanes_ |= uint32_t{1} << job->lane_index_;
+    break;
+  }
+  window_lane_bit_ = 0;
 }
 
 bool FillEngine::claim_open(FillJob* only, Slice& out) noexcept {
@@ -401,10 +430,17 @@ void FillEngine::finish(FillJob& job, uint64_t slices) noexcept {
 }
 
 bool FillEngine::help_one(FillJob& job) {
+  constexpr uint64_t kMask = (uint64_t{1} << kWindowBits) - 1;
+  const uint64_t mine = (uint64_t{reinterpret_cast<std::uintptr_t>(&job)} >> 3) << kWindowBits;
   Slice s;
-  if (!claim_open(&job, s)) {
+  // A job's slices move between its lane and the window only under the lock: under it, a job
+  // that is neither in its lane nor in the window has none left to claim.
+  for (;;) {
+    if (claim_open(&job, s)) break;
     std::lock_guard lock(mu_);
-    if (!claim_locked(&job, s)) return false;
+    if (claim_locked(&job, s)) break;
+    const uint64_t word = open_.load(std::memory_order_acquire);
+    if ((word & ~kMask) != mine || (word & kMask) == 0) return false;
   }
   copy_slice(s, helper_counters_);
   return true;
@@ -461,16 +497,19 @@ void FillEngine::cancel(FillJob& job) {
   if (done(job)) return;
   uint64_t dropped = 0;
   {
+    // Under the lock: the window cannot go back to the lane (or the job into the window) between
+    // the two drops.
     std::lock_guard lock(mu_);
     job.cancelled_.store(true, std::memory_order_relaxed);
+    dropped = close_window(job);
     if (job.linked_) {
-      dropped = job.slices_ - job.claimed_;
+      const uint64_t queued = job.slices_ - job.claimed_;
       job.claimed_ = job.slices_;
-      unclaimed_.fetch_sub(dropped, std::memory_order_relaxed);
+      unclaimed_.fetch_sub(queued, std::memory_order_relaxed);
       unlink_locked(job);
+      dropped += queued;
     }
   }
-  dropped += close_window(job);
   pool_counters_.add<&S::cancelled_slices>(dropped);
   if (dropped > 0) finish(job, dropped);
   if (spin_until([&] { return done(job); }, [&] { return spin_limit(); })) return;

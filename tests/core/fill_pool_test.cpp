@@ -268,9 +268,9 @@ TEST(FillPool, CancelDropsWhatTheOpenWindowStillHolds) {
   expect_fills_whole(pool, dst.data(), src.data(), n, 4096);  // the pool goes on working
 }
 
-// One job holds the open window (lane a); a job of another lane (b) queued behind it is still
-// filled by its own submitter at once (through the queue lock): waiting for it never waits for
-// the window's job, which stays untouched with no pool thread to fill it.
+// One job holds the open window (lane a); a job of another lane (b) submitted after it sends a's
+// window back to lane a, and b's own submitter fills b at once: waiting for it never waits for
+// a, which stays untouched with no pool thread to fill it.
 TEST(FillPool, AnotherLanesJobDoesNotWaitForTheOpenWindow) {
   auto pool = make_pool(0);
   const std::size_t n = 8 * 4096;
@@ -300,6 +300,114 @@ bool all_asleep(FillPool& pool) {
     std::this_thread::sleep_for(1ms);
   }
   return true;
+}
+
+// One pool thread, asleep. Job a (lane a, 64 slices) opens the window; job b (lane b, one slice)
+// is submitted next, which sends what is left of a's window back to lane a; job c wakes the
+// thread. The thread then serves the lanes in turn, slice by slice, so b is done after at most
+// three claims, long before a (a window drained first would finish a before b).
+TEST(FillPool, AWindowGoesBackToItsLaneWhenAnotherLaneHasWork) {
+  auto pool = make_pool(1, 0us);
+  ASSERT_TRUE(all_asleep(*pool));
+  const auto src = random_bytes(66 * 4096, 71);
+  std::vector<std::byte> dst(src.size());
+  std::mutex order_mu;
+  std::vector<char> order;
+  struct Ctx {
+    std::mutex* mu;
+    std::vector<char>* order;
+    char id;
+  };
+  Ctx ca{&order_mu, &order, 'a'}, cb{&order_mu, &order, 'b'}, cc{&order_mu, &order, 'c'};
+  detail::FillJob a, b, c;
+  set(a, dst.data(), src.data(), 64 * 4096, 4096);
+  set(b, dst.data() + 64 * 4096, src.data() + 64 * 4096, 4096, 4096);
+  set(c, dst.data() + 65 * 4096, src.data() + 65 * 4096, 4096, 4096);
+  for (auto [job, ctx] : {std::pair{&a, &ca}, std::pair{&b, &cb}, std::pair{&c, &cc}}) {
+    job->lane = engine(pool).new_lane();
+    job->context = ctx;
+    job->on_done = [](detail::FillJob&, void* p) {
+      auto* x = static_cast<Ctx*>(p);
+      std::lock_guard lock(*x->mu);
+      x->order->push_back(x->id);
+    };
+  }
+  engine(pool).submit(a, /*wake=*/false);
+  engine(pool).submit(b, /*wake=*/false);
+  engine(pool).submit(c);  // wakes the thread
+  for (detail::FillJob* j : {&a, &b, &c}) {
+    while (!engine(pool).done(*j))
+      std::this_thread::yield();  // the pool's thread alone fills them
+  }
+  ASSERT_EQ(order.size(), 3u);
+  EXPECT_LT(std::find(order.begin(), order.end(), 'b'), std::find(order.begin(), order.end(), 'a'))
+      << std::string(order.begin(), order.end());
+  EXPECT_EQ(first_difference(dst.data(), src.data(), src.size()), "");
+}
+
+// Two submitters and no pool thread: each fills its own jobs, while the other's submits and
+// claims move jobs between their lanes and the window. A submitter waiting for its job must find
+// every slice of it wherever it is; one it missed would stay unfilled (wait_for times out).
+TEST(FillPool, SubmittersFindTheirSlicesWhereverTheyAre) {
+  auto pool = make_pool(0);
+  const std::size_t n = 16 * 4096;
+  const auto src = random_bytes(2 * n, 73);
+  std::vector<std::byte> dst(2 * n);
+  std::atomic<int> missed{0};
+  const auto submitter = [&](std::size_t who) {
+    const unsigned lane = engine(pool).new_lane();
+    for (int i = 0; i < 400; ++i) {
+      detail::FillJob j;
+      set(j, dst.data() + who * n, src.data() + who * n, n, 4096);
+      j.lane = lane;
+      engine(pool).submit(j);
+      if (!engine(pool).wait_for(j, 5s)) {
+        missed.fetch_add(1);
+        engine(pool).cancel(j);
+      }
+    }
+    engine(pool).release_lane(lane);
+  };
+  std::thread first(submitter, 0), second(submitter, 1);
+  first.join();
+  second.join();
+  EXPECT_EQ(missed.load(), 0);
+  EXPECT_EQ(first_difference(dst.data(), src.data(), 2 * n), "");
+}
+
+// A job cancelled while all 2048 of its slices sit in the window: both pool threads are held in
+// blockers' completion callbacks meanwhile. The slices dropped are taken off the queue's count, so
+// once released the threads find nothing more and sleep (with the count left high they would
+// keep looking for slices forever).
+TEST(FillPool, ACancelledWindowLeavesNothingQueued) {
+  auto pool = make_pool(2);
+  const std::size_t n = 8 << 20;
+  const auto src = random_bytes(n, 79);
+  std::vector<std::byte> dst(n);
+  std::atomic<bool> release{false};
+  std::deque<detail::FillJob> blockers(2);
+  for (detail::FillJob& b : blockers) {
+    set(b, dst.data(), src.data(), 4096, 4096);
+    b.lane = engine(pool).new_lane();
+    b.context = &release;
+    b.on_done = [](detail::FillJob&, void* r) {
+      while (!static_cast<std::atomic<bool>*>(r)->load())
+        std::this_thread::yield();
+    };
+    engine(pool).submit(b);
+  }
+  while (pool->stats().slices < 2)
+    std::this_thread::yield();  // each thread is in a blocker's callback
+  detail::FillJob j;
+  set(j, dst.data(), src.data(), n, 4096);  // 2048 slices: the window
+  engine(pool).submit(j);
+  engine(pool).cancel(j);
+  EXPECT_TRUE(engine(pool).done(j));
+  EXPECT_EQ(pool->stats().cancelled_slices, 2048u);
+  release.store(true);
+  for (detail::FillJob& b : blockers)
+    engine(pool).wait(b);
+  EXPECT_TRUE(all_asleep(*pool));
 }
 
 // Threads that went to sleep (spin 0) are woken by submit: the job completes although the

@@ -18,8 +18,9 @@
 //
 // What a claim costs: while one lane has work, the slices of its oldest job (with no thread limit)
 // are claimed with one compare-and-swap each on a word that names the job and the slices left in
-// it, so a dozen threads starting on a piece each have a slice within a microsecond or two;
-// such a job's slices go before a lane that gets work meanwhile. Otherwise a claim is a few
+// it, so a dozen threads starting on a piece each have a slice within a microsecond or two; when
+// another lane gets work, what is left of that job goes back to its lane, and the lanes are served
+// in turn again. Otherwise a claim is a few
 // instructions under a SpinLock (spin_lock.hpp): a waiting thread never sleeps in the kernel, so
 // threads claiming at once cannot form a convoy of wake-ups, but each hand-off of the lock moves
 // its cache line to every waiter, about half a microsecond a claim with a dozen waiting. Idle

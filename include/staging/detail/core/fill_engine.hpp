@@ -124,8 +124,8 @@ class FillEngine {
   [[nodiscard]] bool done(const FillJob& job) const noexcept {
     return job.done_.load(std::memory_order_acquire);
   }
-  /// Copies one unclaimed slice of `job` on the calling thread; false when none is left (the job
-  /// may still be in progress on other threads).
+  /// Copies one unclaimed slice of `job` (from its lane or from the open window) on the calling
+  /// thread; false when none is left (the job may still be in progress on other threads).
   bool help_one(FillJob& job);
   /// Copies unclaimed slices of `job` on the calling thread until none is left.
   void help(FillJob& job);
@@ -258,6 +258,8 @@ class FillEngine {
   // unclaimed slices, unlinked from the lane) when that is allowed; claims one of its slices (of
   // `only` when given) without the lock.
   void open_window_locked();
+  // Puts what is left of the window back in its job's lane (at the head: it was the oldest).
+  void return_window_locked();
   bool claim_open(FillJob* only, Slice& out) noexcept;
   // Drops what is left of `job`'s window, if it has one; the slices dropped.
   uint64_t close_window(FillJob& job) noexcept;
@@ -282,16 +284,18 @@ class FillEngine {
   // copied. Opened under mu_ (by submit, by a pool thread's claim under the lock, and by the
   // thread that takes a window's last slice while slices are queued) for the oldest job of the
   // only lane with work, when that job has no thread limit and two slices or more; the job then
-  // leaves its lane (a window is served before other lanes' jobs). Emptied by claims and cancel().
-  // Its slices stay counted in unclaimed_ until claimed.
+  // leaves its lane. Emptied by claims and cancel(); returned to its lane (what is left of it) when
+  // a submit gives another lane work, so that lanes are still served in turn. Its slices stay
+  // counted in unclaimed_ until claimed.
   static constexpr unsigned kWindowBits = 16;
   alignas(64) std::atomic<uint64_t> open_{0};
+  uint32_t window_lane_bit_ = 0;  // the window's job's lane (bit), 0: none (guarded by mu_)
   // The queue: lanes of jobs with unclaimed slices. Guarded by mu_.
   alignas(64) mutable SpinLock mu_;
   std::array<Lane, kLanes> lanes_{};
   uint32_t busy_lanes_ = 0;                    // bit i: lane i has a job
   unsigned turn_ = 0;                          // the lane served next when it has work
-  std::atomic<uint64_t> unclaimed_{0};         // slices queued and not claimed (written under mu_)
+  std::atomic<uint64_t> unclaimed_{0};         // slices queued and not claimed (raised under mu_)
   std::array<unsigned, kLanes> lane_users_{};  // submitters holding each lane (guarded by mu_)
   // Pool threads copying a counted slice of each lane (FillJob::max_threads): raised under mu_,
   // lowered when the copy ends. slot_epoch_ moves on at each such end, each submit and at stop:
