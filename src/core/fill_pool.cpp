@@ -54,6 +54,33 @@ bool spin_until(Ready ready, Limit limit) {
   }
 }
 
+// The open window's word (fill_engine.hpp, FillEngine::open_): a job's address, shifted right by
+// 3 (a FillJob is at least 8-aligned), above kWindowBits bits of slices left.
+constexpr unsigned kWindowBits = 16;
+constexpr uint64_t kWindowMost = (uint64_t{1} << kWindowBits) - 1;  // also the mask of the count
+
+// The slices left in a window word.
+uint64_t window_left(uint64_t word) {
+  return word & kWindowMost;
+}
+
+// The job a window word names, with no slices left (what a word of `job` is compared with).
+uint64_t window_key(const detail::FillJob& job) {
+  return (uint64_t{reinterpret_cast<std::uintptr_t>(&job)} >> 3) << kWindowBits;
+}
+
+// Whether `job`'s address fits a window word.
+bool fits_window(const detail::FillJob& job) {
+  const uint64_t address = reinterpret_cast<std::uintptr_t>(&job);
+  return (address & 7) == 0 && (address >> (64 - kWindowBits + 3)) == 0;
+}
+
+// The job a window word names.
+detail::FillJob* window_job(uint64_t word) {
+  return reinterpret_cast<detail::FillJob*>(
+      static_cast<std::uintptr_t>((word >> kWindowBits) << 3));
+}
+
 }  // namespace
 
 FillPool::FillPool(std::unique_ptr<detail::FillEngine> engine) noexcept
@@ -272,38 +299,32 @@ bool FillEngine::claim_locked(FillJob* only, Slice& out, bool* capped) {
 }
 
 void FillEngine::open_window_locked() {
-  constexpr uint64_t kMost = (uint64_t{1} << kWindowBits) - 1;
-  // Only while one lane has work (a window is served before other lanes' jobs) and the previous
-  // window is used up; for the oldest job of that lane, when it has no thread limit.
-  if (std::popcount(busy_lanes_) != 1 || (open_.load(std::memory_order_relaxed) & kMost) != 0) {
+  // Only while one lane has work and the previous window is used up; for the oldest job of that
+  // lane, when it has no thread limit.
+  if (std::popcount(busy_lanes_) != 1 || window_left(open_.load(std::memory_order_relaxed)) != 0) {
     return;
   }
   FillJob& job = *lanes_[static_cast<unsigned>(std::countr_zero(busy_lanes_))].head;
   const uint64_t left = job.slices_ - job.claimed_;
-  const uint64_t address = reinterpret_cast<std::uintptr_t>(&job);
-  // Worth it for two slices or more, when the job's address fits the word's upper bits.
-  if (job.max_threads != 0 || left < 2 || left > kMost || (address & 7) != 0 ||
-      (address >> (64 - kWindowBits + 3)) != 0) {
-    return;
-  }
+  // Worth it for two slices or more, when the job's address fits the word.
+  if (job.max_threads != 0 || left < 2 || left > kWindowMost || !fits_window(job)) return;
   job.claimed_ = job.slices_;  // the lock's claims end here; the window's begin
   window_lane_bit_ = uint32_t{1} << job.lane_index_;
   unlink_locked(job);
-  open_.store(((address >> 3) << kWindowBits) | left, std::memory_order_release);
+  open_.store(window_key(job) | left, std::memory_order_release);
 }
 
 void FillEngine::return_window_locked() {
-  constexpr uint64_t kMask = (uint64_t{1} << kWindowBits) - 1;
   uint64_t word = open_.load(std::memory_order_acquire);
-  while ((word & kMask) != 0) {
-    if (!open_.compare_exchange_weak(word, word & ~kMask, std::memory_order_acq_rel,
+  while (window_left(word) != 0) {
+    if (!open_.compare_exchange_weak(word, word & ~kWindowMost, std::memory_order_acq_rel,
                                      std::memory_order_acquire)) {
       continue;
     }
-    // This thread now holds the window's last (word & kMask) slices, the job's highest: the job
-    // stays alive, and its claims under the lock resume where the window's ended.
-    auto* job = reinterpret_cast<FillJob*>(static_cast<std::uintptr_t>((word >> kWindowBits) << 3));
-    job->claimed_ = job->slices_ - (word & kMask);
+    // This thread now holds the window's last slices, the job's highest: the job stays alive,
+    // and its claims under the lock resume where the window's ended.
+    FillJob* job = window_job(word);
+    job->claimed_ = job->slices_ - window_left(word);
     Lane& lane = lanes_[job->lane_index_];  // it was its lane's oldest: back at the head
     job->prev_ = nullptr;
     job->next_ = lane.head;
@@ -317,12 +338,11 @@ void FillEngine::return_window_locked() {
 }
 
 bool FillEngine::claim_open(FillJob* only, Slice& out) noexcept {
-  constexpr uint64_t kMask = (uint64_t{1} << kWindowBits) - 1;
   uint64_t word = open_.load(std::memory_order_acquire);
   for (;;) {
-    const uint64_t left = word & kMask;
+    const uint64_t left = window_left(word);
     if (left == 0) return false;
-    auto* job = reinterpret_cast<FillJob*>(static_cast<std::uintptr_t>((word >> kWindowBits) << 3));
+    FillJob* job = window_job(word);
     if (only != nullptr && job != only) return false;
     if (open_.compare_exchange_weak(word, word - 1, std::memory_order_acq_rel,
                                     std::memory_order_acquire)) {
@@ -341,14 +361,13 @@ bool FillEngine::claim_open(FillJob* only, Slice& out) noexcept {
 }
 
 uint64_t FillEngine::close_window(FillJob& job) noexcept {
-  constexpr uint64_t kMask = (uint64_t{1} << kWindowBits) - 1;
-  const uint64_t mine = (uint64_t{reinterpret_cast<std::uintptr_t>(&job)} >> 3) << kWindowBits;
+  const uint64_t key = window_key(job);
   uint64_t word = open_.load(std::memory_order_acquire);
-  while ((word & kMask) != 0 && (word & ~kMask) == mine) {
-    if (open_.compare_exchange_weak(word, mine, std::memory_order_acq_rel,
+  while (window_left(word) != 0 && (word & ~kWindowMost) == key) {
+    if (open_.compare_exchange_weak(word, key, std::memory_order_acq_rel,
                                     std::memory_order_acquire)) {
-      unclaimed_.fetch_sub(word & kMask, std::memory_order_relaxed);
-      return word & kMask;
+      unclaimed_.fetch_sub(window_left(word), std::memory_order_relaxed);
+      return window_left(word);
     }
   }
   return 0;
@@ -430,8 +449,6 @@ void FillEngine::finish(FillJob& job, uint64_t slices) noexcept {
 }
 
 bool FillEngine::help_one(FillJob& job) {
-  constexpr uint64_t kMask = (uint64_t{1} << kWindowBits) - 1;
-  const uint64_t mine = (uint64_t{reinterpret_cast<std::uintptr_t>(&job)} >> 3) << kWindowBits;
   Slice s;
   // A job's slices move between its lane and the window only under the lock: under it, a job
   // that is neither in its lane nor in the window has none left to claim.
@@ -440,7 +457,7 @@ bool FillEngine::help_one(FillJob& job) {
     std::lock_guard lock(mu_);
     if (claim_locked(&job, s)) break;
     const uint64_t word = open_.load(std::memory_order_acquire);
-    if ((word & ~kMask) != mine || (word & kMask) == 0) return false;
+    if ((word & ~kWindowMost) != window_key(job) || window_left(word) == 0) return false;
   }
   copy_slice(s, helper_counters_);
   return true;

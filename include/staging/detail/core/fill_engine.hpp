@@ -278,16 +278,15 @@ class FillEngine {
   // The open window: the unclaimed slices of one job, claimed by a compare-and-swap on this word
   // instead of under mu_, so that a dozen threads starting on a job do not queue for the lock
   // one slice at a time (each hand-off of a contended lock moves its cache line to every waiter).
-  // The word packs the job's address (>> 3) above the slices still unclaimed in it (the low
-  // kWindowBits bits); 0 slices: no window. A thread that wins the swap from n > 0 owns slice
-  // `slices_ - n` of that job: the job cannot complete, so it stays alive, until that slice is
-  // copied. Opened under mu_ (by submit, by a pool thread's claim under the lock, and by the
-  // thread that takes a window's last slice while slices are queued) for the oldest job of the
-  // only lane with work, when that job has no thread limit and two slices or more; the job then
+  // The word packs the job's address (>> 3) above the slices still unclaimed in it (the low 16
+  // bits; fill_pool.cpp's window_* helpers); 0 slices: no window. A thread that wins the swap from
+  // n > 0 owns slice `slices_ - n` of that job: the job cannot complete, so it stays alive, until
+  // that slice is copied. Opened under mu_ (by submit, by a pool thread's claim under the lock, and
+  // by the thread that takes a window's last slice while slices are queued) for the oldest job of
+  // the only lane with work, when that job has no thread limit and two slices or more; the job then
   // leaves its lane. Emptied by claims and cancel(); returned to its lane (what is left of it) when
   // a submit gives another lane work, so that lanes are still served in turn. Its slices stay
   // counted in unclaimed_ until claimed.
-  static constexpr unsigned kWindowBits = 16;
   alignas(64) std::atomic<uint64_t> open_{0};
   uint32_t window_lane_bit_ = 0;  // the window's job's lane (bit), 0: none (guarded by mu_)
   // The queue: lanes of jobs with unclaimed slices. Guarded by mu_.
