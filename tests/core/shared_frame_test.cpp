@@ -143,6 +143,38 @@ TEST(PlacementLog, SegmentsNeverReachedAreNotFound) {
   EXPECT_NE(log.find(999), nullptr);
 }
 
+// --- merge_sorted_runs (the order of a frame's block records) ---------------------------------
+
+// Runs that already follow each other (a frame laid out in lanes) are left where they are; runs
+// that interleave (writers sharing one cursor) are merged; either way the result is sorted.
+TEST(MergeSortedRuns, RunsInOrderStayAndInterleavedRunsMerge) {
+  const auto less = [](int a, int b) { return a < b; };
+  std::vector<int> scratch;
+  std::vector<int> in_order{1, 4, 9, 10, 12, 20, 21, 30};
+  std::vector<std::size_t> runs{0, 3, 5};  // [1 4 9] [10 12] [20 21 30]
+  detail::merge_sorted_runs(in_order, runs, scratch, less);
+  EXPECT_EQ(in_order, (std::vector<int>{1, 4, 9, 10, 12, 20, 21, 30}));
+  EXPECT_EQ(runs, (std::vector<std::size_t>{0, 8}));
+  EXPECT_TRUE(scratch.empty()) << "nothing moved, no scratch needed";
+
+  std::vector<int> interleaved{2, 7, 11, 1, 8, 9, 3, 4, 40};
+  runs = {0, 3, 6};  // [2 7 11] [1 8 9] [3 4 40]
+  detail::merge_sorted_runs(interleaved, runs, scratch, less);
+  EXPECT_EQ(interleaved, (std::vector<int>{1, 2, 3, 4, 7, 8, 9, 11, 40}));
+  EXPECT_EQ(runs, (std::vector<std::size_t>{0, 9}));
+
+  // Equal items at a boundary count as in order; one run and no run are left alone.
+  std::vector<int> ties{1, 5, 5, 6};
+  runs = {0, 2};
+  detail::merge_sorted_runs(ties, runs, scratch, less);
+  EXPECT_EQ(ties, (std::vector<int>{1, 5, 5, 6}));
+  std::vector<int> none;
+  runs.clear();
+  detail::merge_sorted_runs(none, runs, scratch, less);
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(runs, (std::vector<std::size_t>{0}));
+}
+
 // --- SharedFrame ---------------------------------------------------------------------------
 
 // The placements of a collected frame, as a vector (the view is a forward range).
@@ -529,6 +561,55 @@ TEST_F(SharedFrameTest, ASecondWriterOnOneThreadLeavesItsRecordsOutOfOrderAndCol
   }
   EXPECT_EQ(placed[70].payload.buffer, 1000u);
   EXPECT_EQ(placed[70].offset, 4096u);
+}
+
+TEST_F(SharedFrameTest, RecordsClaimedInBatchesInterleaveInOneStripeAndTheUnusedAreSkipped) {
+  // A writer claims its records in batches of 1, 2, 4, 8, 8, ... (one atomic operation each).
+  // Two writers on one thread share its stripe, so their batches interleave in it:
+  //   stripe: [ A | B | A A | B B | A A A A | B B B B | ... ]   records, in claim order
+  // and a batch's records a writer leaves unused stay null. Frame 1: 700 uploads each, 11
+  // records each (1 + 2 + 4 + 8 claimed: 4 unused each), every 5th of B's discarded. Frame 2:
+  // A alone, 100 uploads (2 records of the 3 claimed): the third index held a record of frame 1
+  // and must not be collected.
+  std::vector<std::byte> big(64 << 10);
+  frame.open(big);
+  auto a = frame.join({.block_bytes = 1024}).value();
+  auto b = frame.join({.block_bytes = 1024}).value();
+  uint32_t discarded = 0;
+  for (uint32_t i = 0; i < 700; ++i) {
+    ASSERT_TRUE(a.place(16, 16, {0xA, i}));
+    const auto placed = b.place(16, 16, {0xB, i});
+    ASSERT_TRUE(placed);
+    if (i % 5 == 0) {
+      b.discard(*placed);
+      ++discarded;
+    }
+  }
+  a.leave();
+  b.leave();
+  auto placed = placements_of(frame.finish(DrainMode::Report).value());
+  ASSERT_EQ(placed.size(), 1400u - discarded);
+  std::vector<uint32_t> next(2, 0);  // each writer's uploads come out in the order it placed them
+  for (std::size_t i = 0; i < placed.size(); ++i) {
+    if (i > 0) {
+      ASSERT_LT(placed[i - 1].offset, placed[i].offset) << "at " << i;
+    }
+    const uint32_t w = placed[i].payload.buffer == 0xA ? 0 : 1;
+    if (w == 1 && next[w] % 5 == 0) ++next[w];  // discarded
+    EXPECT_EQ(placed[i].payload.offset, next[w]++) << "at " << i;
+  }
+  EXPECT_EQ(next[0], 700u);
+
+  frame.open(big);
+  {
+    auto w = frame.join({.block_bytes = 1024}).value();
+    for (uint32_t i = 0; i < 100; ++i)
+      ASSERT_TRUE(w.place(16, 16, {0xC, i}));
+  }
+  placed = placements_of(frame.finish(DrainMode::Report).value());
+  ASSERT_EQ(placed.size(), 100u);
+  for (uint32_t i = 0; i < 100; ++i)
+    EXPECT_EQ(placed[i].payload.offset, i);
 }
 
 TEST_F(SharedFrameTest, WritersOfManyThreadsAreMergedIntoOneOffsetOrder) {

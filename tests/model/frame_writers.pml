@@ -15,9 +15,12 @@
  *              (SharedFrameConfig::lanes; NLANES 0: one range, the whole frame). A lane may be
  *              empty. Each range has its own atomic cursor in [start, end): bytes below it are
  *              taken. (SharedFrame::plan_lanes, range_cursor, range_end)
- *   records    the placement log: records claimed one at a time by one fetch_add on the log's
- *              counter; a record holds up to E placements (offset, size), written only by the
- *              writer that claimed it, and their count.
+ *   records    the placement log: records claimed by one fetch_add on the log's counter (the
+ *              code claims a batch of up to 8 with one fetch_add and uses them in turn, each as
+ *              private to the writer as one record claimed alone; the model claims one per
+ *              fetch_add); a record holds up to E placements (offset, size), written only by the
+ *              writer that claimed it, and their count (the code publishes the count when the
+ *              writer moves to its next record or leaves: before its leave, as here).
  *   block      a writer's private block [run_pos, run_end) of the frame's bytes, and its current
  *              record.
  *   place      fast path (Writer::place): the record has a free entry and the size fits before

@@ -302,8 +302,9 @@ class FrameMemory {
 // frame: the owner opens it, every producer joins (default WriterOptions: per-writer blocks),
 // places and memcpys 4096 uploads from its own source, and leaves; the owner finishes it (Wait),
 // which collects every placement in offset order. Wall time (UseRealTime); placing_rate counts
-// uploads per second of the producers' phase alone. `wait`: how the producers wait between frames.
-// `copy` false: the producers place without writing the bytes (placement alone).
+// uploads per second of the producers' phase alone, owner_ns the owner's open() and finish() per
+// frame. `wait`: how the producers wait between frames. `copy` false: the producers place without
+// writing the bytes (placement alone).
 void shared_frame_producers(benchmark::State& state, CrewWait wait, bool copy = true) {
   struct Payload {
     uint64_t destination;
@@ -340,12 +341,16 @@ void shared_frame_producers(benchmark::State& state, CrewWait wait, bool copy = 
         writer.leave();
       },
       wait);
-  std::chrono::nanoseconds placing{0};
+  std::chrono::nanoseconds placing{0}, owner{0};
   uint64_t frames = 0;
   for (auto _ : state) {
+    const auto opening = std::chrono::steady_clock::now();
     frame.open(memory.frame(frames++));
+    const auto opened = std::chrono::steady_clock::now();
     placing += crew.round();
+    const auto finishing = std::chrono::steady_clock::now();
     auto placed = frame.finish(staging::DrainMode::Wait, std::chrono::seconds(10));
+    owner += (opened - opening) + (std::chrono::steady_clock::now() - finishing);
     if (!placed || placed->size() != kUploadsPerThread * threads) {
       state.SkipWithError("lost placements");
       break;
@@ -354,6 +359,9 @@ void shared_frame_producers(benchmark::State& state, CrewWait wait, bool copy = 
   }
   count_uploads(state, threads, size);
   state.counters["placing_rate"] = upload_rate(state, threads, placing);
+  // The owner's own steps per frame, open() and finish() (ns): the single-threaded part.
+  state.counters["owner_ns"] = benchmark::Counter(static_cast<double>(owner.count()) /
+                                                  std::max<double>(1, static_cast<double>(frames)));
 }
 
 // The ceiling for BM_SharedFrameProducers: the same threads, frames, sizes and ring doing nothing

@@ -2,8 +2,9 @@
 // per-thread stripes that hold both, and the merge that puts the references in offset order.
 //
 // A writer records its placements in a block record (up to N of them, all inside one of its
-// blocks, in offset order) and, when the record gets its first placement, writes the record's
-// reference (first offset, address) into its stripe's reference log. The owner reads only the
+// blocks, in offset order) and, when it closes the record (moving to the next, or leaving),
+// writes the record's count and its reference (first offset, address) into its stripe's
+// reference log. The owner reads only the
 // references, packed, to order the records: one run per stripe, each already in offset order when
 // one thread filled the stripe, merged pairwise.
 //
@@ -24,7 +25,7 @@ namespace staging::detail {
 /// Up to N placements of one writer, inside one of its blocks, in offset order.
 template <class Placement, uint32_t N>
 struct FrameRecord {
-  uint32_t count = 0;  ///< entries written
+  uint32_t count = 0;  ///< entries written (published when the writer closes the record)
   std::array<Placement, N> entries{};
 };
 
@@ -35,8 +36,8 @@ struct FrameRecordRef {
   const Record* record = nullptr;
 };
 
-/// One stripe of a frame's record log: the records one thread (usually) claims, and their
-/// references, in claim order.
+/// One stripe of a frame's record log: the records one thread (usually) claims, in claim order,
+/// and their references (the reference of record i at index i; claimed with it).
 template <class Record>
 struct FrameRecordStripe {
   explicit FrameRecordStripe(std::size_t first_segment) noexcept
@@ -52,13 +53,23 @@ struct TakenBytes {
 };
 
 /// Merges the sorted runs of `items` (run i starts at runs[i] and ends where the next starts, the
-/// last at items.size()) pairwise until one is left: O(n log k) for k runs. `scratch` is the other
-/// buffer (no allocation once it has grown to n). `runs` is left holding {0, n} (or {n} if empty).
+/// last at items.size()) pairwise until one is left: O(n log k) for k runs, or O(k) when the runs
+/// already follow each other in order (each run's last item not after the next run's first, as
+/// the runs of a frame laid out in lanes do): then nothing moves. `scratch` is the other buffer
+/// (no allocation once it has grown to n). `runs` is left holding {0, n} (or {n} if empty).
 template <class T, class Less>
 void merge_sorted_runs(std::vector<T>& items, std::vector<std::size_t>& runs,
                        std::vector<T>& scratch, Less less) {
   const std::size_t n = items.size();
   runs.push_back(n);
+  bool ordered = true;
+  for (std::size_t r = 1; ordered && r + 1 < runs.size(); ++r) {
+    ordered = !less(items[runs[r]], items[runs[r] - 1]);
+  }
+  if (ordered) {
+    if (n != 0) runs.assign({0, n});
+    return;
+  }
   scratch.resize(n);
   while (runs.size() > 2) {
     const auto at = [&](std::size_t i) { return items.begin() + static_cast<std::ptrdiff_t>(i); };

@@ -32,8 +32,9 @@
 // (counted, never copied). Leaving gives the last block's end back in the same way; the unused
 // end of a lane is stranded too.
 //
-// Placements are recorded per writer in block records (kBlockEntries each, one atomic claim per
-// record); a record never spans two blocks, so records never interleave, and the sealed frame
+// Placements are recorded per writer in block records (kBlockEntries each, claimed from the
+// writer's stripe of the log in batches of up to kClaimBatch: one atomic operation per batch); a
+// record never spans two blocks, so records never interleave, and the sealed frame
 // yields every placement in offset order (A0 A1 A2 B0 .. B3 C0 B4 above) by ordering the records
 // only (Placements: a view, no copy).
 //
@@ -230,6 +231,8 @@ class SharedFrame {
   static constexpr uint32_t kBlockEntries = 64;
   /// Stripes of the record log (see Stripe).
   static constexpr uint32_t kStripes = 16;
+  /// Most block records a writer claims at once (see Writer::next_record()).
+  static constexpr uint64_t kClaimBatch = 8;
 
   /// Where a writer's placement is: write `bytes` (all of them) before leaving.
   struct Placed {
@@ -265,8 +268,7 @@ class SharedFrame {
     cursor_.store(plan_lanes(), std::memory_order_relaxed);
     stranded_.store(0, std::memory_order_relaxed);
     for (Stripe& stripe : *stripes_) {
-      stripe.log.reset();
-      stripe.refs.reset();
+      stripe.log.reset();  // (its references are indexed like its records)
     }
     records_.store(0, std::memory_order_relaxed);
     placed_.store(0, std::memory_order_relaxed);
@@ -319,7 +321,7 @@ class SharedFrame {
       // stripe, already in offset order when one thread filled the stripe.
       for (const Stripe& stripe : *stripes_) {
         const std::size_t start = order_.size();
-        const uint64_t n = stripe.refs.size();
+        const uint64_t n = stripe.log.size();  // a reference per record claimed
         for (uint64_t i = 0; i < n; ++i) {
           // Null: a segment that could not be allocated, or a record that was never written.
           const RecordRef* ref = stripe.refs.find(i);
@@ -478,6 +480,9 @@ class SharedFrame {
         mem_ = other.mem_;
         mem_base_ = other.mem_base_;
         record_index_ = other.record_index_;
+        claimed_ = other.claimed_;
+        claimed_end_ = other.claimed_end_;
+        batch_ = other.batch_;
         ref_ = other.ref_;
         placed_ = other.placed_;
         stranded_ = other.stranded_;
@@ -539,6 +544,7 @@ class SharedFrame {
     /// it). Does nothing and returns false for a writer that has left or has no frame.
     bool leave() noexcept {
       if (frame_ == nullptr) return false;
+      close_record();
       release_block();
       SharedFrame* f = std::exchange(frame_, nullptr);
       if (stranded_ != 0) f->stranded_.fetch_add(stranded_, std::memory_order_relaxed);
@@ -557,6 +563,8 @@ class SharedFrame {
       took_ = 0;
       alignment_ = 1;
       largest_ = 0;
+      claimed_ = claimed_end_ = 0;
+      batch_ = 1;
       return f->gate_.leave();
     }
 
@@ -601,45 +609,71 @@ class SharedFrame {
 
     Expected<Placed, SharedPlaceError> commit(uint64_t offset, uint64_t size,
                                               const Payload& payload) noexcept {
+      // Only the entry and the writer's own position: the record's count, its reference and the
+      // writer's tally are written when the record is closed (close_record()).
       run_pos_ = offset + size;
       Placement* e = entry_++;
       *e = Placement{offset, size, payload};
       const auto i = static_cast<uint32_t>(e - record_->entries.data());
-      record_->count = i + 1;
-      ++placed_;
-      if (i == 0) *ref_ = RecordRef{offset, record_};  // the record is now in the frame
       return Placed{
           offset, std::span<std::byte>(mem_ + (offset - mem_base_), static_cast<std::size_t>(size)),
           record_index_ * kBlockEntries + i};
     }
 
-    // Claims a fresh block record (one atomic operation); nothing changes on failure.
+    // Closes the current record and takes a fresh one; on failure the writer keeps the closed
+    // record (the caller drops it when it needs room). Records are claimed from the writer's
+    // stripe in batches that double from 1 to kClaimBatch (one atomic operation per batch, so that
+    // a writer placing many uploads runs no locked instruction, which would wait for its pending
+    // stores, for hundreds of them), their references written null until the record is closed
+    // with a placement in it; a batch's records the writer does not fill stay null and collect()
+    // skips them.
     Expected<void, SharedPlaceError> next_record() noexcept {
+      close_record();
       SharedFrame& f = *frame_;
       if (f.max_records_ != 0 &&
           f.records_.fetch_add(1, std::memory_order_relaxed) >= f.max_records_) {
         return unexpected(SharedPlaceError{SharedPlaceErrorKind::TooManyPlacements, 0, 0});
       }
       Stripe& stripe = (*f.stripes_)[stripe_];
-      const auto index = stripe.log.claim(1);
-      const auto ref_index = stripe.refs.claim(1);
-      if (!index || !ref_index) {
-        return unexpected(SharedPlaceError{SharedPlaceErrorKind::TooManyPlacements, 0, 0});
+      if (claimed_ == claimed_end_) {
+        const auto first = stripe.log.claim(batch_);
+        if (!first) {
+          return unexpected(SharedPlaceError{SharedPlaceErrorKind::TooManyPlacements, 0, 0});
+        }
+        claimed_ = *first;
+        claimed_end_ = *first + batch_;
+        batch_ = std::min(batch_ * 2, kClaimBatch);
+        for (uint64_t i = claimed_; i < claimed_end_; ++i) {
+          // The log keeps the previous frame's references. (A segment that cannot be allocated
+          // has none: collect() skips the index.)
+          if (RecordRef* ref = stripe.refs.at(i)) *ref = RecordRef{};
+        }
       }
-      Record* r = stripe.log.at(*index);
-      RecordRef* ref = stripe.refs.at(*ref_index);
+      const uint64_t index = claimed_++;
+      Record* r = stripe.log.at(index);
+      RecordRef* ref = stripe.refs.at(index);
       if (r == nullptr || ref == nullptr) {
-        if (ref != nullptr) *ref = RecordRef{};  // never written: collect() skips it
         return unexpected(SharedPlaceError{SharedPlaceErrorKind::OutOfMemory, 0, 0});
       }
-      *ref = RecordRef{};  // the log keeps the previous frame's references
-      r->count = 0;        // the log keeps the previous frame's records
+      r->count = 0;  // the log keeps the previous frame's records
       record_ = r;
       entry_ = r->entries.data();
       entry_end_ = entry_ + kBlockEntries;
       ref_ = ref;
-      record_index_ = *index * kStripes + stripe_;
+      record_index_ = index * kStripes + stripe_;
       return {};
+    }
+
+    // Publishes what the current record holds: its count of entries, its reference (with its
+    // first placement: the record is now in the frame) and the writer's tally. Done when the
+    // writer moves to another record and when it leaves; calling it again adds nothing.
+    void close_record() noexcept {
+      if (record_ == nullptr) return;
+      const auto n = static_cast<uint32_t>(entry_ - record_->entries.data());
+      if (n <= record_->count) return;
+      placed_ += n - record_->count;
+      if (record_->count == 0) *ref_ = RecordRef{record_->entries[0].offset, record_};
+      record_->count = n;
     }
 
     // The bytes of the block to take for `size` from a range with `free` bytes (a block, smaller
@@ -658,7 +692,7 @@ class SharedFrame {
     // place (nobody took bytes after it), or a fresh block from the cursor.
     Expected<Placed, SharedPlaceError> refill(uint64_t size, uint64_t alignment,
                                               const Payload& payload) noexcept {
-      if (record_ == nullptr || record_->count == kBlockEntries) {
+      if (record_ == nullptr || entry_ == entry_end_) {
         if (auto r = next_record(); !r) return unexpected(r.error());
         const uint64_t pad = padding(run_pos_, alignment);
         if (in_block_ && run_end_ - run_pos_ >= pad && run_end_ - run_pos_ - pad >= size) {
@@ -667,7 +701,7 @@ class SharedFrame {
       }
       const auto taken = take_bytes(size, alignment);
       if (!taken) return unexpected(taken.error());
-      if (!taken->grown && record_->count != 0) {
+      if (!taken->grown && entry_ != record_->entries.data()) {
         // A record never spans two blocks (records must not interleave in offset order).
         if (auto r = next_record(); !r) {
           record_ = nullptr;
@@ -770,9 +804,14 @@ class SharedFrame {
     Placement* entry_end_ = nullptr;
     std::byte* mem_ = nullptr;  // the frame's memory (mapped at the offset mem_base_)
     uint64_t mem_base_ = 0;
-    RecordRef* ref_ = nullptr;  // record_'s reference, written with its first placement
+    RecordRef* ref_ = nullptr;  // record_'s reference, written when the record is closed
     uint64_t record_index_ = 0;
-    uint64_t placed_ = 0;     // placements made less those discarded (summed into the frame's)
+    // Records of this writer's stripe it claimed and has not used yet: [claimed_, claimed_end_);
+    // the next batch claims batch_ of them.
+    uint64_t claimed_ = 0;
+    uint64_t claimed_end_ = 0;
+    uint64_t batch_ = 1;
+    uint64_t placed_ = 0;     // placements of its closed records less those discarded
     uint64_t stranded_ = 0;   // bytes of this writer's earlier blocks it left unused
     uint64_t took_ = 0;       // bytes of its blocks from their first placement on, less unused ends
     uint64_t alignment_ = 1;  // the largest alignment of the uploads that took a block
