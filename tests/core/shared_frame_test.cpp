@@ -173,6 +173,18 @@ TEST(MergeSortedRuns, RunsInOrderStayAndInterleavedRunsMerge) {
   detail::merge_sorted_runs(none, runs, scratch, less);
   EXPECT_TRUE(none.empty());
   EXPECT_EQ(runs, (std::vector<std::size_t>{0}));
+
+  // Empty runs (first, between, last) are allowed, in order or not.
+  std::vector<int> gaps{3, 4, 8, 9};
+  runs = {0, 0, 2, 2, 4};  // [] [3 4] [] [8 9] []
+  detail::merge_sorted_runs(gaps, runs, scratch, less);
+  EXPECT_EQ(gaps, (std::vector<int>{3, 4, 8, 9}));
+  EXPECT_EQ(runs, (std::vector<std::size_t>{0, 4}));
+  std::vector<int> crossed{8, 9, 3, 4};
+  runs = {0, 2, 2, 4};  // [8 9] [] [3 4] []
+  detail::merge_sorted_runs(crossed, runs, scratch, less);
+  EXPECT_EQ(crossed, (std::vector<int>{3, 4, 8, 9}));
+  EXPECT_EQ(runs, (std::vector<std::size_t>{0, 4}));
 }
 
 // --- SharedFrame ---------------------------------------------------------------------------
@@ -347,11 +359,18 @@ TEST_F(SharedFrameTest, WritersLeaveWhenDestroyedOrMovedOver) {
     Frame::Writer moved = std::move(w);
     EXPECT_FALSE(w.joined());
     EXPECT_EQ(frame.writers(), 1u);
+    // The moved-from writer places nothing (its block and record went with the move).
+    EXPECT_EQ(w.place(4, 1, {}).error().kind, SharedPlaceErrorKind::Inactive);
+    Frame::Writer assigned;
+    assigned = std::move(moved);
+    EXPECT_EQ(moved.place(4, 1, {}).error().kind, SharedPlaceErrorKind::Inactive);
+    EXPECT_EQ(assigned.place(4, 1, {}).value().offset, 4u);
+    moved = std::move(assigned);
     moved = frame.join().value();  // the first membership leaves
     EXPECT_EQ(frame.writers(), 1u);
   }
   EXPECT_EQ(frame.writers(), 0u);
-  EXPECT_EQ(frame.finish(DrainMode::Report).value().size(), 1u);
+  EXPECT_EQ(frame.finish(DrainMode::Report).value().size(), 2u);
 }
 
 TEST_F(SharedFrameTest, DiscardedPlacementsAreNotCollected) {

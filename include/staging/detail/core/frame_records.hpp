@@ -3,8 +3,8 @@
 //
 // A writer records its placements in a block record (up to N of them, all inside one of its
 // blocks, in offset order) and, when it closes the record (moving to the next, or leaving),
-// writes the record's count and its reference (first offset, address) into its stripe's
-// reference log. The owner reads only the
+// writes the record's count into the record and its reference (first offset, address) into its
+// stripe's reference log. The owner reads only the
 // references, packed, to order the records: one run per stripe, each already in offset order when
 // one thread filled the stripe, merged pairwise.
 //
@@ -56,7 +56,8 @@ struct TakenBytes {
 /// last at items.size()) pairwise until one is left: O(n log k) for k runs, or O(k) when the runs
 /// already follow each other in order (each run's last item not after the next run's first, as
 /// the runs of a frame laid out in lanes do): then nothing moves. `scratch` is the other buffer
-/// (no allocation once it has grown to n). `runs` is left holding {0, n} (or {n} if empty).
+/// (no allocation once it has grown to n). Runs may be empty. `runs` is left holding
+/// {runs[0], n} (or {n} if it was empty).
 template <class T, class Less>
 void merge_sorted_runs(std::vector<T>& items, std::vector<std::size_t>& runs,
                        std::vector<T>& scratch, Less less) {
@@ -64,10 +65,11 @@ void merge_sorted_runs(std::vector<T>& items, std::vector<std::size_t>& runs,
   runs.push_back(n);
   bool ordered = true;
   for (std::size_t r = 1; ordered && r + 1 < runs.size(); ++r) {
+    if (runs[r] == runs[r + 1] || runs[r] == 0) continue;  // an empty run, or nothing before it
     ordered = !less(items[runs[r]], items[runs[r] - 1]);
   }
   if (ordered) {
-    if (n != 0) runs.assign({0, n});
+    if (runs.size() > 2) runs.erase(runs.begin() + 1, runs.end() - 1);  // as the merges leave it
     return;
   }
   scratch.resize(n);

@@ -33,7 +33,8 @@
 // end of a lane is stranded too.
 //
 // Placements are recorded per writer in block records (kBlockEntries each, claimed from the
-// writer's stripe of the log in batches of up to kClaimBatch: one atomic operation per batch); a
+// writer's stripe of the log in batches of up to kClaimBatch: one atomic operation per batch, and
+// one per record on the frame's shared count when SharedFrameConfig::max_placements is set); a
 // record never spans two blocks, so records never interleave, and the sealed frame
 // yields every placement in offset order (A0 A1 A2 B0 .. B3 C0 B4 above) by ordering the records
 // only (Placements: a view, no copy).
@@ -323,7 +324,8 @@ class SharedFrame {
         const std::size_t start = order_.size();
         const uint64_t n = stripe.log.size();  // a reference per record claimed
         for (uint64_t i = 0; i < n; ++i) {
-          // Null: a segment that could not be allocated, or a record that was never written.
+          // Null: a segment that could not be allocated, or a record claimed (in a batch) that
+          // was never closed with a placement in it.
           const RecordRef* ref = stripe.refs.find(i);
           if (ref != nullptr && ref->record != nullptr) order_.push_back(*ref);
         }
@@ -489,6 +491,7 @@ class SharedFrame {
         took_ = other.took_;
         alignment_ = other.alignment_;
         largest_ = other.largest_;
+        other.forget();  // a writer of no frame: its place() answers Inactive
       }
       return *this;
     }
@@ -554,17 +557,7 @@ class SharedFrame {
         raise_relaxed(f->lanes_[stripe_].alignment, alignment_);  // read after the drain
       }
       if (largest_ != 0) raise_relaxed(f->largest_, largest_);
-      in_block_ = false;
-      record_ = nullptr;
-      entry_ = entry_end_ = nullptr;
-      ref_ = nullptr;
-      placed_ = 0;
-      stranded_ = 0;
-      took_ = 0;
-      alignment_ = 1;
-      largest_ = 0;
-      claimed_ = claimed_end_ = 0;
-      batch_ = 1;
+      forget();
       return f->gate_.leave();
     }
 
@@ -579,6 +572,22 @@ class SharedFrame {
           stripe_(detail::this_thread_stripe() % kStripes),
           mem_(frame->memory_.data()),
           mem_base_(frame->base_) {}
+
+    // Drops the membership's state (its block, record, batch and tallies), as after leave() or a
+    // move: no entry is free, so place() takes the checked path and answers Inactive.
+    void forget() noexcept {
+      in_block_ = false;
+      record_ = nullptr;
+      entry_ = entry_end_ = nullptr;
+      ref_ = nullptr;
+      placed_ = 0;
+      stranded_ = 0;
+      took_ = 0;
+      alignment_ = 1;
+      largest_ = 0;
+      claimed_ = claimed_end_ = 0;
+      batch_ = 1;
+    }
 
     // Bytes to add to `at` for a multiple of `alignment` (>= 1).
     static uint64_t padding(uint64_t at, uint64_t alignment) noexcept {
