@@ -143,6 +143,35 @@ TEST(PlacementLog, SegmentsNeverReachedAreNotFound) {
   EXPECT_NE(log.find(999), nullptr);
 }
 
+// for_each visits what find() finds, in index order, and stops at n: segments of 16, 32, 64, 128
+// entries, of which the second and the fourth were never created (find() answers null there):
+//
+//   index:   0 ..15 | 16 ..47 | 48 ..111 | 112 ..239
+//   segment: created | missing | created  | missing     n = 100: visits 0..15 and 48..99
+TEST(PlacementLog, ForEachVisitsTheEntriesFindFindsInOrder) {
+  PlacementLog<uint64_t> log(16);
+  ASSERT_EQ(log.claim(240), 0u);
+  for (uint64_t i : {uint64_t{0}, uint64_t{48}}) {
+    for (uint64_t j = i; j < i + (i == 0 ? 16 : 64); ++j)
+      *log.at(j) = j * 3 + 5;
+  }
+  for (const uint64_t n :
+       {uint64_t{0}, uint64_t{10}, uint64_t{16}, uint64_t{100}, uint64_t{240}, uint64_t{5000}}) {
+    std::vector<uint64_t> expected, visited;
+    for (uint64_t i = 0; i < std::min<uint64_t>(n, 240); ++i) {
+      if (const uint64_t* e = log.find(i)) expected.push_back(*e);
+    }
+    log.for_each(n, [&](const uint64_t& e) { visited.push_back(e); });
+    EXPECT_EQ(visited, expected) << "n = " << n;
+  }
+  std::vector<uint64_t> some;
+  log.for_each(100, [&](const uint64_t& e) { some.push_back(e); });
+  ASSERT_EQ(some.size(), 16u + 52u);
+  EXPECT_EQ(some.front(), 5u);
+  EXPECT_EQ(some[16], 48u * 3 + 5);
+  EXPECT_EQ(some.back(), 99u * 3 + 5);
+}
+
 // --- merge_sorted_runs (the order of a frame's block records) ---------------------------------
 
 // Runs that already follow each other (a frame laid out in lanes) are left where they are; runs

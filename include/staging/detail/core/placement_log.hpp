@@ -79,6 +79,21 @@ class PlacementLog {
     return s == nullptr ? nullptr : s + offset;
   }
 
+  /// Calls f(entry) for each entry [0, n) in index order, skipping those whose segment was never
+  /// created (as find() would answer null): one load per segment, not per entry. Reading another
+  /// thread's entries needs that thread to be done (see the file comment).
+  template <class F>
+  void for_each(uint64_t n, F&& f) const {
+    n = std::min(n, max_entries_);
+    for (std::size_t k = 0; k < kSegments && capacity_of(k) < n; ++k) {
+      const T* s = segments_[k].load(std::memory_order_acquire);
+      if (s == nullptr) continue;
+      const uint64_t count = std::min(n, capacity_of(k + 1)) - capacity_of(k);
+      for (uint64_t i = 0; i < count; ++i)
+        f(s[i]);
+    }
+  }
+
   /// Indices claimed so far (capped at the maximum): the entries [0, size()) once every claimer
   /// is done.
   [[nodiscard]] uint64_t size() const noexcept {

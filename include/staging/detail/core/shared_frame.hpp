@@ -272,7 +272,6 @@ class SharedFrame {
       stripe.log.reset();  // (its references are indexed like its records)
     }
     records_.store(0, std::memory_order_relaxed);
-    placed_.store(0, std::memory_order_relaxed);
     order_.clear();
     collected_count_ = 0;
     collected_valid_ = false;
@@ -322,22 +321,25 @@ class SharedFrame {
       // stripe, already in offset order when one thread filled the stripe.
       for (const Stripe& stripe : *stripes_) {
         const std::size_t start = order_.size();
-        const uint64_t n = stripe.log.size();  // a reference per record claimed
-        for (uint64_t i = 0; i < n; ++i) {
-          // Null: a segment that could not be allocated, or a record claimed (in a batch) that
-          // was never closed with a placement in it.
-          const RecordRef* ref = stripe.refs.find(i);
-          if (ref != nullptr && ref->record != nullptr) order_.push_back(*ref);
-        }
+        bool sorted = true;
+        // A reference per record claimed. Left out: a segment that could not be allocated, or a
+        // record claimed (in a batch) that was never closed with a placement in it (null).
+        stripe.refs.for_each(stripe.log.size(), [&](const RecordRef& ref) {
+          if (ref.record == nullptr) return;
+          sorted = sorted && (order_.size() == start || !by_first(ref, order_.back()));
+          order_.push_back(ref);
+        });
         if (order_.size() == start) continue;
-        if (!std::is_sorted(order_.begin() + static_cast<std::ptrdiff_t>(start), order_.end(),
-                            by_first)) {
+        if (!sorted) {
           std::sort(order_.begin() + static_cast<std::ptrdiff_t>(start), order_.end(), by_first);
         }
         runs_.push_back(start);
       }
       detail::merge_sorted_runs(order_, runs_, scratch_, by_first);
-      collected_count_ = static_cast<std::size_t>(placed_.load(std::memory_order_acquire));
+      uint64_t placed = 0;  // modulo 2^64: a lane's sum may wrap, the frame's does not
+      for (const Lane& lane : lanes_)
+        placed += lane.placed.load(std::memory_order_acquire);
+      collected_count_ = static_cast<std::size_t>(placed);
       collected_valid_ = true;
     }
     return Placements(order_.data(), order_.data() + order_.size(), collected_count_);
@@ -551,7 +553,7 @@ class SharedFrame {
       release_block();
       SharedFrame* f = std::exchange(frame_, nullptr);
       if (stranded_ != 0) f->stranded_.fetch_add(stranded_, std::memory_order_relaxed);
-      f->placed_.fetch_add(placed_, std::memory_order_relaxed);
+      f->lanes_[stripe_].placed.fetch_add(placed_, std::memory_order_relaxed);
       if (options_.block_bytes != 0 && took_ != 0) {
         f->lanes_[stripe_].took.fetch_add(took_, std::memory_order_relaxed);
         raise_relaxed(f->lanes_[stripe_].alignment, alignment_);  // read after the drain
@@ -853,6 +855,7 @@ class SharedFrame {
     std::atomic<uint64_t> end{0};
     std::atomic<uint64_t> took{0};
     std::atomic<uint64_t> alignment{1};  // the largest alignment its writers asked for
+    std::atomic<uint64_t> placed{0};     // placements its writers kept (summed as they leave)
   };
   // Ranges a writer takes blocks from: lane s (s < kStripes), or the shared range.
   static constexpr uint32_t kShared = kStripes;
@@ -868,16 +871,22 @@ class SharedFrame {
   // to 64), in stripe order from the base, each starting at a multiple of 64 and of the largest
   // alignment its writers asked for (the gaps are alignment padding); none when lanes are off, or
   // when they would not leave the shared range room for the largest upload asked for in the
-  // previous frame (placed or refused). Starts counting this frame's demand. Returns where the
-  // shared range starts. Owner, in open().
+  // previous frame (placed or refused). Starts counting this frame's demand and placements.
+  // Returns where the shared range starts. Owner, in open().
   uint64_t plan_lanes() noexcept {
-    const uint64_t reserve = largest_.exchange(0, std::memory_order_relaxed);
+    // Loads and stores, not exchanges: no writer is inside, and a locked instruction would wait
+    // for each line the writers left dirty in their caches, one after the other.
+    const uint64_t reserve = largest_.load(std::memory_order_relaxed);
+    largest_.store(0, std::memory_order_relaxed);
     std::array<uint64_t, kStripes> start{}, stop{};
     bool fits = lanes_enabled_;
     uint64_t at = base_;
     for (uint32_t s = 0; s < kStripes; ++s) {
-      const uint64_t took = lanes_[s].took.exchange(0, std::memory_order_relaxed);
-      const uint64_t alignment = lanes_[s].alignment.exchange(1, std::memory_order_relaxed);
+      const uint64_t took = lanes_[s].took.load(std::memory_order_relaxed);
+      const uint64_t alignment = lanes_[s].alignment.load(std::memory_order_relaxed);
+      lanes_[s].took.store(0, std::memory_order_relaxed);
+      lanes_[s].alignment.store(1, std::memory_order_relaxed);
+      lanes_[s].placed.store(0, std::memory_order_relaxed);
       if (!fits || took == 0) {
         start[s] = stop[s] = at;
         continue;
@@ -911,7 +920,6 @@ class SharedFrame {
   alignas(64) std::atomic<uint64_t> cursor_{0};
   std::array<Lane, kStripes> lanes_;
   alignas(64) std::atomic<uint64_t> stranded_{0};
-  std::atomic<uint64_t> placed_{0};  // placements kept, summed by the writers as they leave
   // The largest upload asked for this frame (size + alignment - 1; placed or refused), raised by
   // the writers as they leave: the room the next frame's shared range keeps.
   std::atomic<uint64_t> largest_{0};
