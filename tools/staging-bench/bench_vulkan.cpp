@@ -121,9 +121,13 @@ Backend make_vulkan_backend() {
         ->delimiter(',')
         ->check(workload);
     g->add_option("--small-routes", o.small_routes,
-                  "frame-small: ring-slots, ring-bytes, oneoff, update, handmade")
+                  "frame-small: ring-slots, ring-bytes, oneoff, update, handmade, shared")
         ->delimiter(',')
-        ->check(one_of({"ring-slots", "ring-bytes", "oneoff", "update", "handmade"}));
+        ->check(one_of({"ring-slots", "ring-bytes", "oneoff", "update", "handmade", "shared"}));
+    g->add_option("--small-writers", o.small_writers,
+                  "frame-small, route shared: writer threads per frame (each uploads COUNT)")
+        ->delimiter(',')
+        ->check(CLI::Range(1u, 64u));
     g->add_option("--small-memory", o.small_memory,
                   "frame-small: staging memory of the ring routes: system, cached")
         ->delimiter(',')

@@ -14,10 +14,17 @@
 //               vkCmdCopyBuffer of all the frame's regions. Its memcpy share is what writing
 //               staging memory the device has just read costs: the floor of any staging ring,
 //               which the ring routes are judged against (target: at most 150 ns above it)
+//   shared      writer threads (--small-writers, one row each: "shared/N") uploading into one
+//               frame at once through StagingFrame::share() and SharedWriter::upload(), each
+//               writer the workload's COUNT uploads to its own part of the destination (a frame
+//               of N writers holds N x COUNT uploads), on the default staging memory; beside each
+//               row the same threads only memcpy'ing the same uploads into mapped staging memory
+//               of that type (the floor of N writers)
 // Every route records one barrier before the uploads (earlier draws and copies of the same
 // buffer) and one after (to the vertex and fragment stages).
 //
-// CPU time per upload: the time from before begin() to after finish() (ring), or of the whole
+// CPU time per upload: the time from before begin() to after finish() (ring; shared: the writers'
+// phase included, wall time, divided by every writer's uploads), or of the whole
 // recording (oneoff, update, handmade) — plus, for oneoff, the time spent freeing the frame's
 // buffers once it retired — divided by the uploads; median over frames. Submission,
 // vkBeginCommandBuffer and the GPU are excluded. The memcpy share: the same uploads memcpy'd into
@@ -35,7 +42,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 
+#include "crew.hpp"
 #include "staging/detail/vulkan/default_memory.hpp"
 #include "vulkan_commands.hpp"
 #include "vulkan_scenarios.hpp"
@@ -197,7 +206,9 @@ class SmallBench {
 
  private:
   int workload(const Workload& w) {
-    const uint64_t bytes = uint64_t{w.count} * w.size;
+    // The destination, its read-back and the source hold the most writers' uploads (route shared).
+    const uint64_t one = uint64_t{w.count} * w.size;  // one frame of the other routes
+    const uint64_t bytes = one * max_writers();
     vk_.destroy(dst_);
     vk_.destroy(readback_);
     vk_.destroy(scratch_);
@@ -206,7 +217,7 @@ class SmallBench {
                                VK_BUFFER_USAGE_VERTEX_BUFFER_BIT,
                            Memory::DeviceLocal);
     readback_ = vk_.make_buffer(bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, Memory::Readback);
-    scratch_ = vk_.make_buffer(bytes * 2, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, Memory::Staging);
+    scratch_ = vk_.make_buffer(one * 2, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, Memory::Staging);
     if (dst_.buffer == VK_NULL_HANDLE || readback_.mapped == nullptr ||
         scratch_.mapped == nullptr) {
       std::fprintf(stderr, "staging-bench: cannot make frame-small buffers (%" PRIu64 " bytes)\n",
@@ -223,7 +234,7 @@ class SmallBench {
         continue;
       }
       TypedMemory hook(vk_, *m.type);
-      auto scratch = hook.allocate(bytes * 2);
+      auto scratch = hook.allocate(one * 2);
       if (!scratch) {
         std::fprintf(stderr, "staging-bench: cannot allocate %s staging memory\n", m.name.c_str());
         return 1;
@@ -244,6 +255,11 @@ class SmallBench {
         rc = route_update(w, memcpy_ns);
       } else if (route == "handmade") {
         rc = route_handmade(w);
+      } else if (route == "shared") {
+        for (const unsigned writers : o_.small_writers) {
+          rc = route_shared(w, writers);
+          if (rc != 0) break;
+        }
       } else {
         std::fprintf(stderr, "staging-bench: unknown frame-small route '%s'\n", route.c_str());
         return 1;
@@ -362,7 +378,18 @@ class SmallBench {
     return r;
   }
 
-  // One frame with new data, then the destination read back and compared.
+  // The most writers of route shared (1 when it is not run).
+  uint64_t max_writers() const {
+    if (std::find(o_.small_routes.begin(), o_.small_routes.end(), "shared") ==
+            o_.small_routes.end() ||
+        o_.small_writers.empty()) {
+      return 1;
+    }
+    return *std::max_element(o_.small_writers.begin(), o_.small_writers.end());
+  }
+
+  // One frame with new data, then the destination's first w.count * w.size bytes read back and
+  // compared.
   bool check(const Workload& w, const RecordFn& record, const RetireFn& retire) {
     fill_random(source_.data(), source_.size(), ++seed_);
     const LoopResult r = run_frames(0, 1, 1, 0, record, retire);
@@ -664,6 +691,131 @@ class SmallBench {
     release();
     add_row(w, "handmade", r, memcpy_ns, ok);
     return 0;
+  }
+
+  // Route shared (see the file comment): `writers` threads of a Crew (at a barrier between
+  // frames), each joining the frame's shared space and uploading the workload's uploads to its own
+  // part of the destination; the owner begins the frame, shares the space, releases the writers
+  // and finishes the frame once every one has left.
+  int route_shared(const Workload& w, unsigned writers) {
+    staging::vulkan::RingConfig config;
+    config.policy = staging::ExhaustionPolicy::Defer;
+    auto made = Ring::create(vk_.staging_device(), config);
+    if (!made) {
+      std::fprintf(stderr, "staging-bench: Ring::create: %s\n",
+                   std::string(to_string(made.error())).c_str());
+      return 1;
+    }
+    Ring ring = std::move(*made);
+    // Every writer's uploads and, per writer, one block it may leave unused (a writer that
+    // finishes while another holds the bytes after its last block strands that block's end) and
+    // one upload's alignment.
+    const uint64_t footprint = ring.buffer_footprint(w.size);
+    const uint64_t space =
+        writers * (w.count * footprint + SharedUploads::kDefaultBlockBytes + 2 * footprint);
+    const uint64_t frame_bytes = ring.buffer_footprint(space);
+    SharedUploads current;  // set by the owner before each round
+    std::mutex error_lock;
+    std::string error;
+    const auto fail = [&](const char* what, UploadError e) {
+      const std::lock_guard lock(error_lock);
+      if (error.empty()) error = std::string(what) + ": " + std::string(to_string(e));
+    };
+    Crew crew(writers, [&](unsigned t) {
+      auto writer = current.join();
+      if (!writer) return fail("join", writer.error());
+      for (uint64_t i = uint64_t{t} * w.count, end = i + w.count; i < end; ++i) {
+        auto up =
+            writer->upload(dst_.buffer, i * w.size, std::span(source_.data() + i * w.size, w.size));
+        if (!up) [[unlikely]] {
+          return fail("upload", up.error());
+        }
+      }
+      writer->leave();
+    });
+    // Phase timers per frame, as route_ring's: begin() and share(), the writers' round, finish().
+    std::vector<double> begin_s, upload_s, finish_s;
+    const RecordFn record = [&](Slot& slot) -> std::optional<RetirementPoint> {
+      const auto t0 = Clock::now();
+      auto frame = ring.begin(slot.cmd, frame_bytes);
+      if (!frame) {
+        error = "begin: " + std::string(to_string(frame.error()));
+        return std::nullopt;
+      }
+      auto shared = frame->share(space);
+      if (!shared) {
+        error = "share: " + std::string(to_string(shared.error()));
+        return std::nullopt;
+      }
+      current = *shared;
+      const auto t1 = Clock::now();
+      crew.round();
+      const auto t2 = Clock::now();
+      current = {};
+      if (!error.empty()) return std::nullopt;
+      auto point = frame->finish(kVisibility);
+      const auto t3 = Clock::now();
+      begin_s.push_back(std::chrono::duration<double>(t1 - t0).count());
+      upload_s.push_back(std::chrono::duration<double>(t2 - t1).count());
+      finish_s.push_back(std::chrono::duration<double>(t3 - t2).count());
+      if (!point) {
+        error = "finish: " + std::string(to_string(point.error()));
+        return std::nullopt;
+      }
+      return *point;
+    };
+    const RetireFn retire = [](Slot&) {};
+    const LoopResult r = run_frames(static_cast<unsigned>(slots_.size()) + 1, common_.min_reps,
+                                    uint64_t{1} << 20, common_.min_seconds, record, retire);
+    const std::string route = "shared/" + std::to_string(writers);
+    if (r.failed) {
+      std::fprintf(stderr, "staging-bench: frame-small %s %s failed: %s\n", w.label.c_str(),
+                   route.c_str(), error.c_str());
+      return 1;
+    }
+    Workload all = w;  // the frame's uploads: every writer's
+    all.count = w.count * writers;
+    const bool ok = !o_.check || check(all, record, retire);
+    const double memcpy_ns = crew_memcpy_ns(w, writers, footprint);
+    count_fallbacks(ring, w, route);
+    const double cpu_ns = median(r.cpu_s) / all.count * 1e9;
+    nlohmann::json extra{{"writers", writers},
+                         {"begin_ns", measured_ns(begin_s, all)},
+                         {"upload_ns", measured_ns(upload_s, all)},
+                         {"finish_ns", measured_ns(finish_s, all)},
+                         {"uploads_per_s", cpu_ns > 0 ? 1e9 / cpu_ns : 0.0},
+                         {"memcpy_uploads_per_s", memcpy_ns > 0 ? 1e9 / memcpy_ns : 0.0}};
+    if (const auto one = results_.find({w.label, "shared/1"}); one != results_.end()) {
+      extra["x_one_writer"] = cpu_ns > 0 ? one->second.cpu_ns / cpu_ns : 0.0;
+    }
+    add_row(all, route, r, memcpy_ns, ok, extra);
+    return 0;
+  }
+
+  // The floor of route shared with `writers`: the same threads each memcpy'ing the workload's
+  // uploads, `stride` apart, into its own part of a mapped staging buffer of the ring's default
+  // memory type, frame after frame; ns per upload over all threads (the median over frames, after
+  // one untimed frame that touches every page).
+  double crew_memcpy_ns(const Workload& w, unsigned writers, uint64_t stride) {
+    Buffer scratch = vk_.make_buffer(stride * w.count * writers, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
+                                     Memory::Staging);
+    if (scratch.mapped == nullptr) return 0;
+    Crew crew(writers, [&](unsigned t) {
+      std::byte* out = scratch.mapped + uint64_t{t} * w.count * stride;
+      const std::byte* in = source_.data() + uint64_t{t} * w.count * w.size;
+      for (uint64_t i = 0; i < w.count; ++i)
+        std::memcpy(out + i * stride, in + i * w.size, w.size);
+    });
+    crew.round();
+    std::vector<double> per_upload;
+    const auto t_start = Clock::now();
+    const double budget = std::max(0.02, common_.min_seconds / 4);
+    while (per_upload.size() < 20 || seconds_since(t_start) < budget) {
+      const double s = std::chrono::duration<double>(crew.round()).count();
+      per_upload.push_back(s / static_cast<double>(w.count * writers) * 1e9);
+    }
+    vk_.destroy(scratch);
+    return median(per_upload);
   }
 
   void targets(const std::vector<Workload>& workloads) {

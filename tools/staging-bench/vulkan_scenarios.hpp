@@ -24,8 +24,13 @@ struct VulkanOptions {
   // frame-small
   /// COUNTxBYTES: uploads per frame and bytes per upload.
   std::vector<std::string> small_workloads{"6x65536", "64x4096", "1000x256"};
-  /// ring-slots, ring-bytes, oneoff (a staging buffer per upload), update (vkCmdUpdateBuffer).
-  std::vector<std::string> small_routes{"ring-slots", "ring-bytes", "oneoff", "update", "handmade"};
+  /// ring-slots, ring-bytes, oneoff (a staging buffer per upload), update (vkCmdUpdateBuffer),
+  /// handmade, shared (writer threads through StagingFrame::share()).
+  std::vector<std::string> small_routes{"ring-slots", "ring-bytes", "oneoff",
+                                        "update",     "handmade",   "shared"};
+  /// Route shared: writer threads per frame, one row each; every writer uploads the workload's
+  /// COUNT uploads of BYTES (a frame of N writers holds N × COUNT uploads).
+  std::vector<unsigned> small_writers{1, 2, 4, 8, 16};
   /// Staging memory of the ring routes: system (what DefaultMemory picks: HOST_VISIBLE|
   /// HOST_COHERENT, write-combined where offered) and/or cached (HOST_VISIBLE|HOST_CACHED, where
   /// the device has such a type apart from the system one); rows of the latter are labelled

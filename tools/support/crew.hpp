@@ -1,0 +1,98 @@
+// Crew: persistent threads that run one job per round, for the benchmarks whose frames are
+// written by many threads at once (staging-bench-core's shared-frame rows, staging-bench's
+// frame-small "shared" route). Threading: construct, round() and destroy from one thread (the
+// owner); the job runs on the crew's threads, one call per thread per round.
+#pragma once
+
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "staging/detail/core/spin_lock.hpp"
+
+// How a Crew's threads wait between rounds.
+enum class CrewWait {
+  Barrier,  // std::barrier: a thread that finished early may sleep, and is woken for the next
+  Hot,      // spinning on an atomic round counter (yielding after a while), as the workers of an
+            // engine's job system keep looking for work during a frame: no wake-up per round
+};
+
+// Persistent threads that run one job per frame: round() releases them all, and returns once
+// every one has finished its job. The benchmarks' frames are these rounds.
+class Crew {
+ public:
+  Crew(unsigned threads, std::function<void(unsigned)> job, CrewWait wait = CrewWait::Barrier)
+      : start_(threads + 1), done_(threads + 1), job_(std::move(job)), wait_(wait) {
+    for (unsigned t = 0; t < threads; ++t) {
+      pool_.emplace_back([this, t] {
+        for (uint64_t seen = 0;;) {
+          if (wait_ == CrewWait::Hot) {
+            spin_until([&] { return round_.load(std::memory_order_acquire) != seen; });
+            seen = round_.load(std::memory_order_acquire);
+          } else {
+            start_.arrive_and_wait();
+          }
+          if (stop_.load(std::memory_order_acquire)) return;
+          job_(t);
+          if (wait_ == CrewWait::Hot) {
+            finished_.fetch_add(1, std::memory_order_acq_rel);
+          } else {
+            done_.arrive_and_wait();
+          }
+        }
+      });
+    }
+  }
+  Crew(const Crew&) = delete;
+  Crew& operator=(const Crew&) = delete;
+  ~Crew() {
+    stop_.store(true, std::memory_order_release);
+    if (wait_ == CrewWait::Hot) {
+      round_.fetch_add(1, std::memory_order_acq_rel);
+    } else {
+      start_.arrive_and_wait();
+    }
+    for (auto& t : pool_)
+      t.join();
+  }
+  // Runs one round; returns its wall time.
+  std::chrono::nanoseconds round() {
+    const auto begin = std::chrono::steady_clock::now();
+    if (wait_ == CrewWait::Hot) {
+      finished_.store(0, std::memory_order_relaxed);
+      round_.fetch_add(1, std::memory_order_acq_rel);
+      const auto all = static_cast<uint32_t>(pool_.size());
+      spin_until([&] { return finished_.load(std::memory_order_acquire) == all; });
+    } else {
+      start_.arrive_and_wait();
+      done_.arrive_and_wait();
+    }
+    return std::chrono::steady_clock::now() - begin;
+  }
+
+ private:
+  // Spins until `ready()`; after about 100 us, yields between looks (more threads than cores).
+  template <class Ready>
+  static void spin_until(Ready ready) {
+    for (uint32_t i = 0; !ready(); ++i) {
+      if (i < (1u << 14)) {
+        staging::cpu_relax();
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  }
+
+  std::barrier<> start_, done_;
+  std::function<void(unsigned)> job_;
+  CrewWait wait_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> round_{0};
+  std::atomic<uint32_t> finished_{0};
+  std::vector<std::thread> pool_;
+};
