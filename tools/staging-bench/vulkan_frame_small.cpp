@@ -132,6 +132,30 @@ struct LoopResult {
   bool failed = false;
 };
 
+// A ring route's frames split in three (three clock reads a frame): begin() (route shared: and
+// share()), the uploads (placement + memcpy + bookkeeping; route shared: the writers' round),
+// finish() (recording the copies and barriers); seconds per frame.
+struct Phases {
+  std::vector<double> begin_s, upload_s, finish_s;
+
+  // finish()es `frame`, begun at t0, its uploads from t1 to t2, and records the three phases.
+  // The point its submission signals, or none with `error` set.
+  std::optional<RetirementPoint> finish(StagingFrame& frame, Clock::time_point t0,
+                                        Clock::time_point t1, Clock::time_point t2,
+                                        std::string& error) {
+    auto point = frame.finish(kVisibility);
+    const auto t3 = Clock::now();
+    begin_s.push_back(std::chrono::duration<double>(t1 - t0).count());
+    upload_s.push_back(std::chrono::duration<double>(t2 - t1).count());
+    finish_s.push_back(std::chrono::duration<double>(t3 - t2).count());
+    if (!point) {
+      error = "finish: " + std::string(to_string(point.error()));
+      return std::nullopt;
+    }
+    return *point;
+  }
+};
+
 // Records one frame into `cmd` (begun); returns the point its submission must signal, or none on
 // failure. Timed.
 using RecordFn = std::function<std::optional<RetirementPoint>(Slot&)>;
@@ -458,6 +482,25 @@ class SmallBench {
     return median(per_frame) / w.count * 1e9;
   }
 
+  // A ring route's measured phases, ns per upload of `w` (begin_ns, upload_ns, finish_ns).
+  nlohmann::json phases_ns(const Phases& p, const Workload& w) const {
+    return {{"begin_ns", measured_ns(p.begin_s, w)},
+            {"upload_ns", measured_ns(p.upload_s, w)},
+            {"finish_ns", measured_ns(p.finish_s, w)}};
+  }
+
+  // A ring route's frames: warm-up (frames in flight + 1), then measured frames; none (reported,
+  // with `error`) when one failed.
+  std::optional<LoopResult> run_ring_frames(const Workload& w, const std::string& route,
+                                            const RecordFn& record, const std::string& error) {
+    LoopResult r = run_frames(static_cast<unsigned>(slots_.size()) + 1, common_.min_reps,
+                              uint64_t{1} << 20, common_.min_seconds, record, [](Slot&) {});
+    if (!r.failed) return r;
+    std::fprintf(stderr, "staging-bench: frame-small %s %s failed: %s\n", w.label.c_str(),
+                 route.c_str(), error.c_str());
+    return std::nullopt;
+  }
+
   // A route's ring: the slot ring (the default) or a byte ring, Defer, the memory hook (null: the
   // default memory).
   staging::vulkan::RingConfig ring_config(const Workload& w, bool byte_ring,
@@ -483,21 +526,24 @@ class SmallBench {
     return config;
   }
 
+  // Ring::create(config); none (reported) when it fails.
+  std::optional<Ring> make_ring(const staging::vulkan::RingConfig& config) {
+    auto made = Ring::create(vk_.staging_device(), config);
+    if (made) return std::move(*made);
+    std::fprintf(stderr, "staging-bench: Ring::create: %s\n",
+                 std::string(to_string(made.error())).c_str());
+    return std::nullopt;
+  }
+
   int route_ring(const Workload& w, bool byte_ring, const MemoryChoice& memory, double memcpy_ns) {
     std::unique_ptr<TypedMemory> hook;
     if (memory.type) hook = std::make_unique<TypedMemory>(vk_, *memory.type);
     const staging::vulkan::RingConfig config = ring_config(w, byte_ring, hook.get());
-    auto made = Ring::create(vk_.staging_device(), config);
-    if (!made) {
-      std::fprintf(stderr, "staging-bench: Ring::create: %s\n",
-                   std::string(to_string(made.error())).c_str());
-      return 1;
-    }
-    Ring ring = std::move(*made);
+    std::optional<Ring> made = make_ring(config);
+    if (!made) return 1;
+    Ring& ring = *made;
     const uint64_t frame_bytes = w.count * ring.buffer_footprint(w.size);
-    // Phase timers per frame (three clock reads): begin(), the upload() calls (placement +
-    // memcpy + bookkeeping), finish() (recording the copies and barriers).
-    std::vector<double> begin_s, upload_s, finish_s;
+    Phases phases;
     const std::string route = std::string(byte_ring ? "ring-bytes" : "ring-slots") +
                               (memory.type ? "/" + memory.name : "");
     std::string error;
@@ -517,39 +563,19 @@ class SmallBench {
           return std::nullopt;
         }
       }
-      const auto t2 = Clock::now();
-      auto point = frame->finish(kVisibility);
-      const auto t3 = Clock::now();
-      begin_s.push_back(std::chrono::duration<double>(t1 - t0).count());
-      upload_s.push_back(std::chrono::duration<double>(t2 - t1).count());
-      finish_s.push_back(std::chrono::duration<double>(t3 - t2).count());
-      if (!point) {
-        error = "finish: " + std::string(to_string(point.error()));
-        return std::nullopt;
-      }
-      return *point;
+      return phases.finish(*frame, t0, t1, Clock::now(), error);
     };
     const RetireFn retire = [](Slot&) {};
-    const LoopResult r = run_frames(static_cast<unsigned>(slots_.size()) + 1, common_.min_reps,
-                                    uint64_t{1} << 20, common_.min_seconds, record, retire);
-    if (r.failed) {
-      std::fprintf(stderr, "staging-bench: frame-small %s %s failed: %s\n", w.label.c_str(),
-                   route.c_str(), error.c_str());
-      return 1;
-    }
-    // The measured frames' phases, ns per upload.
-    const auto phase_ns = [&](const std::vector<double>& v) { return measured_ns(v, w); };
-    const double begin_ns = phase_ns(begin_s), upload_ns = phase_ns(upload_s),
-                 finish_ns = phase_ns(finish_s);
+    const std::optional<LoopResult> r = run_ring_frames(w, route, record, error);
+    if (!r) return 1;
     const bool ok = !o_.check || check(w, record, retire);
     count_fallbacks(ring, w, route);
-    nlohmann::json phases{
-        {"begin_ns", begin_ns}, {"upload_ns", upload_ns}, {"finish_ns", finish_ns}};
+    nlohmann::json extra = phases_ns(phases, w);
     if (byte_ring) {
-      phases["byte_ring_kib"] =
+      extra["byte_ring_kib"] =
           static_cast<double>(std::get<staging::ByteRingConfig>(config.strategy).capacity) / KiB;
     }
-    add_row(w, route, r, memcpy_ns, ok, phases);
+    add_row(w, route, *r, memcpy_ns, ok, extra);
     if (ring.memory_type() && !memory.type) memory_type_ = vk_.type_flags(*ring.memory_type());
     return 0;
   }
@@ -698,15 +724,9 @@ class SmallBench {
   // part of the destination; the owner begins the frame, shares the space, releases the writers
   // and finishes the frame once every one has left.
   int route_shared(const Workload& w, unsigned writers) {
-    staging::vulkan::RingConfig config;
-    config.policy = staging::ExhaustionPolicy::Defer;
-    auto made = Ring::create(vk_.staging_device(), config);
-    if (!made) {
-      std::fprintf(stderr, "staging-bench: Ring::create: %s\n",
-                   std::string(to_string(made.error())).c_str());
-      return 1;
-    }
-    Ring ring = std::move(*made);
+    std::optional<Ring> made = make_ring(ring_config(w, /*byte_ring=*/false, nullptr));
+    if (!made) return 1;
+    Ring& ring = *made;
     // Every writer's uploads and, per writer, one block it may leave unused (a writer that
     // finishes while another holds the bytes after its last block strands that block's end) and
     // one upload's alignment.
@@ -733,8 +753,7 @@ class SmallBench {
       }
       writer->leave();
     });
-    // Phase timers per frame, as route_ring's: begin() and share(), the writers' round, finish().
-    std::vector<double> begin_s, upload_s, finish_s;
+    Phases phases;
     const RecordFn record = [&](Slot& slot) -> std::optional<RetirementPoint> {
       const auto t0 = Clock::now();
       auto frame = ring.begin(slot.cmd, frame_bytes);
@@ -753,42 +772,26 @@ class SmallBench {
       const auto t2 = Clock::now();
       current = {};
       if (!error.empty()) return std::nullopt;
-      auto point = frame->finish(kVisibility);
-      const auto t3 = Clock::now();
-      begin_s.push_back(std::chrono::duration<double>(t1 - t0).count());
-      upload_s.push_back(std::chrono::duration<double>(t2 - t1).count());
-      finish_s.push_back(std::chrono::duration<double>(t3 - t2).count());
-      if (!point) {
-        error = "finish: " + std::string(to_string(point.error()));
-        return std::nullopt;
-      }
-      return *point;
+      return phases.finish(*frame, t0, t1, t2, error);
     };
     const RetireFn retire = [](Slot&) {};
-    const LoopResult r = run_frames(static_cast<unsigned>(slots_.size()) + 1, common_.min_reps,
-                                    uint64_t{1} << 20, common_.min_seconds, record, retire);
     const std::string route = "shared/" + std::to_string(writers);
-    if (r.failed) {
-      std::fprintf(stderr, "staging-bench: frame-small %s %s failed: %s\n", w.label.c_str(),
-                   route.c_str(), error.c_str());
-      return 1;
-    }
+    const std::optional<LoopResult> r = run_ring_frames(w, route, record, error);
+    if (!r) return 1;
     Workload all = w;  // the frame's uploads: every writer's
     all.count = w.count * writers;
     const bool ok = !o_.check || check(all, record, retire);
     const double memcpy_ns = crew_memcpy_ns(w, writers, footprint);
     count_fallbacks(ring, w, route);
-    const double cpu_ns = median(r.cpu_s) / all.count * 1e9;
-    nlohmann::json extra{{"writers", writers},
-                         {"begin_ns", measured_ns(begin_s, all)},
-                         {"upload_ns", measured_ns(upload_s, all)},
-                         {"finish_ns", measured_ns(finish_s, all)},
-                         {"uploads_per_s", cpu_ns > 0 ? 1e9 / cpu_ns : 0.0},
-                         {"memcpy_uploads_per_s", memcpy_ns > 0 ? 1e9 / memcpy_ns : 0.0}};
+    const double cpu_ns = median(r->cpu_s) / all.count * 1e9;
+    nlohmann::json extra = phases_ns(phases, all);
+    extra["writers"] = writers;
+    extra["uploads_per_s"] = cpu_ns > 0 ? 1e9 / cpu_ns : 0.0;
+    extra["memcpy_uploads_per_s"] = memcpy_ns > 0 ? 1e9 / memcpy_ns : 0.0;
     if (const auto one = results_.find({w.label, "shared/1"}); one != results_.end()) {
       extra["x_one_writer"] = cpu_ns > 0 ? one->second.cpu_ns / cpu_ns : 0.0;
     }
-    add_row(all, route, r, memcpy_ns, ok, extra);
+    add_row(all, route, *r, memcpy_ns, ok, extra);
     return 0;
   }
 
