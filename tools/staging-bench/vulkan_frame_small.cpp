@@ -303,6 +303,12 @@ class SmallBench {
       for (uint64_t i = 0; i < per_frame; ++i)
         std::memcpy(scratch + i * stride, source_.data() + i * w.size, w.size);
     };
+    return ns_per_upload(frame, per_frame);
+  }
+
+  // Runs `frame` (`uploads` uploads) once untimed (every page touched), then at least 20 times
+  // and for at least a quarter of min_seconds; the median ns per upload.
+  double ns_per_upload(const std::function<void()>& frame, uint64_t uploads) {
     frame();
     std::vector<double> per_upload;
     const auto t_start = Clock::now();
@@ -310,7 +316,7 @@ class SmallBench {
     while (per_upload.size() < 20 || seconds_since(t_start) < budget) {
       const auto t0 = Clock::now();
       frame();
-      per_upload.push_back(seconds_since(t0) / static_cast<double>(per_frame) * 1e9);
+      per_upload.push_back(seconds_since(t0) / static_cast<double>(uploads) * 1e9);
     }
     return median(per_upload);
   }
@@ -797,8 +803,7 @@ class SmallBench {
 
   // The floor of route shared with `writers`: the same threads each memcpy'ing the workload's
   // uploads, `stride` apart, into its own part of a mapped staging buffer of the ring's default
-  // memory type, frame after frame; ns per upload over all threads (the median over frames, after
-  // one untimed frame that touches every page).
+  // memory type, frame after frame; ns per upload over all threads (ns_per_upload).
   double crew_memcpy_ns(const Workload& w, unsigned writers, uint64_t stride) {
     Buffer scratch = vk_.make_buffer(stride * w.count * writers, VK_BUFFER_USAGE_TRANSFER_SRC_BIT,
                                      Memory::Staging);
@@ -809,16 +814,9 @@ class SmallBench {
       for (uint64_t i = 0; i < w.count; ++i)
         std::memcpy(out + i * stride, in + i * w.size, w.size);
     });
-    crew.round();
-    std::vector<double> per_upload;
-    const auto t_start = Clock::now();
-    const double budget = std::max(0.02, common_.min_seconds / 4);
-    while (per_upload.size() < 20 || seconds_since(t_start) < budget) {
-      const double s = std::chrono::duration<double>(crew.round()).count();
-      per_upload.push_back(s / static_cast<double>(w.count * writers) * 1e9);
-    }
+    const double ns = ns_per_upload([&] { crew.round(); }, w.count * writers);
     vk_.destroy(scratch);
-    return median(per_upload);
+    return ns;
   }
 
   void targets(const std::vector<Workload>& workloads) {
