@@ -794,6 +794,7 @@ class SmallBench {
     extra["writers"] = writers;
     extra["uploads_per_s"] = cpu_ns > 0 ? 1e9 / cpu_ns : 0.0;
     extra["memcpy_uploads_per_s"] = memcpy_ns > 0 ? 1e9 / memcpy_ns : 0.0;
+    extra["of_memcpy"] = cpu_ns > 0 ? memcpy_ns / cpu_ns : 0.0;
     if (const auto one = results_.find({w.label, "shared/1"}); one != results_.end()) {
       extra["x_one_writer"] = cpu_ns > 0 ? one->second.cpu_ns / cpu_ns : 0.0;
     }
