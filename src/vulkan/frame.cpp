@@ -253,9 +253,40 @@ Expected<RangeSlot, UploadError> free_range(detail::FrameState& f, VkBuffer dst,
   return RangeSlot{&dest, static_cast<std::size_t>(next - dest.ranges.begin())};
 }
 
+// Takes [begin, end) at `slot` (free_range's answer). A range that touches its neighbour extends
+// it instead of adding one, so uploads written back to back, in either order, keep one range and
+// cost no shifting of the ranges after them.
 void take_range(const RangeSlot& slot, uint64_t begin, uint64_t end) {
-  slot.dest->ranges.insert(slot.dest->ranges.begin() + static_cast<std::ptrdiff_t>(slot.at),
-                           {begin, end});
+  std::vector<std::pair<uint64_t, uint64_t>>& ranges = slot.dest->ranges;
+  const auto at = ranges.begin() + static_cast<std::ptrdiff_t>(slot.at);
+  const bool joins_prev = at != ranges.begin() && std::prev(at)->second == begin;
+  const bool joins_next = at != ranges.end() && at->first == end;
+  if (joins_prev && joins_next) {
+    std::prev(at)->second = at->second;
+    ranges.erase(at);
+  } else if (joins_prev) {
+    std::prev(at)->second = end;
+  } else if (joins_next) {
+    at->first = begin;
+  } else {
+    ranges.insert(at, {begin, end});
+  }
+}
+
+// Adds the copy of `size` bytes from `src` at `src_offset` to `dst` at `dst_offset`, merged into
+// the frame's last copy when it continues that one in both buffers (uploads placed back to back).
+void add_buffer_copy(detail::FrameState& f, VkBuffer src, VkBuffer dst, uint64_t src_offset,
+                     uint64_t dst_offset, uint64_t size) {
+  if (!f.buffer_copies.empty()) {
+    detail::BufferCopyCmd& last = f.buffer_copies.back();
+    if (last.src == src && last.dst == dst &&
+        last.region.srcOffset + last.region.size == src_offset &&
+        last.region.dstOffset + last.region.size == dst_offset) {
+      last.region.size += size;
+      return;
+    }
+  }
+  f.buffer_copies.push_back({src, dst, VkBufferCopy{src_offset, dst_offset, size}});
 }
 
 detail::ImageBox image_box(VkImageAspectFlags aspect, uint32_t base_layer, uint32_t layers,
@@ -301,19 +332,46 @@ void take_box(detail::FrameState& f, detail::ImageDest* dest, VkImage image, uin
   dest->boxes.push_back(box);
 }
 
+// Takes shared runs of one destination buffer (`runs`, sorted by where they begin) into the
+// frame's ranges of it; false when one overlaps another or a range the frame already holds. Ranges
+// sorted by where they begin overlap somewhere exactly when two neighbours do, so one pass finds
+// any overlap.
+bool take_runs(detail::FrameState& f, std::span<const detail::BufferRun> runs) {
+  std::vector<std::pair<uint64_t, uint64_t>>& ranges = buffer_dest(f, runs.front().buffer).ranges;
+  const std::size_t held = ranges.size();
+  for (const detail::BufferRun& r : runs)
+    ranges.emplace_back(r.begin, r.end);
+  const auto mid = ranges.begin() + static_cast<std::ptrdiff_t>(held);
+  if (held != 0 && std::prev(mid)->second > mid->first)
+    std::inplace_merge(ranges.begin(), mid, ranges.end());
+  for (std::size_t i = 1; i < ranges.size(); ++i) {
+    if (ranges[i - 1].second > ranges[i].first) return false;
+  }
+  return true;
+}
+
 // Takes the shared space's placements into the frame's copies, in staging-offset order. False when
-// one cannot be recorded (an overlap, or conflicting layouts): the frame is then left as it is and
-// never recorded.
+// one cannot be recorded (an overlap, or conflicting layouts): the frame is then never recorded.
+//
+// Placements are many (one per upload of every writer) and come in staging order, not in
+// destination order, so buffer uploads are checked a run at a time: consecutive placements that
+// continue each other in the destination make one run (a writer's uploads written back to back
+// make one run per block), the runs are sorted, and each destination's are merged into its ranges
+// with one pass. The cost is linear in the placements (and n log n in the runs), whatever the
+// writers' order.
 bool take_shared(detail::FrameState& f, const SharedFrame<detail::SharedCopy>::Placements& placed) {
+  std::vector<detail::BufferRun>& runs = f.shared_runs;
+  runs.clear();
   for (const FramePlacement<detail::SharedCopy>& p : placed) {
     const detail::SharedCopy& c = p.payload;
     if (c.buffer != VK_NULL_HANDLE) {
       const uint64_t end = c.dst_offset + p.size;  // checked by the writer
-      const Expected<RangeSlot, UploadError> slot = free_range(f, c.buffer, c.dst_offset, end);
-      if (!slot) return false;
-      take_range(*slot, c.dst_offset, end);
-      f.buffer_copies.push_back(
-          {f.shared_buffer, c.buffer, VkBufferCopy{p.offset, c.dst_offset, p.size}});
+      if (!runs.empty() && runs.back().buffer == c.buffer && runs.back().end == c.dst_offset) {
+        runs.back().end = end;
+      } else {
+        runs.push_back({c.buffer, c.dst_offset, end});
+      }
+      add_buffer_copy(f, f.shared_buffer, c.buffer, p.offset, c.dst_offset, p.size);
       continue;
     }
     const VkImageSubresourceLayers& sub = c.region.imageSubresource;
@@ -326,6 +384,17 @@ bool take_shared(detail::FrameState& f, const SharedFrame<detail::SharedCopy>::P
     VkBufferImageCopy region = c.region;
     region.bufferOffset = p.offset;
     f.image_copies.push_back({f.shared_buffer, c.image, detail::copy_layout(c.old_layout), region});
+  }
+  std::sort(runs.begin(), runs.end(), [](const detail::BufferRun& a, const detail::BufferRun& b) {
+    std::less<> less;
+    return a.buffer != b.buffer ? less(a.buffer, b.buffer) : a.begin < b.begin;
+  });
+  for (std::size_t i = 0; i < runs.size();) {
+    std::size_t j = i + 1;
+    while (j < runs.size() && runs[j].buffer == runs[i].buffer)
+      ++j;
+    if (!take_runs(f, std::span(runs).subspan(i, j - i))) return false;
+    i = j;
   }
   return true;
 }
@@ -389,8 +458,7 @@ Expected<std::span<std::byte>, UploadError> StagingFrame::reserve(VkBuffer dst, 
   if (placed->kind == detail::Placement::Kind::Update) {
     f.updates.push_back({dst, dst_offset, size, placed->ptr});
   } else {
-    f.buffer_copies.push_back(
-        {placed->buffer, dst, VkBufferCopy{placed->offset, dst_offset, size}});
+    add_buffer_copy(f, placed->buffer, dst, placed->offset, dst_offset, size);
   }
   return std::span<std::byte>(placed->ptr, size);
 }

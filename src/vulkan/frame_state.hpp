@@ -110,6 +110,13 @@ struct BufferDest {
   std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [begin, end)
 };
 
+/// Bytes [begin, end) of one destination buffer written by a frame's shared uploads (finish()).
+struct BufferRun {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  uint64_t begin = 0;
+  uint64_t end = 0;
+};
+
 /// One box of texels written into an image (texels, layers), for overlap checks.
 struct ImageBox {
   VkImageAspectFlags aspect;
@@ -165,6 +172,7 @@ struct FrameState {
   bool sharing = false;                     // share() was called on this frame
   bool shared_folded = false;               // finish() took the shared placements in
   bool shared_conflict = false;             // ... and found one it cannot record
+  std::vector<BufferRun> shared_runs;       // finish()'s scratch, kept for its capacity
 
   void clear() noexcept;
 };

@@ -112,10 +112,13 @@ void CopyRecorder::copies(FrameState& f, Stats& counters) {
 // (consecutive uploads placed back to back) are merged into one.
 void CopyRecorder::buffer_copies(FrameState& f, Stats& counters) {
   std::vector<BufferCopyCmd>& all = f.buffer_copies;
-  std::stable_sort(all.begin(), all.end(), [](const BufferCopyCmd& a, const BufferCopyCmd& b) {
+  const auto by_buffers = [](const BufferCopyCmd& a, const BufferCopyCmd& b) {
     std::less<> less;
     return a.src != b.src ? less(a.src, b.src) : less(a.dst, b.dst);
-  });
+  };
+  // Most frames copy from one staging buffer to a few destinations in order: no sort then.
+  if (!std::is_sorted(all.begin(), all.end(), by_buffers))
+    std::stable_sort(all.begin(), all.end(), by_buffers);
   for (std::size_t i = 0; i < all.size();) {
     const BufferCopyCmd& first = all[i];
     buffer_regions_.clear();

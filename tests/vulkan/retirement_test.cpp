@@ -548,6 +548,32 @@ TEST_F(GpuTest, RefusedUploadsLeaveTheFrameUnchanged) {
   gpu->destroy(bc);
 }
 
+// Uploads written back to back join one range of the destination, in either order, and a gap
+// filled exactly joins its two neighbours; every byte of a joined range still refuses an upload
+// that overlaps it, and every byte arrives:
+//   dst  [ 0 ........ 1024 (written downwards) ........ 2048 (upwards) | gap | 2112 .. 2176 ]
+//        then [2048, 2112) fills the gap: one range [0, 2176)
+TEST_F(GpuTest, UploadsBackToBackInEitherOrderJoinOneRangeThatStillRefusesOverlaps) {
+  Ring ring = Ring::create(gpu->ring_device()).value();
+  Harness h(*gpu, 4 * KiB, 19);
+  VkCommandBuffer cmd = h.commands();
+  StagingFrame frame = ring.begin(cmd, 16 * KiB).value();
+  for (uint64_t at = 1024; at != 0; at -= 64)
+    ASSERT_TRUE(h.upload(frame, at - 64, 64));
+  for (uint64_t at = 1024; at != 2048; at += 64)
+    ASSERT_TRUE(h.upload(frame, at, 64));
+  ASSERT_TRUE(h.upload(frame, 2112, 64));
+  ASSERT_TRUE(h.upload(frame, 2048, 64));  // the gap, exactly
+  const std::vector<std::byte> some(8, std::byte{0x5a});
+  for (const uint64_t at : {0, 1, 60, 1020, 1024, 2040, 2044, 2100, 2168}) {
+    EXPECT_EQ(frame.upload(h.dst.buffer, at, some).error(), UploadError::OverlapsEarlierUpload)
+        << "at " << at;
+  }
+  ASSERT_TRUE(h.upload(frame, 2176, 64));  // adjacent at the end is fine
+  h.submit(cmd, frame.finish(kAfterCopies).value());
+  h.verify();
+}
+
 // A point with no semaphore (a default RetirementPoint) is reached at value 0 and never above
 // it: Ring::wait() answers as vulkan::wait() does instead of handing it to vkWaitSemaphores.
 TEST_F(GpuTest, ARingWaitsForAPointWithNoSemaphoreAsVulkanWaitDoes) {

@@ -286,6 +286,91 @@ TEST_P(SharedVulkanFrameTest, OverlapWithTheFramesOwnUploadIsRefusedAtFinish) {
   gpu->free_commands(cmd);
 }
 
+// Writers' uploads that overlap each other, and not the frame's own, are found at finish() as
+// well; a third writer's uploads between them in staging order do not hide the overlap:
+//   staging   [ A: dst [0, 64) [64, 128) | B: dst [160, 192) | C: dst [120, 136) ]
+//   dst, sorted: A [0, 128) · C [120, 136) · B [160, 192) · the frame's own [200, 216)
+//                         ^^^ overlap
+TEST_P(SharedVulkanFrameTest, OverlapBetweenTwoWritersIsRefusedAtFinish) {
+  std::mt19937_64 rng(test_seed(9));
+  const std::vector<std::byte> bytes = random_bytes(rng, 64);
+  dst_size = 256;
+  dst = gpu->make_buffer(dst_size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, false);
+  Ring ring = Ring::create(gpu->ring_device(), with_setup({}, GetParam(), 1024 * KiB)).value();
+  VkCommandBuffer cmd = gpu->begin_commands();
+  {
+    StagingFrame frame = ring.begin(cmd, 8 * KiB).value();
+    const SharedUploads shared = frame.share(4 * KiB).value();
+    const BufferDestination to{dst.buffer, dst_size};
+    SharedWriter a = shared.join(1 * KiB).value();
+    SharedWriter b = shared.join(1 * KiB).value();
+    SharedWriter c = shared.join(1 * KiB).value();
+    ASSERT_TRUE(a.upload(to, 0, std::span(bytes).first(64)));
+    ASSERT_TRUE(a.upload(to, 64, std::span(bytes).first(64)));
+    ASSERT_TRUE(b.upload(to, 160, std::span(bytes).first(32)));
+    ASSERT_TRUE(c.upload(to, 120, std::span(bytes).first(16)));
+    a.leave();
+    b.leave();
+    c.leave();
+    ASSERT_TRUE(frame.upload(dst.buffer, 200, std::span(bytes).first(16)));
+    EXPECT_EQ(frame.finish().error(), FinishError::SharedConflict);
+  }  // dropped: nothing recorded
+  EXPECT_EQ(ring.stats().frames_dropped, 1u);
+  gpu->free_commands(cmd);
+}
+
+// Four writer threads fill four quarters of a buffer back to back, each quarter in 64-byte
+// uploads (upwards or downwards), in the reverse of their order in the space; the frame's own
+// uploads hold the two ends, taken before the writers' runs are merged in at finish(). Nothing
+// overlaps, so the frame is recorded, and every byte arrives:
+//   dst  [ own | W3's quarter | W2's | W1's | W0's | own ]
+//          0   64                                  4160  4224
+TEST_P(SharedVulkanFrameTest, WritersFillingABufferBackToBackInAnyOrderEveryByteArrives) {
+  std::mt19937_64 rng(test_seed(10));
+  constexpr uint64_t kQuarter = 1 * KiB;
+  constexpr uint64_t kUpload = 64;
+  dst_size = 64 + 4 * kQuarter + 64;
+  const std::vector<std::byte> source = random_bytes(rng, dst_size);
+  dst = gpu->make_buffer(
+      dst_size, VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT, false);
+  Ring ring = Ring::create(gpu->ring_device(), with_setup({}, GetParam(), 1024 * KiB)).value();
+  VkCommandBuffer cmd = gpu->begin_commands();
+  StagingFrame frame = ring.begin(cmd, 64 * KiB).value();
+  const auto part = [&](uint64_t at, uint64_t size) { return std::span(source).subspan(at, size); };
+  ASSERT_TRUE(frame.upload(dst.buffer, 0, part(0, 64)));
+  ASSERT_TRUE(frame.upload(dst.buffer, dst_size - 64, part(dst_size - 64, 64)));
+  const SharedUploads shared = frame.share(32 * KiB).value();
+  const BufferDestination to{dst.buffer, dst_size};
+  std::atomic<unsigned> failures{0};
+  std::vector<std::thread> writers;
+  for (unsigned k = 0; k < 4; ++k) {
+    writers.emplace_back([&, k] {
+      SharedWriter w = shared.join().value();
+      const uint64_t base = 64 + (3 - k) * kQuarter;
+      for (uint64_t i = 0; i < kQuarter / kUpload; ++i) {
+        const uint64_t at = base + (k % 2 == 0 ? i : kQuarter / kUpload - 1 - i) * kUpload;
+        if (!w.upload(to, at, part(at, kUpload))) failures.fetch_add(1);
+      }
+    });
+    writers.back().join();  // in turn: W0's block first in the space
+  }
+  EXPECT_EQ(failures.load(), 0u);
+  const RetirementPoint point =
+      frame
+          .finish({.stages = VK_PIPELINE_STAGE_2_COPY_BIT, .access = VK_ACCESS_2_TRANSFER_READ_BIT})
+          .value();
+  TestBuffer back = gpu->make_buffer(dst_size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, true);
+  ASSERT_NE(back.buffer, VK_NULL_HANDLE);
+  gpu->record_readback(cmd, dst.buffer, 0, dst_size, back.buffer, 0);
+  const VkSemaphoreSubmitInfo signal = point.submit_info();
+  gpu->submit(cmd, {}, {&signal, 1});
+  gpu->wait(point.semaphore, point.value);
+  ASSERT_TRUE(ring.wait_idle(60s));
+  gpu->free_commands(cmd);
+  EXPECT_EQ(first_difference({back.mapped, static_cast<std::size_t>(dst_size)}, source), -1);
+  gpu->destroy(back);
+}
+
 // A writer's block ends where another writer placed after it: that end is stranded (counted,
 // never copied). Both writers on this thread, 1 KiB blocks, 16-byte uploads:
 //   space [ A0 ....... A's block (1 KiB) ........ | B0 ... B's block ... ]
