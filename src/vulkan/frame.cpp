@@ -1,6 +1,7 @@
 // StagingFrame: checking uploads and their destinations, placing them (ring or fallback route),
 // and finish() in its steps (the commands themselves are recorder.cpp's).
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <functional>
 
@@ -363,17 +364,19 @@ bool take_shared(detail::FrameState& f, const SharedFrame<detail::SharedCopy>::P
   std::vector<detail::BufferRun>& runs = f.shared_runs;
   runs.clear();
   for (const FramePlacement<detail::SharedCopy>& p : placed) {
-    const detail::SharedCopy& c = p.payload;
-    if (c.buffer != VK_NULL_HANDLE) {
-      const uint64_t end = c.dst_offset + p.size;  // checked by the writer
-      if (!runs.empty() && runs.back().buffer == c.buffer && runs.back().end == c.dst_offset) {
+    if (const VkBuffer dst = p.payload.buffer; dst != VK_NULL_HANDLE) {
+      const uint64_t dst_offset = p.payload.at;
+      const uint64_t end = dst_offset + p.size;  // checked by the writer
+      if (!runs.empty() && runs.back().buffer == dst && runs.back().end == dst_offset) {
         runs.back().end = end;
       } else {
-        runs.push_back({c.buffer, c.dst_offset, end});
+        runs.push_back({dst, dst_offset, end});
       }
-      add_buffer_copy(f, f.shared_buffer, c.buffer, p.offset, c.dst_offset, p.size);
+      add_buffer_copy(f, f.shared_buffer, dst, p.offset, dst_offset, p.size);
       continue;
     }
+    assert(p.payload.at < f.shared->images.size());
+    const detail::SharedImageCopy& c = f.shared->images[p.payload.at];
     const VkImageSubresourceLayers& sub = c.region.imageSubresource;
     const detail::ImageBox box = image_box(sub.aspectMask, sub.baseArrayLayer, sub.layerCount,
                                            c.region.imageOffset, c.region.imageExtent);
@@ -566,6 +569,7 @@ Expected<SharedUploads, UploadError> StagingFrame::share(uint64_t bytes) {
       ring_->place(f, bytes, ring_->limits.buffer_copy_alignment, false);
   if (!placed) return unexpected(placed.error());
   f.shared->limits = ring_->limits;
+  f.shared->images.clear();  // no writer of an earlier frame is inside (they left before it ended)
   f.shared->frame.open(std::span(placed->ptr, static_cast<std::size_t>(bytes)), placed->offset);
   f.shared_buffer = placed->buffer;
   f.sharing = true;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <utility>
@@ -143,11 +144,26 @@ struct Placement {
   std::byte* ptr = nullptr;
 };
 
+/// One image upload of a shared space: what finish() records for it.
+struct SharedImageCopy {
+  VkImage image = VK_NULL_HANDLE;
+  VkImageLayout old_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+  VkImageLayout new_layout = VK_IMAGE_LAYOUT_UNDEFINED;
+  VkImageAspectFlags barrier_aspect = 0;
+  VkBufferImageCopy region{};  // bufferOffset: filled in at finish()
+};
+
 /// A frame's shared space (StagingFrame::share()): the core's SharedFrame over the staging bytes,
 /// and what writers need to lay out uploads. Kept with the pooled FrameState from frame to frame.
 struct SharedState {
   SharedFrame<SharedCopy> frame;
   CopyLimits limits;  // a copy of the ring's: read by writer threads
+  // The image uploads' copies (SharedCopy::at indexes them). Writers append under the lock (an
+  // image upload is large and rare beside buffer uploads, so a lock is cheap there and keeps every
+  // placement's record small); finish() reads them once every writer has left; share() clears
+  // them (keeping the capacity).
+  mutable std::mutex images_lock;
+  mutable std::vector<SharedImageCopy> images;
 };
 
 /// One open frame.

@@ -1,6 +1,8 @@
 // SharedUploads and SharedWriter: uploads placed into a frame's shared space from any thread (the
 // core's SharedFrame); StagingFrame::finish() records them (frame.cpp).
 #include <cstring>
+#include <mutex>
+#include <new>
 
 #include "frame_state.hpp"
 #include "staging/detail/core/align.hpp"
@@ -44,10 +46,7 @@ Expected<std::span<std::byte>, UploadError> SharedWriter::reserve(VkBuffer dst, 
   if (dst == VK_NULL_HANDLE) return unexpected(UploadError::NullDestination);
   if (size == 0) return unexpected(UploadError::ZeroSize);
   if (!checked_add(dst_offset, size)) return unexpected(UploadError::Overflow);
-  detail::SharedCopy copy;
-  copy.buffer = dst;
-  copy.dst_offset = dst_offset;
-  return place(size, state_->limits.buffer_copy_alignment, copy);
+  return place(size, state_->limits.buffer_copy_alignment, detail::SharedCopy{dst, dst_offset});
 }
 
 Expected<std::span<std::byte>, UploadError> SharedWriter::reserve(const BufferDestination& dst,
@@ -82,14 +81,20 @@ Expected<InPlacePiece, UploadError> SharedWriter::reserve(const ImageRegion& reg
   if (!layout) return unexpected(layout.error());
   if (!detail::layout_after_copies(region.new_layout))
     return unexpected(UploadError::InvalidArgument);
-  detail::SharedCopy copy;
-  copy.image = region.image;
-  copy.old_layout = region.old_layout;
-  copy.new_layout = region.new_layout;
-  copy.barrier_aspect = layout->barrier_aspect;
-  copy.region = layout->copy(region, 0);
+  // The copy goes into the space's table first; a placement refused after it leaves an entry
+  // nothing names (cleared with the table at the next share()).
+  uint64_t at = 0;
+  try {
+    const std::lock_guard lock(state_->images_lock);
+    at = state_->images.size();
+    state_->images.push_back({region.image, region.old_layout, region.new_layout,
+                              layout->barrier_aspect, layout->copy(region, 0)});
+  } catch (const std::bad_alloc&) {
+    return unexpected(UploadError::AllocationFailed);
+  }
   const Expected<std::span<std::byte>, UploadError> bytes =
-      place(layout->texels.padded_bytes, layout->texels.offset_alignment, copy);
+      place(layout->texels.padded_bytes, layout->texels.offset_alignment,
+            detail::SharedCopy{VK_NULL_HANDLE, at});
   if (!bytes) return unexpected(bytes.error());
   return layout->span(*bytes);
 }

@@ -8,14 +8,12 @@
 
 namespace staging::vulkan::detail {
 struct SharedState;
-/// What one shared placement records at finish() (the SharedFrame payload).
+/// What one shared placement records at finish() (the SharedFrame payload). Every upload of every
+/// writer writes one, so it is kept to 16 bytes: a buffer upload names its destination and offset;
+/// an image upload (buffer null) the index of its copy in the space's table of image copies
+/// (SharedState::images), which its writer appended under that table's lock.
 struct SharedCopy {
   VkBuffer buffer = VK_NULL_HANDLE;  // buffer destination (or null: an image)
-  uint64_t dst_offset = 0;
-  VkImage image = VK_NULL_HANDLE;
-  VkImageLayout old_layout = VK_IMAGE_LAYOUT_UNDEFINED;
-  VkImageLayout new_layout = VK_IMAGE_LAYOUT_UNDEFINED;
-  VkImageAspectFlags barrier_aspect = 0;
-  VkBufferImageCopy region{};  // bufferOffset: filled in at finish()
+  uint64_t at = 0;                   // buffer: the destination offset; image: the table index
 };
 }  // namespace staging::vulkan::detail
