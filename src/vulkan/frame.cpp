@@ -354,12 +354,13 @@ bool take_runs(detail::FrameState& f, std::span<const detail::BufferRun> runs) {
 // Takes the shared space's placements into the frame's copies, in staging-offset order. False when
 // one cannot be recorded (an overlap, or conflicting layouts): the frame is then never recorded.
 //
-// Placements are many (one per upload of every writer) and come in staging order, not in
-// destination order, so buffer uploads are checked a run at a time: consecutive placements that
-// continue each other in the destination make one run (a writer's uploads written back to back
-// make one run per block), the runs are sorted, and each destination's are merged into its ranges
-// with one pass. The cost is linear in the placements (and n log n in the runs), whatever the
-// writers' order.
+// A writer's uploads written back to back into one destination are joined into one placement as
+// they are placed (SharedCopy::joins), so there is one placement per run of a writer's block, not
+// one per upload. Placements come in staging order, not in destination order, so buffer uploads
+// are checked a run at a time: consecutive placements that continue each other in the destination
+// make one run, the runs are sorted, and each destination's are merged into its ranges with one
+// pass. The cost is linear in the placements (and n log n in the runs), whatever the writers'
+// order.
 bool take_shared(detail::FrameState& f, const SharedFrame<detail::SharedCopy>::Placements& placed) {
   std::vector<detail::BufferRun>& runs = f.shared_runs;
   runs.clear();

@@ -10,6 +10,9 @@
 
 namespace staging::vulkan {
 
+static_assert(SharedFrame<detail::SharedCopy>::kJoins,
+              "a writer's back-to-back buffer uploads are joined into one placement");
+
 namespace {
 
 UploadError upload_error(SharedPlaceErrorKind kind) noexcept {

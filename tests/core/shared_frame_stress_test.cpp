@@ -10,10 +10,14 @@
 // Also: many threads hammering one WriterGate while it is sealed and reopened.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <barrier>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -167,6 +171,168 @@ TEST(SharedFrameStress, EightWritersManyFramesNothingLostNothingTorn) {
       static_cast<unsigned long long>(checked), static_cast<unsigned long long>(refused),
       static_cast<unsigned long long>(report_retries));
   EXPECT_GT(checked, 0u);
+}
+
+// Joined placements from 8 threads: each writer streams uploads into its own destination, mostly
+// back to back (joined into one placement), sometimes after a gap in the destination or with an
+// alignment that pads staging memory (a new placement), sometimes withdrawing the upload it just
+// placed (always possible) or an earlier one (refused exactly when a later upload was joined to
+// it). Per frame the owner checks that the placements' destination bytes are exactly those of the
+// uploads kept, each once, with the bytes their writer wrote, and that joining did happen.
+struct DstRun {
+  uint32_t writer = 0;
+  uint64_t at = 0;  // the destination offset
+  static bool joins(const DstRun& first, uint64_t first_size, const DstRun& next) noexcept {
+    return next.writer == first.writer && next.at == first.at + first_size;
+  }
+};
+
+// The byte a writer writes for destination offset `at` (never zero-filled data).
+std::byte dst_byte(uint32_t writer, uint64_t at) noexcept {
+  return test::pattern_byte(Origin{writer, 0}, at);
+}
+
+TEST(SharedFrameStress, EightWritersJoinedRunsCoverEveryUploadExactlyOnce) {
+  constexpr uint32_t kWriters = 8;
+  constexpr uint64_t kUploads = 600;  // per writer and frame
+  std::vector<std::byte> memory(kWriters * kUploads * 80 + 8 * 65536);
+  SharedFrame<DstRun> frame;
+  struct Upload {
+    uint64_t at = 0, size = 0;
+  };
+  struct alignas(64) Writer {
+    std::vector<Upload> kept;  // the destination bytes this frame must copy
+    uint64_t uploads = 0;
+    std::string failure;
+  };
+  std::vector<Writer> writers(kWriters);
+  std::barrier<> sync(kWriters + 1);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> pool;
+  for (uint32_t t = 0; t < kWriters; ++t) {
+    pool.emplace_back([&, t] {
+      std::mt19937_64 rng(t * 104729 + 3);
+      Writer& me = writers[t];
+      for (;;) {
+        sync.arrive_and_wait();  // the frame is open
+        if (stop.load(std::memory_order_acquire)) return;
+        me.kept.clear();
+        me.uploads = 0;
+        auto w = frame.join().value();
+        uint64_t at = 0;
+        std::optional<SharedFrame<DstRun>::Placed> before;  // the upload placed before the last
+        std::optional<SharedFrame<DstRun>::Placed> last;
+        for (uint64_t i = 0; i < kUploads; ++i) {
+          const uint64_t r = rng() % 64;
+          if (r == 0) at += 1 + rng() % 100;                         // a gap in the destination
+          const uint64_t alignment = r == 1 ? 64 : (r < 8 ? 4 : 1);  // sometimes padding
+          const uint64_t size = 1 + rng() % (r == 2 ? 4096 : 64);
+          auto p = w.place(size, alignment, {t, at});
+          if (!p) {
+            me.failure = "upload refused: " + std::string(to_string(p.error().kind));
+            break;
+          }
+          for (uint64_t b = 0; b < size; ++b)
+            p->bytes[b] = dst_byte(t, at + b);
+          ++me.uploads;
+          me.kept.push_back({at, size});
+          if (r == 3 && before) {
+            // An earlier upload can be withdrawn only when nothing was joined to it after.
+            const bool joined_after = before->entry == last->entry;
+            if (w.discard(*before) == joined_after) {
+              me.failure = "discard of an earlier upload answered against its join";
+              break;
+            }
+            // before, last and this upload are the last three kept.
+            if (!joined_after) me.kept.erase(me.kept.end() - 3);
+            before.reset();
+          }
+          if (r == 4) {
+            if (!w.discard(*p)) {
+              me.failure = "the upload just placed could not be withdrawn";
+              break;
+            }
+            me.kept.pop_back();
+            at += size;  // its destination bytes stay unwritten
+            before.reset();
+            last.reset();
+            continue;
+          }
+          at += size;
+          before = last;
+          last = *p;
+        }
+        w.leave();
+        sync.arrive_and_wait();  // every writer has left
+      }
+    });
+  }
+  struct StopAll {
+    std::atomic<bool>& stop;
+    std::barrier<>& sync;
+    std::vector<std::thread>& pool;
+    ~StopAll() {
+      stop.store(true, std::memory_order_release);
+      sync.arrive_and_wait();
+      for (auto& th : pool)
+        th.join();
+    }
+  } stop_all{stop, sync, pool};
+
+  const auto deadline = SteadyTime::now() + budget() / 3;
+  uint64_t frames = 0, uploads = 0, placements = 0;
+  while (frames < 20 || SteadyTime::now() < deadline) {
+    ++frames;
+    frame.open(memory);
+    sync.arrive_and_wait();
+    sync.arrive_and_wait();
+    const auto placed = frame.finish(DrainMode::Report);
+    ASSERT_TRUE(placed) << "frame " << frames;
+    // Every placement's destination bytes, per writer: must be exactly the kept uploads'.
+    std::vector<std::vector<Upload>> copied(kWriters);
+    uint64_t previous_end = 0;
+    for (const auto& p : *placed) {
+      ASSERT_GE(p.offset, previous_end) << "frame " << frames << ": placements overlap";
+      previous_end = p.offset + p.size;
+      ASSERT_LT(p.payload.writer, kWriters);
+      for (uint64_t b = 0; b < p.size; ++b) {
+        ASSERT_EQ(memory[p.offset + b], dst_byte(p.payload.writer, p.payload.at + b))
+            << "frame " << frames << ": writer " << p.payload.writer << " byte at "
+            << p.payload.at + b;
+      }
+      copied[p.payload.writer].push_back({p.payload.at, p.size});
+      ++placements;
+    }
+    for (uint32_t t = 0; t < kWriters; ++t) {
+      ASSERT_EQ(writers[t].failure, "") << "frame " << frames << ", writer " << t;
+      // Both lists in destination order (a writer's destination offsets only grow), merged where
+      // they touch: the same bytes.
+      const auto spans = [](std::vector<Upload> v) {
+        std::sort(v.begin(), v.end(), [](const Upload& a, const Upload& b) { return a.at < b.at; });
+        std::vector<Upload> out;
+        for (const Upload& u : v) {
+          if (!out.empty() && out.back().at + out.back().size == u.at) {
+            out.back().size += u.size;
+          } else {
+            out.push_back(u);
+          }
+        }
+        return out;
+      };
+      const auto want = spans(writers[t].kept), got = spans(copied[t]);
+      ASSERT_EQ(want.size(), got.size()) << "frame " << frames << ", writer " << t;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        ASSERT_EQ(want[i].at, got[i].at) << "frame " << frames << ", writer " << t;
+        ASSERT_EQ(want[i].size, got[i].size) << "frame " << frames << ", writer " << t;
+      }
+      uploads += writers[t].uploads;
+    }
+  }
+  std::printf("[stress] %llu frames, %llu uploads joined into %llu placements\n",
+              static_cast<unsigned long long>(frames), static_cast<unsigned long long>(uploads),
+              static_cast<unsigned long long>(placements));
+  // Most uploads continue the one before: far fewer placements than uploads.
+  EXPECT_LT(placements * 4, uploads);
 }
 
 TEST(SharedFrameStress, GateCountsEveryWriterWhileSealedAndReopened) {

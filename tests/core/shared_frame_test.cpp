@@ -544,6 +544,140 @@ TEST_F(SharedFrameTest, ARecordNeverSpansTwoBlocks) {
   EXPECT_EQ(placed[2].payload.buffer, 0xA1u);
 }
 
+// --- Joined placements (a payload that declares joins()) --------------------------------
+
+// A destination byte range: `buffer`, from `offset`; an upload continuing the previous one in the
+// same buffer is joined to it.
+struct Run {
+  uint32_t buffer = 0;
+  uint64_t offset = 0;
+  static bool joins(const Run& first, uint64_t first_size, const Run& next) noexcept {
+    return next.buffer == first.buffer && next.offset == first.offset + first_size;
+  }
+};
+using JoiningFrame = SharedFrame<Run>;
+static_assert(JoiningFrame::kJoins && !Frame::kJoins);
+
+struct JoiningFrameTest : ::testing::Test {
+  std::vector<std::byte> memory = std::vector<std::byte>(1024);
+  JoiningFrame frame;
+  void open() { frame.open(memory); }
+  std::vector<JoiningFrame::Placement> finish() {
+    const auto placed = frame.finish(DrainMode::Report).value();
+    return {placed.begin(), placed.end()};
+  }
+};
+
+TEST_F(JoiningFrameTest, UploadsBackToBackInStagingAndDestinationAreOnePlacement) {
+  // Staging (16 bytes a character) and what each placement copies:
+  //   [ a a a a a a a a b c d ]     (c: 8 B, then 8 B of padding, d: 8 B)   a: 8 uploads of 16 B
+  //   into buffer 1 at 0, 16, .. 112: one
+  //                                 b: buffer 1 at 500 (does not continue a)
+  //                                 c: buffer 2 at 516 (continues b's offsets, not its buffer)
+  //                                 d: buffer 2 at 524, 8 B, continues c's bytes in the buffer
+  //                                    but lies after 8 B of padding: not joined
+  open();
+  auto w = frame.join().value();
+  for (uint64_t i = 0; i < 8; ++i) {
+    const auto p = w.place(16, 16, {1, 16 * i}).value();
+    EXPECT_EQ(p.offset, 16 * i);
+    EXPECT_EQ(p.bytes.size(), 16u);
+  }
+  ASSERT_TRUE(w.place(16, 16, {1, 500}));
+  ASSERT_TRUE(w.place(8, 16, {2, 516}));
+  ASSERT_TRUE(w.place(8, 16, {2, 524}));  // continues c in the buffer, but 8 bytes of padding
+  w.leave();
+  const auto placed = finish();
+  ASSERT_EQ(placed.size(), 4u);
+  const uint64_t offsets[] = {0, 128, 144, 160}, sizes[] = {128, 16, 8, 8};
+  const uint32_t buffers[] = {1, 1, 2, 2};
+  const uint64_t at[] = {0, 500, 516, 524};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(placed[i].offset, offsets[i]) << i;
+    EXPECT_EQ(placed[i].size, sizes[i]) << i;
+    EXPECT_EQ(placed[i].payload.buffer, buffers[i]) << i;
+    EXPECT_EQ(placed[i].payload.offset, at[i]) << i;
+  }
+}
+
+TEST_F(JoiningFrameTest, AJoinFollowsABlockGrownInPlaceButNeverAFreshOne) {
+  // A's block of 32 grows in place while nobody took bytes after it: its 4 uploads are one
+  // placement. Then B takes bytes after it, and A's next upload, which continues A's in the
+  // destination, lands in a fresh block after B's: a placement of its own (the records of A and B
+  // must not interleave).
+  //   [ A A A A | B B | A ]
+  open();
+  auto a = frame.join({.block_bytes = 32}).value();
+  for (uint64_t i = 0; i < 4; ++i)
+    ASSERT_EQ(a.place(16, 1, {1, 16 * i}).value().offset, 16 * i);
+  auto b = frame.join({.block_bytes = 32}).value();
+  ASSERT_EQ(b.place(32, 1, {2, 0}).value().offset, 64u);  // after A's grown block [0, 64)
+  ASSERT_EQ(a.place(16, 1, {1, 64}).value().offset, 96u);
+  a.leave();
+  b.leave();
+  const auto placed = finish();
+  ASSERT_EQ(placed.size(), 3u);
+  EXPECT_EQ(placed[0].offset, 0u);
+  EXPECT_EQ(placed[0].size, 64u);
+  EXPECT_EQ(placed[1].payload.buffer, 2u);
+  EXPECT_EQ(placed[2].offset, 96u);
+  EXPECT_EQ(placed[2].payload.offset, 64u);
+}
+
+TEST_F(JoiningFrameTest, OnlyTheLastUploadOfAJoinedPlacementCanBeDiscarded) {
+  // a, b, c joined into one placement [0, 48). b and a cannot be withdrawn (c was joined after
+  // them); c can, once. d then lands after c's bytes, which stay a gap, so it is not joined:
+  //   [ a b - d ]   placements: [0, 32) -> buffer 1 at 0; [48, 64) -> buffer 1 at 48
+  open();
+  auto w = frame.join().value();
+  const auto a = w.place(16, 1, {1, 0}).value();
+  const auto b = w.place(16, 1, {1, 16}).value();
+  const auto c = w.place(16, 1, {1, 32}).value();
+  EXPECT_EQ(a.entry, b.entry);
+  EXPECT_EQ(b.entry, c.entry);
+  EXPECT_FALSE(w.discard(b));
+  EXPECT_FALSE(w.discard(a));
+  EXPECT_TRUE(w.discard(c));
+  EXPECT_FALSE(w.discard(c));  // already withdrawn
+  const auto d = w.place(16, 1, {1, 48}).value();
+  EXPECT_EQ(d.offset, 48u);
+  EXPECT_NE(d.entry, c.entry);
+  w.leave();
+  const auto placed = finish();
+  ASSERT_EQ(placed.size(), 2u);
+  EXPECT_EQ(placed[0].offset, 0u);
+  EXPECT_EQ(placed[0].size, 32u);
+  EXPECT_EQ(placed[1].offset, 48u);
+  EXPECT_EQ(placed[1].payload.offset, 48u);
+  EXPECT_FALSE(w.discard(d));  // the writer has left
+}
+
+TEST_F(JoiningFrameTest, AWholePlacementDiscardedIsNotCollected) {
+  open();
+  auto w = frame.join().value();
+  const auto a = w.place(16, 1, {1, 0}).value();
+  ASSERT_TRUE(w.place(16, 1, {2, 0}));
+  EXPECT_TRUE(w.discard(a));
+  w.leave();
+  const auto placed = finish();
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].payload.buffer, 2u);
+}
+
+TEST_F(JoiningFrameTest, ThousandsOfUploadsOfOneWriterAreOnePlacement) {
+  // 1,000 uploads of 1 byte, back to back: far more than a record holds, but joined they need one
+  // entry, so no second record is claimed.
+  open();
+  auto w = frame.join().value();
+  for (uint64_t i = 0; i < 1000; ++i)
+    ASSERT_EQ(w.place(1, 1, {7, 1000 + i}).value().offset, i);
+  w.leave();
+  const auto placed = finish();
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].size, 1000u);
+  EXPECT_EQ(placed[0].payload.offset, 1000u);
+}
+
 TEST_F(SharedFrameTest, ReopeningForgetsThePreviousFrame) {
   // The placements are forgotten; the 100 bytes this thread took are remembered as its lane:
   //   frame 2: [ lane: 128 | shared ... ]   the lane counts as used, its unused end as stranded

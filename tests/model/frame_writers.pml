@@ -113,6 +113,9 @@
  *                              not its block's range's (the stripe taken for the range).
  *   BUG_RECORD_SPANS_BLOCKS    a fresh block keeps the current record: a record spans two
  *                              blocks, and another writer's placements fall between its entries.
+ *   BUG_JOIN_ACROSS_BLOCKS     (with JOINS) an upload is joined to the writer's last placement
+ *                              wherever that is, even in an earlier block and not ending where the
+ *                              upload starts: the placement then covers bytes between the two.
  */
 
 #ifndef NWRITERS
@@ -148,6 +151,7 @@
 #define REACH_LANE_TO_SHARED 4 /* the own (non-empty) lane full: a block from the shared range */
 #define REACH_CHARGE_LEAVE 5   /* at leave, a tail in a lane charged: someone took bytes after it */
 #define REACH_CHARGE_SWITCH 6  /* the same at a fresh block */
+#define REACH_JOIN 7           /* an upload joined to its record's last placement (JOINS) */
 #ifdef REACH
 hidden byte PATH = 1;
 #define REACHED(id, cond) assert(PATH && !(REACH == id && (cond)))
@@ -165,6 +169,14 @@ hidden byte PATH = 1;
 #endif
 
 #define NREC (NWRITERS * NTRIES) /* at most one record per placement */
+/* JOINS: the record an upload may join (its last placement), and whether that ends at rp. */
+#ifdef BUG_JOIN_ACROSS_BLOCKS
+#define JOIN_REC lastrec /* the writer's last placement's record, even in an old block */
+#define JOIN_ENDS_AT(r) true
+#else
+#define JOIN_REC rec
+#define JOIN_ENDS_AT(r) (rec_off[(r) * E + rec_n[r] - 1] + rec_size[(r) * E + rec_n[r] - 1] == rp)
+#endif
 #define NOREC 255
 #define SEALED 8 /* above any writer count (NWRITERS < 8) */
 #define COUNT(w) ((w) & 7)
@@ -355,19 +367,39 @@ inline refill_bytes() {
 }
 
 /* Writer::place: sz units at rp into the current record (a new one when it is full or there is
- * none: Writer::refill's fetch_add on the log's counter), then the caller writes the bytes. */
+ * none: Writer::refill's fetch_add on the log's counter), then the caller writes the bytes. With
+ * JOINS (a payload with joins(), Writer::commit), the upload may instead be added to the record's
+ * last placement: when the record has a free entry and that placement ends at rp, and the payload
+ * says it continues it (either choice). */
 inline place() {
   atomic {
+#ifdef JOINS
+    jr = JOIN_REC;
     if
-    :: rec == NOREC || rec_n[rec] == E -> rec = nrec; nrec++; assert(rec < NREC)
+    :: jr != NOREC && rec_n[jr] > 0 && rec_n[jr] < E && JOIN_ENDS_AT(jr) -> joined = true
+    :: true -> skip
+    fi;
+#endif
+    if
+    :: !joined && (rec == NOREC || rec_n[rec] == E) -> rec = nrec; nrec++; assert(rec < NREC)
     :: else -> skip /* the fast path: private */
     fi;
     at = rp;
     rp = rp + sz;
     mark(at, rp, TAKEN, PLACED, W2);
-    rec_off[rec * E + rec_n[rec]] = at;
-    rec_size[rec * E + rec_n[rec]] = sz;
-    rec_n[rec]++;
+    if
+    :: joined -> rec_size[jr * E + rec_n[jr] - 1] = rec_size[jr * E + rec_n[jr] - 1] + sz
+    :: else ->
+       rec_off[rec * E + rec_n[rec]] = at;
+       rec_size[rec * E + rec_n[rec]] = sz;
+       rec_n[rec]++
+#ifdef JOINS
+       ; lastrec = rec
+#endif
+    fi;
+    REACHED(REACH_JOIN, joined);
+    joined = false;
+    jr = NOREC;
     placed = placed + sz;
     ok = false
   };
@@ -396,6 +428,9 @@ proctype Writer(byte id) {
   byte rp, re;         /* the block [run_pos, run_end) */
   byte rg = NORANGE;   /* the block's range; NORANGE: no block yet */
   byte rec = NOREC;    /* the current record */
+  byte lastrec = NOREC; /* the record of the writer's last placement (JOINS) */
+  byte jr = NOREC;      /* the record joined to (JOINS) */
+  bool joined;
   byte k, r, fr, stop;
   bool admitted, ok, grow;
 #if NLANES > 0

@@ -12,6 +12,9 @@
 //                               multi-producer scaling without a GPU;
 //   Memcpy ceiling              the same threads and sizes doing only the memcpy of each upload
 //                               into the same memory: what placement adds is the difference;
+//   ...Joined                   SharedFrame producers at 256 B whose uploads go back to back into
+//                               one destination per thread, with a payload that joins them (one
+//                               placement per run, as the Vulkan frame's buffer uploads);
 //   ...Hot                      both at 256 B with producers that spin between frames instead of
 //                               waiting at a barrier (no wake-up per frame, as an engine's job
 //                               system's workers during a frame);
@@ -223,10 +226,24 @@ class FrameMemory {
 // uploads per second of the producers' phase alone, owner_ns the owner's open() and finish() per
 // frame. `wait`: how the producers wait between frames. `copy` false: the producers place without
 // writing the bytes (placement alone).
+// An upload's destination: one placement each (no joins()).
+struct Destination {
+  uint64_t destination;
+};
+// An upload's destination (a thread's buffer and the offset in it): a thread's uploads back to
+// back are joined into one placement.
+struct JoinedDestination {
+  uint64_t buffer;
+  uint64_t at;
+  static bool joins(const JoinedDestination& first, uint64_t first_size,
+                    const JoinedDestination& next) noexcept {
+    return next.buffer == first.buffer && next.at == first.at + first_size;
+  }
+};
+
+// `Payload`: Destination or JoinedDestination.
+template <class Payload = Destination>
 void shared_frame_producers(benchmark::State& state, CrewWait wait, bool copy = true) {
-  struct Payload {
-    uint64_t destination;
-  };
   const auto threads = static_cast<unsigned>(state.range(0));
   const auto size = static_cast<uint64_t>(state.range(1));
   const uint64_t slot = (size + 15) / 16 * 16;
@@ -243,7 +260,13 @@ void shared_frame_producers(benchmark::State& state, CrewWait wait, bool copy = 
         source.assign(static_cast<std::size_t>(size), std::byte{0x5A});
         auto writer = frame.join().value();
         for (uint64_t i = 0; i < kUploadsPerThread; ++i) {
-          auto placed = writer.place(size, 16, {t * kUploadsPerThread + i});
+          Payload payload{};
+          if constexpr (staging::SharedFrame<Payload>::kJoins) {
+            payload = {t, i * size};
+          } else {
+            payload = {t * kUploadsPerThread + i};
+          }
+          auto placed = writer.place(size, 16, payload);
           if (!placed) {
             std::fprintf(stderr, "writer %u: upload %llu of %llu bytes refused (%s)\n", t,
                          static_cast<unsigned long long>(i), static_cast<unsigned long long>(size),
@@ -269,7 +292,16 @@ void shared_frame_producers(benchmark::State& state, CrewWait wait, bool copy = 
     const auto finishing = std::chrono::steady_clock::now();
     auto placed = frame.finish(staging::DrainMode::Wait, std::chrono::seconds(10));
     owner += (opened - opening) + (std::chrono::steady_clock::now() - finishing);
-    if (!placed || placed->size() != kUploadsPerThread * threads) {
+    uint64_t bytes = 0;  // joined placements hold several uploads: count their bytes
+    if (placed) {
+      if constexpr (staging::SharedFrame<Payload>::kJoins) {
+        for (const auto& p : *placed)
+          bytes += p.size;
+      } else {
+        bytes = placed->size() * size;
+      }
+    }
+    if (bytes != kUploadsPerThread * threads * size) {
       state.SkipWithError("lost placements");
       break;
     }
@@ -359,6 +391,21 @@ void hot_rows(benchmark::internal::Benchmark* b) {
       b->Args({threads, 256, ring});
   }
 }
+// Joined placements (256 B, as frame_rows' 256 B rows).
+void joined_rows(benchmark::internal::Benchmark* b) {
+  for (const int64_t ring : {4, 1}) {
+    for (const int64_t threads : {1, 2, 4, 8, 16})
+      b->Args({threads, 256, ring});
+  }
+}
+void BM_SharedFrameProducersJoined(benchmark::State& state) {
+  shared_frame_producers<JoinedDestination>(state, CrewWait::Barrier);
+}
+BENCHMARK(BM_SharedFrameProducersJoined)
+    ->Apply(joined_rows)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
 void BM_SharedFrameProducersHot(benchmark::State& state) {
   shared_frame_producers(state, CrewWait::Hot);
 }

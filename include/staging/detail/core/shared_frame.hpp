@@ -52,6 +52,16 @@
 // Payload is what the backend needs to record a placement's copy (a destination buffer and
 // offset, an image region): a plain, trivially copyable record, stored as given.
 //
+// Joined placements. A payload may declare
+//   static bool joins(const Payload& first, uint64_t first_size, const Payload& next) noexcept;
+// true when an upload with `next` continues, in its destination, the `first_size` bytes recorded
+// with `first` (e.g. the same buffer, next.offset == first.offset + first_size). A writer whose
+// upload then lands right after its previous one in staging memory too (no alignment padding, the
+// same block and record) adds its bytes to that placement instead of recording another: a writer
+// streaming uploads back to back into one destination leaves one placement per block, so the
+// owner's finish() visits runs, not uploads. Without joins(), every upload is a placement of its
+// own.
+//
 // Threading: open(), finish(), seal(), collect() and the queries marked "owner" on the owner's
 // thread; join() and a Writer's calls on any thread (a Writer is used by one thread at a time).
 // Ownership: the frame only refers to its memory (the caller's staging slot or reservation), which
@@ -61,6 +71,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -93,8 +104,9 @@ inline uint32_t this_thread_stripe() noexcept {
 }
 }  // namespace detail
 
-/// One upload placed in a SharedFrame: `size` bytes at `offset` of the frame's memory (offsets
-/// are those of the memory the frame was opened on, base_offset included), and its payload.
+/// One upload placed in a SharedFrame (with a joining payload, a run of one writer's uploads
+/// joined: see the file comment): `size` bytes at `offset` of the frame's memory (offsets are those
+/// of the memory the frame was opened on, base_offset included), and its (first upload's) payload.
 template <class Payload>
 struct FramePlacement {
   uint64_t offset = 0;  ///< where the bytes are (a multiple of the placement's alignment)
@@ -227,6 +239,12 @@ class SharedFrame {
  public:
   /// A placement (FramePlacement<Payload>).
   using Placement = FramePlacement<Payload>;
+  /// True when Payload declares joins() (see the file comment): a writer's uploads that continue
+  /// each other in staging memory and in their destination are recorded as one placement.
+  static constexpr bool kJoins = requires(const Payload& p, uint64_t n) {
+    { Payload::joins(p, n, p) }
+    noexcept->std::convertible_to<bool>;
+  };
   /// Placements one block record holds: a writer claims a record per block (or per this many
   /// uploads inside one block).
   static constexpr uint32_t kBlockEntries = 64;
@@ -239,7 +257,9 @@ class SharedFrame {
   struct Placed {
     uint64_t offset = 0;         ///< as FramePlacement::offset
     std::span<std::byte> bytes;  ///< the staging bytes, `size` of them
-    uint64_t entry = 0;          ///< the placement's log entry (for Writer::discard)
+    /// The log entry holding the upload (for Writer::discard): with a joining payload, the
+    /// placement it was joined to.
+    uint64_t entry = 0;
   };
 
   class Writer;
@@ -526,17 +546,25 @@ class SharedFrame {
       return place_checked(size, alignment, payload);
     }
 
-    /// Withdraws a placement of this writer (its bytes will not be copied; they stay a gap).
-    /// For a producer that could not write what it placed. Before leave() only.
-    void discard(const Placed& placed) noexcept {
-      if (frame_ == nullptr) return;
+    /// Withdraws an upload this writer placed (its bytes will not be copied; they stay a gap).
+    /// For a producer that could not write what it placed. Before leave() only. With a joining
+    /// payload (kJoins), only the last upload of a placement can be withdrawn: an upload that a
+    /// later one was joined to stays (false; its bytes will be copied, so write them). Returns
+    /// true when withdrawn; false also for an upload already withdrawn or a writer that left.
+    bool discard(const Placed& placed) noexcept {
+      if (frame_ == nullptr) return false;
       const uint64_t record = placed.entry / kBlockEntries;
       Record* r = (*frame_->stripes_)[record % kStripes].log.at(record / kStripes);
-      if (r == nullptr) return;
+      if (r == nullptr) return false;
       Placement& e = r->entries[placed.entry % kBlockEntries];
-      if (e.size == 0) return;
-      e.size = 0;
-      --placed_;  // modulo 2^64: the frame's count is the sum over its writers
+      const uint64_t size = placed.bytes.size();
+      // The upload must be the placement's end: all of it, or (joined) its last upload.
+      if (e.size == 0 || placed.offset < e.offset || e.size - (placed.offset - e.offset) != size) {
+        return false;
+      }
+      e.size -= size;
+      if (e.size == 0) --placed_;  // modulo 2^64: the frame's count is the sum over its writers
+      return true;
     }
 
     /// Leaves the frame: this writer's bytes are complete. Gives back what its block left unused
@@ -623,8 +651,25 @@ class SharedFrame {
       // Only the entry and the writer's own position: the record's count, its reference and the
       // writer's tally are written when the record is closed (close_record()).
       run_pos_ = offset + size;
-      Placement* e = entry_++;
-      *e = Placement{offset, size, payload};
+      Placement* e = entry_;
+      bool joined = false;
+      if constexpr (kJoins) {
+        // Joined to the record's last placement when it ends where this upload starts (in the
+        // same record, so in the same block or one grown from it) and the payload continues it.
+        if (e != record_->entries.data()) {
+          Placement& last = e[-1];
+          if (last.offset + last.size == offset &&
+              Payload::joins(last.payload, last.size, payload)) {
+            last.size += size;
+            --e;
+            joined = true;
+          }
+        }
+      }
+      if (!joined) {
+        ++entry_;
+        *e = Placement{offset, size, payload};
+      }
       const auto i = static_cast<uint32_t>(e - record_->entries.data());
       return Placed{
           offset, std::span<std::byte>(mem_ + (offset - mem_base_), static_cast<std::size_t>(size)),
