@@ -36,6 +36,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -442,6 +443,15 @@ BENCHMARK(BM_SharedFramePlaceOnlyHot)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MemcpyCeilingRecorded)->Apply(cost_rows)->UseRealTime()->Unit(benchmark::kMicrosecond);
+// Placement alone with joined placements: a writer's uploads back to back in one destination
+// leave one record entry per block, not one per upload (what the entry stores cost).
+void BM_SharedFramePlaceOnlyJoinedHot(benchmark::State& state) {
+  shared_frame_producers<JoinedDestination>(state, CrewWait::Hot, false);
+}
+BENCHMARK(BM_SharedFramePlaceOnlyJoinedHot)
+    ->Apply(cost_rows)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 // The host's own scaling of CPU work: state.range(0) threads (persistent, at a barrier) each run
 // the same chain of 2^18 dependent multiply-adds per round, touching no memory (about 0.3 ms on
@@ -476,6 +486,54 @@ void BM_CoreSpeed(benchmark::State& state) {
   state.counters["slowdown"] = per_round / std::max(1e-9, alone.count());
 }
 BENCHMARK(BM_CoreSpeed)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
+    ->Arg(16)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// As BM_CoreSpeed, with 8 independent chains per thread instead of one: the core's throughput of
+// multiply-adds, not their latency. Two hardware threads that share a core barely slow each
+// other's single chain (each waits on its own latency) but halve each other's throughput, so a
+// `slowdown` here well above BM_CoreSpeed's means busy threads share cores: work that keeps a
+// core's units busy (a writer's placement) then scales less than the thread count.
+void BM_CoreThroughput(benchmark::State& state) {
+  const auto threads = static_cast<unsigned>(state.range(0));
+  constexpr int kChains = 8;
+  std::vector<uint64_t> out(threads);
+  const auto chains = [](uint64_t seed) {
+    std::array<uint64_t, kChains> x{};
+    for (int c = 0; c < kChains; ++c)
+      x[static_cast<std::size_t>(c)] = seed + static_cast<uint64_t>(c);
+    for (uint32_t i = 0; i < (1u << 16); ++i) {
+      for (auto& v : x)
+        v = v * 6364136223846793005ull + 1442695040888963407ull;
+      benchmark::DoNotOptimize(x);
+    }
+    uint64_t sum = 0;
+    for (const uint64_t v : x)
+      sum += v;
+    return sum;
+  };
+  std::chrono::duration<double> alone{1.0};
+  for (int i = 0; i < 3; ++i) {
+    const auto begin = std::chrono::steady_clock::now();
+    out[0] = chains(out[0] + 1);
+    alone =
+        std::min<std::chrono::duration<double>>(alone, std::chrono::steady_clock::now() - begin);
+  }
+  Crew crew(threads, [&](unsigned t) { out[t] = chains(out[t] + t); });
+  std::chrono::nanoseconds rounds{0};
+  for (auto _ : state)
+    rounds += crew.round();
+  benchmark::DoNotOptimize(out.data());
+  const double per_round =
+      std::chrono::duration<double>(rounds).count() / static_cast<double>(state.iterations());
+  state.counters["slowdown"] = per_round / std::max(1e-9, alone.count());
+}
+BENCHMARK(BM_CoreThroughput)
     ->Arg(1)
     ->Arg(2)
     ->Arg(4)
