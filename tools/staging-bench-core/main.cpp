@@ -454,29 +454,22 @@ BENCHMARK(BM_SharedFramePlaceOnlyJoinedHot)
     ->Unit(benchmark::kMicrosecond);
 
 // The host's own scaling of CPU work: state.range(0) threads (persistent, at a barrier) each run
-// the same chain of 2^18 dependent multiply-adds per round, touching no memory (about 0.3 ms on
-// one core). One thread's time is the core's speed alone; a longer round with more threads means
-// each core runs slower while the others are busy (a lower all-core clock, or cores that share
-// execution units): the most any per-upload CPU work can scale on this host. `slowdown`: the
-// round's time over the quickest of three chains run alone first (1.0: no loss).
-void BM_CoreSpeed(benchmark::State& state) {
+// `work` (uint64_t seed -> uint64_t, touching no memory) once per round. One thread's time is the
+// core's speed alone; a longer round with more threads means each core runs slower while the
+// others are busy. `slowdown`: the round's time over the quickest of three runs of `work` alone
+// first (1.0: no loss).
+template <class Work>
+void core_slowdown(benchmark::State& state, Work work) {
   const auto threads = static_cast<unsigned>(state.range(0));
   std::vector<uint64_t> out(threads);
-  const auto chain = [](uint64_t x) {
-    for (uint32_t i = 0; i < (1u << 18); ++i) {
-      x = x * 6364136223846793005ull + 1442695040888963407ull;
-      benchmark::DoNotOptimize(x);
-    }
-    return x;
-  };
-  std::chrono::duration<double> alone{1.0};  // the quickest of 3 chains on this thread alone
+  std::chrono::duration<double> alone{1.0};  // the quickest of 3 runs on this thread alone
   for (int i = 0; i < 3; ++i) {
     const auto begin = std::chrono::steady_clock::now();
-    out[0] = chain(out[0] + 1);
+    out[0] = work(out[0] + 1);
     alone =
         std::min<std::chrono::duration<double>>(alone, std::chrono::steady_clock::now() - begin);
   }
-  Crew crew(threads, [&](unsigned t) { out[t] = chain(out[t] + t); });
+  Crew crew(threads, [&](unsigned t) { out[t] = work(out[t] + t); });
   std::chrono::nanoseconds rounds{0};
   for (auto _ : state)
     rounds += crew.round();
@@ -485,28 +478,37 @@ void BM_CoreSpeed(benchmark::State& state) {
       std::chrono::duration<double>(rounds).count() / static_cast<double>(state.iterations());
   state.counters["slowdown"] = per_round / std::max(1e-9, alone.count());
 }
-BENCHMARK(BM_CoreSpeed)
-    ->Arg(1)
-    ->Arg(2)
-    ->Arg(4)
-    ->Arg(8)
-    ->Arg(16)
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
 
-// As BM_CoreSpeed, with 8 independent chains per thread instead of one: the core's throughput of
-// multiply-adds, not their latency. Two hardware threads that share a core barely slow each
-// other's single chain (each waits on its own latency) but halve each other's throughput, so a
-// `slowdown` here well above BM_CoreSpeed's means busy threads share cores: work that keeps a
-// core's units busy (a writer's placement) then scales less than the thread count.
+// Rows: 1, 2, 4, 8 and 16 threads.
+void core_rows(benchmark::internal::Benchmark* b) {
+  for (const int64_t threads : {1, 2, 4, 8, 16})
+    b->Arg(threads);
+}
+
+// One chain of 2^18 dependent multiply-adds per thread (about 0.3 ms on one core): its latency.
+// A slowdown here is a lower all-core clock (or cores time-shared): the most any per-upload CPU
+// work can scale on this host.
+void BM_CoreSpeed(benchmark::State& state) {
+  core_slowdown(state, [](uint64_t x) {
+    for (uint32_t i = 0; i < (1u << 18); ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      benchmark::DoNotOptimize(x);
+    }
+    return x;
+  });
+}
+BENCHMARK(BM_CoreSpeed)->Apply(core_rows)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// 8 independent chains per thread instead of one: the core's throughput of multiply-adds, not
+// their latency. Two hardware threads that share a core barely slow each other's single chain
+// (each waits on its own latency) but halve each other's throughput, so a `slowdown` here well
+// above BM_CoreSpeed's means busy threads share cores' units: work that keeps a core busy (a
+// writer's placement) then scales less than the thread count.
 void BM_CoreThroughput(benchmark::State& state) {
-  const auto threads = static_cast<unsigned>(state.range(0));
-  constexpr int kChains = 8;
-  std::vector<uint64_t> out(threads);
-  const auto chains = [](uint64_t seed) {
-    std::array<uint64_t, kChains> x{};
-    for (int c = 0; c < kChains; ++c)
-      x[static_cast<std::size_t>(c)] = seed + static_cast<uint64_t>(c);
+  core_slowdown(state, [](uint64_t seed) {
+    std::array<uint64_t, 8> x{};
+    for (std::size_t c = 0; c < x.size(); ++c)
+      x[c] = seed + c;
     for (uint32_t i = 0; i < (1u << 16); ++i) {
       for (auto& v : x)
         v = v * 6364136223846793005ull + 1442695040888963407ull;
@@ -516,30 +518,8 @@ void BM_CoreThroughput(benchmark::State& state) {
     for (const uint64_t v : x)
       sum += v;
     return sum;
-  };
-  std::chrono::duration<double> alone{1.0};
-  for (int i = 0; i < 3; ++i) {
-    const auto begin = std::chrono::steady_clock::now();
-    out[0] = chains(out[0] + 1);
-    alone =
-        std::min<std::chrono::duration<double>>(alone, std::chrono::steady_clock::now() - begin);
-  }
-  Crew crew(threads, [&](unsigned t) { out[t] = chains(out[t] + t); });
-  std::chrono::nanoseconds rounds{0};
-  for (auto _ : state)
-    rounds += crew.round();
-  benchmark::DoNotOptimize(out.data());
-  const double per_round =
-      std::chrono::duration<double>(rounds).count() / static_cast<double>(state.iterations());
-  state.counters["slowdown"] = per_round / std::max(1e-9, alone.count());
+  });
 }
-BENCHMARK(BM_CoreThroughput)
-    ->Arg(1)
-    ->Arg(2)
-    ->Arg(4)
-    ->Arg(8)
-    ->Arg(16)
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CoreThroughput)->Apply(core_rows)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
