@@ -31,12 +31,13 @@
 // ReserveRetire benchmarks the same as the Time column (one reservation per iteration), for the
 // batch benchmark the iteration's time divided by its 64 reservations.
 // Run: build/bin/staging-bench-core [--benchmark_filter=...] [--benchmark_repetitions=5] (--help)
+// STAGING_BENCH_CPUS=0-15 (a list of CPUs) pins the threads of the multi-threaded rows: thread t
+// to the list's entry t (tools/support/crew.hpp); unset, the system places them.
 // (Debian's libbenchmark warns that it was built as DEBUG: that concerns the library's own timing
 // loop, not the code measured, which is built Release.)
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -48,6 +49,7 @@
 #include <thread>
 #include <vector>
 
+#include "core_work.hpp"
 #include "crew.hpp"
 #include "staging/core/byte_ring.hpp"
 #include "staging/detail/core/invariant_checker.hpp"
@@ -503,22 +505,10 @@ BENCHMARK(BM_CoreSpeed)->Apply(core_rows)->UseRealTime()->Unit(benchmark::kMicro
 // their latency. Two hardware threads that share a core barely slow each other's single chain
 // (each waits on its own latency) but halve each other's throughput, so a `slowdown` here well
 // above BM_CoreSpeed's means busy threads share cores' units: work that keeps a core busy (a
-// writer's placement) then scales less than the thread count.
+// writer's placement) then scales less than the thread count. 2^18 steps (about 0.4 ms on one
+// core); the same work as staging-cpu-pairs' (tools/support/core_work.hpp).
 void BM_CoreThroughput(benchmark::State& state) {
-  core_slowdown(state, [](uint64_t seed) {
-    std::array<uint64_t, 8> x{};
-    for (std::size_t c = 0; c < x.size(); ++c)
-      x[c] = seed + c;
-    for (uint32_t i = 0; i < (1u << 16); ++i) {
-      for (auto& v : x)
-        v = v * 6364136223846793005ull + 1442695040888963407ull;
-      benchmark::DoNotOptimize(x);
-    }
-    uint64_t sum = 0;
-    for (const uint64_t v : x)
-      sum += v;
-    return sum;
-  });
+  core_slowdown(state, [](uint64_t seed) { return independent_chains(seed, 1u << 18); });
 }
 BENCHMARK(BM_CoreThroughput)->Apply(core_rows)->UseRealTime()->Unit(benchmark::kMicrosecond);
 

@@ -1,0 +1,149 @@
+// staging-cpu-pairs: which of this host's CPUs share a core, measured rather than read from sysfs.
+//
+// A guest's virtual CPUs may be hardware threads of fewer physical cores than the guest sees
+// ("Thread(s) per core: 1" while two of them share one core's units), so that N busy threads run
+// at less than N times one thread's speed whatever they do; which virtual CPUs share a core can
+// also change while the guest runs. This tool measures it: for every pair of usable CPUs (i, j),
+// two threads pinned there each run 8 independent multiply-add chains (a core's throughput, as
+// staging-bench-core's CoreThroughput rows) at the same time; the pair's slowdown is the slower
+// thread's time over that CPU's time alone (the best of --repeats runs each). About 1.0: the two
+// CPUs have a core each; towards 2: they share one. Read the many-writer rows of staging-bench-core
+// (SharedFrameProducers) beside it, and pin their threads with STAGING_BENCH_CPUS where it helps.
+//
+//   build/bin/staging-cpu-pairs [--repeats N] [--threshold X]
+//
+// Prints each CPU's time alone, the matrix of pair slowdowns, and a greedy set of CPUs no two of
+// which slow each other by more than --threshold. Pairs are measured one after another (about
+// 10 ms each): on a shared host, a later row may see other tenants' load an earlier one did not.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "cli.hpp"
+#include "core_work.hpp"
+#include "exception_exit.hpp"
+#include "staging/detail/core/host_topology.hpp"
+
+namespace {
+
+std::atomic<uint64_t> sink{0};
+
+// Runs independent_chains (2^21 steps, a few ms) on a thread pinned to `cpu` once `ready` reaches
+// `together` (every thread of the measurement pinned and waiting); returns its time in seconds.
+// Nullopt: the CPU refused the pin.
+std::optional<double> timed_on(int cpu, std::atomic<int>& ready, int together) {
+  if (!staging::pin_current_thread(std::span<const int>(&cpu, 1))) return std::nullopt;
+  ready.fetch_add(1);
+  while (ready.load() < together) {
+  }
+  const auto begin = std::chrono::steady_clock::now();
+  sink.fetch_add(independent_chains(static_cast<uint64_t>(cpu), 1u << 21),
+                 std::memory_order_relaxed);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+}
+
+// The times of independent_chains on `cpus`, all at once (one thread each).
+std::vector<std::optional<double>> run_together(const std::vector<int>& cpus) {
+  std::vector<std::optional<double>> times(cpus.size());
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (std::size_t k = 0; k < cpus.size(); ++k)
+    threads.emplace_back(
+        [&, k] { times[k] = timed_on(cpus[k], ready, static_cast<int>(cpus.size())); });
+  for (auto& t : threads)
+    t.join();
+  return times;
+}
+
+// The best of `repeats` measurements of `cpus` together: per CPU, its shortest time.
+std::vector<double> best_of(const std::vector<int>& cpus, unsigned repeats) {
+  std::vector<double> best(cpus.size(), 1e30);
+  for (unsigned r = 0; r < repeats; ++r) {
+    const auto times = run_together(cpus);
+    for (std::size_t k = 0; k < cpus.size(); ++k)
+      best[k] = std::min(best[k], times[k].value_or(1e30));
+  }
+  return best;
+}
+
+void print_matrix(const std::vector<int>& cpus, const std::vector<std::vector<double>>& slowdown) {
+  std::printf("pair slowdown (row CPU and column CPU busy together, over alone):\n     ");
+  for (const int c : cpus)
+    std::printf("%6d", c);
+  std::printf("\n");
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    std::printf("%5d", cpus[i]);
+    for (std::size_t j = 0; j < cpus.size(); ++j) {
+      if (i == j) {
+        std::printf("%6s", "-");
+      } else {
+        std::printf("%6.2f", slowdown[i][j]);
+      }
+    }
+    std::printf("\n");
+  }
+}
+
+// CPUs taken in order, each kept when it slows none kept before by more than `threshold`.
+std::vector<int> independent_set(const std::vector<int>& cpus,
+                                 const std::vector<std::vector<double>>& slowdown,
+                                 double threshold) {
+  std::vector<std::size_t> kept;
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    if (std::all_of(kept.begin(), kept.end(),
+                    [&](std::size_t k) { return slowdown[i][k] <= threshold; }))
+      kept.push_back(i);
+  }
+  std::vector<int> out;
+  for (const std::size_t k : kept)
+    out.push_back(cpus[k]);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  unsigned repeats = 3;
+  double threshold = 1.25;
+  CLI::App app{
+      "staging-cpu-pairs: which of this host's CPUs share a core (pairs of busy threads, "
+      "measured).",
+      "staging-cpu-pairs"};
+  app.add_option("--repeats", repeats, "runs per CPU alone and per pair; the best counts")
+      ->check(CLI::Range(1u, 100u));
+  app.add_option("--threshold", threshold,
+                 "the most slowdown two CPUs of the printed independent set may show")
+      ->check(CLI::Range(1.0, 10.0));
+  if (const std::optional<int> exit = staging::tools::parse(app, argc, argv)) return *exit;
+
+  const std::vector<int> cpus = staging::HostTopology::read().cpus(-1);
+  std::vector<double> alone(cpus.size());
+  std::printf("alone (ms):");
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    alone[i] = best_of({cpus[i]}, repeats).front();
+    std::printf(" %d:%.2f", cpus[i], alone[i] * 1e3);
+  }
+  std::printf("\n");
+  std::vector<std::vector<double>> slowdown(cpus.size(), std::vector<double>(cpus.size(), 1.0));
+  for (std::size_t i = 0; i < cpus.size(); ++i) {
+    for (std::size_t j = i + 1; j < cpus.size(); ++j) {
+      const auto both = best_of({cpus[i], cpus[j]}, repeats);
+      slowdown[i][j] = slowdown[j][i] = std::max(both[0] / alone[i], both[1] / alone[j]);
+    }
+  }
+  print_matrix(cpus, slowdown);
+  const std::vector<int> set = independent_set(cpus, slowdown, threshold);
+  std::printf("independent (no pair above %.2f): %zu CPUs:", threshold, set.size());
+  for (const int c : set)
+    std::printf(" %d", c);
+  std::printf("\n");
+  return 0;
+} catch (...) {
+  return staging::tools::exception_exit("staging-cpu-pairs");
+}
