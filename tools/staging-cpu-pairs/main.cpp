@@ -10,7 +10,7 @@
 // CPUs have a core each; towards 2: they share one. Read the many-writer rows of staging-bench-core
 // (SharedFrameProducers) beside it, and pin their threads with STAGING_BENCH_CPUS where it helps.
 //
-//   build/bin/staging-cpu-pairs [--repeats N] [--threshold X]
+//   build/bin/staging-cpu-pairs [--repeats N] [--threshold X] [--cpus 0-7,12]
 //
 // Prints each CPU's time alone, the matrix of pair slowdowns, and a greedy set of CPUs no two of
 // which slow each other by more than --threshold. Pairs are measured one after another (about
@@ -18,10 +18,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -36,12 +39,13 @@ std::atomic<uint64_t> sink{0};
 
 // Runs independent_chains (2^21 steps, a few ms) on a thread pinned to `cpu` once `ready` reaches
 // `together` (every thread of the measurement pinned and waiting); returns its time in seconds.
-// Nullopt: the CPU refused the pin.
+// Nullopt: the CPU refused the pin (the thread still arrives, so that the others go on).
 std::optional<double> timed_on(int cpu, std::atomic<int>& ready, int together) {
-  if (!staging::pin_current_thread(std::span<const int>(&cpu, 1))) return std::nullopt;
+  const bool pinned = staging::pin_current_thread(std::span<const int>(&cpu, 1));
   ready.fetch_add(1);
   while (ready.load() < together) {
   }
+  if (!pinned) return std::nullopt;
   const auto begin = std::chrono::steady_clock::now();
   sink.fetch_add(independent_chains(static_cast<uint64_t>(cpu), 1u << 21),
                  std::memory_order_relaxed);
@@ -61,15 +65,48 @@ std::vector<std::optional<double>> run_together(const std::vector<int>& cpus) {
   return times;
 }
 
-// The best of `repeats` measurements of `cpus` together: per CPU, its shortest time.
+constexpr double kNone = std::numeric_limits<double>::quiet_NaN();  // not measured
+
+// The best of `repeats` measurements of `cpus` together: per CPU, its shortest time; kNone for a
+// CPU that refused every pin.
 std::vector<double> best_of(const std::vector<int>& cpus, unsigned repeats) {
-  std::vector<double> best(cpus.size(), 1e30);
+  std::vector<double> best(cpus.size(), std::numeric_limits<double>::infinity());
   for (unsigned r = 0; r < repeats; ++r) {
     const auto times = run_together(cpus);
-    for (std::size_t k = 0; k < cpus.size(); ++k)
-      best[k] = std::min(best[k], times[k].value_or(1e30));
+    for (std::size_t k = 0; k < cpus.size(); ++k) {
+      if (times[k]) best[k] = std::min(best[k], *times[k]);
+    }
+  }
+  for (double& b : best) {
+    if (std::isinf(b)) b = kNone;
   }
   return best;
+}
+
+// The slower of two CPUs busy together, each over its time alone; kNone where one is unmeasured.
+double pair_slowdown(const std::vector<double>& both, double alone_i, double alone_j) {
+  const double i = both[0] / alone_i, j = both[1] / alone_j;
+  return std::isnan(i) || std::isnan(j) ? kNone : std::max(i, j);
+}
+
+// The CPUs to measure: every usable one, or those of `list` (a CPU list, "0-7,12"), each of which
+// must be usable. Nullopt (and `error` set) otherwise.
+std::optional<std::vector<int>> cpus_to_measure(const std::string& list, std::string& error) {
+  std::vector<int> usable = staging::HostTopology::read().cpus(-1);
+  if (list.empty()) return usable;
+  const std::optional<std::vector<int>> asked = staging::parse_cpu_list(list);
+  if (!asked || asked->empty()) {
+    error = "--cpus: '" + list + "' is not a CPU list (such as 0-7,12)";
+    return std::nullopt;
+  }
+  std::sort(usable.begin(), usable.end());
+  for (const int c : *asked) {
+    if (!std::binary_search(usable.begin(), usable.end(), c)) {
+      error = "--cpus: CPU " + std::to_string(c) + " is not one this process may run on";
+      return std::nullopt;
+    }
+  }
+  return asked;
 }
 
 void print_matrix(const std::vector<int>& cpus, const std::vector<std::vector<double>>& slowdown) {
@@ -82,6 +119,8 @@ void print_matrix(const std::vector<int>& cpus, const std::vector<std::vector<do
     for (std::size_t j = 0; j < cpus.size(); ++j) {
       if (i == j) {
         std::printf("%6s", "-");
+      } else if (std::isnan(slowdown[i][j])) {
+        std::printf("%6s", "n/a");
       } else {
         std::printf("%6.2f", slowdown[i][j]);
       }
@@ -90,12 +129,14 @@ void print_matrix(const std::vector<int>& cpus, const std::vector<std::vector<do
   }
 }
 
-// CPUs taken in order, each kept when it slows none kept before by more than `threshold`.
+// CPUs taken in order, each kept when it slows none kept before by more than `threshold` (a pair
+// not measured counts as above it; a CPU not measured alone, its diagonal entry, is never kept).
 std::vector<int> independent_set(const std::vector<int>& cpus,
                                  const std::vector<std::vector<double>>& slowdown,
                                  double threshold) {
   std::vector<std::size_t> kept;
   for (std::size_t i = 0; i < cpus.size(); ++i) {
+    if (std::isnan(slowdown[i][i])) continue;
     if (std::all_of(kept.begin(), kept.end(),
                     [&](std::size_t k) { return slowdown[i][k] <= threshold; }))
       kept.push_back(i);
@@ -111,6 +152,7 @@ std::vector<int> independent_set(const std::vector<int>& cpus,
 int main(int argc, char** argv) try {
   unsigned repeats = 3;
   double threshold = 1.25;
+  std::string cpu_list;
   CLI::App app{
       "staging-cpu-pairs: which of this host's CPUs share a core (pairs of busy threads, "
       "measured).",
@@ -120,21 +162,33 @@ int main(int argc, char** argv) try {
   app.add_option("--threshold", threshold,
                  "the most slowdown two CPUs of the printed independent set may show")
       ->check(CLI::Range(1.0, 10.0));
+  app.add_option("--cpus", cpu_list,
+                 "the CPUs to measure, a list such as 0-7,12 (default: every CPU this process may "
+                 "run on; a host of n CPUs takes about n^2 / 2 x 20 ms)");
   if (const std::optional<int> exit = staging::tools::parse(app, argc, argv)) return *exit;
+  std::string error;
+  const std::optional<std::vector<int>> measured = cpus_to_measure(cpu_list, error);
+  if (!measured) return staging::tools::usage_error(app, error);
+  const std::vector<int>& cpus = *measured;
 
-  const std::vector<int> cpus = staging::HostTopology::read().cpus(-1);
   std::vector<double> alone(cpus.size());
+  // Slowdowns; 1.0 on the diagonal (kNone for a CPU that could not be measured alone).
+  std::vector<std::vector<double>> slowdown(cpus.size(), std::vector<double>(cpus.size(), 1.0));
   std::printf("alone (ms):");
   for (std::size_t i = 0; i < cpus.size(); ++i) {
     alone[i] = best_of({cpus[i]}, repeats).front();
-    std::printf(" %d:%.2f", cpus[i], alone[i] * 1e3);
+    if (std::isnan(alone[i])) {
+      slowdown[i][i] = kNone;
+      std::printf(" %d:n/a", cpus[i]);
+    } else {
+      std::printf(" %d:%.2f", cpus[i], alone[i] * 1e3);
+    }
   }
   std::printf("\n");
-  std::vector<std::vector<double>> slowdown(cpus.size(), std::vector<double>(cpus.size(), 1.0));
   for (std::size_t i = 0; i < cpus.size(); ++i) {
     for (std::size_t j = i + 1; j < cpus.size(); ++j) {
       const auto both = best_of({cpus[i], cpus[j]}, repeats);
-      slowdown[i][j] = slowdown[j][i] = std::max(both[0] / alone[i], both[1] / alone[j]);
+      slowdown[i][j] = slowdown[j][i] = pair_slowdown(both, alone[i], alone[j]);
     }
   }
   print_matrix(cpus, slowdown);
