@@ -14,7 +14,8 @@
 //
 // Prints each CPU's time alone, the matrix of pair slowdowns, and a greedy set of CPUs no two of
 // which slow each other by more than --threshold. Pairs are measured one after another (about
-// 10 ms each): on a shared host, a later row may see other tenants' load an earlier one did not.
+// 20 ms each with 3 repeats): on a shared host, a later row may see other tenants' load an earlier
+// one did not.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
