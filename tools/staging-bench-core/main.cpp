@@ -32,7 +32,7 @@
 // batch benchmark the iteration's time divided by its 64 reservations.
 // Run: build/bin/staging-bench-core [--benchmark_filter=...] [--benchmark_repetitions=5] (--help)
 // STAGING_BENCH_CPUS=0-15 (a list of CPUs) pins the threads of the multi-threaded rows: thread t
-// to the list's entry t (tools/support/crew.hpp); unset, the system places them.
+// to the list's t-th CPU (tools/support/crew.hpp); unset, the system places them.
 // (Debian's libbenchmark warns that it was built as DEBUG: that concerns the library's own timing
 // loop, not the code measured, which is built Release.)
 #include <benchmark/benchmark.h>
