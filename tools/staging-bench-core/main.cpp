@@ -12,6 +12,11 @@
 //                               multi-producer scaling without a GPU;
 //   Memcpy ceiling              the same threads and sizes doing only the memcpy of each upload
 //                               into the same memory: what placement adds is the difference;
+//   ...Jobs                     both with the frame's uploads (threads x 4096) shared out as jobs
+//                               of 256 uploads that the threads claim from a counter until none
+//                               is left, as an engine's job system hands out work: a thread that
+//                               runs slower (its core shared) does fewer jobs instead of holding
+//                               the frame up (256 B and 4 KiB);
 //   ...Joined                   SharedFrame producers at 256 B whose uploads go back to back into
 //                               one destination per thread, with a payload that joins them (one
 //                               placement per run, as the Vulkan frame's buffer uploads);
@@ -47,6 +52,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "core_work.hpp"
@@ -244,30 +250,63 @@ struct JoinedDestination {
   }
 };
 
-// `Payload`: Destination or JoinedDestination.
+// How a frame's uploads are shared out among its threads.
+enum class Split {
+  Threads,  // each thread places kUploadsPerThread uploads of its own: the frame ends when the
+            // slowest thread is done
+  Jobs,     // the frame's threads x kUploadsPerThread uploads are jobs of kJobUploads, which the
+            // threads claim one at a time from a shared counter until none is left (as an
+            // engine's job system hands out work): a thread that runs slower does fewer jobs
+};
+constexpr uint64_t kJobUploads = 256;
+
+// The next job of a frame (Split::Jobs), on a cache line of its own; reset by the owner between
+// frames.
+struct alignas(64) JobCounter {
+  std::atomic<uint64_t> next{0};
+  // Claims jobs until none of `jobs` is left, running `run(job)` for each.
+  template <class Run>
+  void drain(uint64_t jobs, Run run) {
+    for (uint64_t j = next.fetch_add(1, std::memory_order_relaxed); j < jobs;
+         j = next.fetch_add(1, std::memory_order_relaxed)) {
+      run(j);
+    }
+  }
+};
+
+// `Payload`: Destination or JoinedDestination (Split::Threads only).
 template <class Payload = Destination>
-void shared_frame_producers(benchmark::State& state, CrewWait wait, bool copy = true) {
+void shared_frame_producers(benchmark::State& state, CrewWait wait, bool copy = true,
+                            Split split = Split::Threads) {
+  static_assert(std::is_same_v<Payload, Destination> || std::is_same_v<Payload, JoinedDestination>);
   const auto threads = static_cast<unsigned>(state.range(0));
   const auto size = static_cast<uint64_t>(state.range(1));
   const uint64_t slot = (size + 15) / 16 * 16;
   // Room for every upload and, per writer, one block it may leave unused (a writer that finishes
-  // while another holds the bytes after its last block strands that block's end).
-  const uint64_t spare = staging::WriterOptions{}.block_bytes + 64 * slot;
+  // while another holds the bytes after its last block strands that block's end). With jobs, a
+  // thread's share changes from frame to frame, so its lane (sized by the previous frame) may be
+  // short or long by several jobs: four times the room, for the blocks stranded where writers
+  // take the ends of each other's lanes.
+  const uint64_t spare =
+      (staging::WriterOptions{}.block_bytes + 64 * slot) * (split == Split::Jobs ? 4 : 1);
   FrameMemory memory((slot * kUploadsPerThread + spare) * threads,
                      static_cast<unsigned>(state.range(2)));
   staging::SharedFrame<Payload> frame;
+  JobCounter jobs;
+  const uint64_t job_count = kUploadsPerThread * threads / kJobUploads;
   Crew crew(
       threads,
       [&](unsigned t) {
         thread_local std::vector<std::byte> source;
         source.assign(static_cast<std::size_t>(size), std::byte{0x5A});
         auto writer = frame.join().value();
-        for (uint64_t i = 0; i < kUploadsPerThread; ++i) {
+        // Upload `i` of the frame (the thread's i-th with Split::Threads).
+        auto upload = [&](uint64_t i) {
           Payload payload{};
           if constexpr (staging::SharedFrame<Payload>::kJoins) {
             payload = {t, i * size};
           } else {
-            payload = {t * kUploadsPerThread + i};
+            payload = {split == Split::Threads ? t * kUploadsPerThread + i : i};
           }
           auto placed = writer.place(size, 16, payload);
           if (!placed) {
@@ -281,6 +320,15 @@ void shared_frame_producers(benchmark::State& state, CrewWait wait, bool copy = 
           } else {
             benchmark::DoNotOptimize(placed->bytes.data());
           }
+        };
+        if (split == Split::Threads) {
+          for (uint64_t i = 0; i < kUploadsPerThread; ++i)
+            upload(i);
+        } else {
+          jobs.drain(job_count, [&](uint64_t job) {
+            for (uint64_t i = job * kJobUploads; i < (job + 1) * kJobUploads; ++i)
+              upload(i);
+          });
         }
         writer.leave();
       },
@@ -290,6 +338,7 @@ void shared_frame_producers(benchmark::State& state, CrewWait wait, bool copy = 
   for (auto _ : state) {
     const auto opening = std::chrono::steady_clock::now();
     frame.open(memory.frame(frames++));
+    jobs.next.store(0, std::memory_order_relaxed);  // the round's barrier publishes it
     const auto opened = std::chrono::steady_clock::now();
     placing += crew.round();
     const auto finishing = std::chrono::steady_clock::now();
@@ -322,7 +371,10 @@ void shared_frame_producers(benchmark::State& state, CrewWait wait, bool copy = 
 // `records`: each thread also writes a 24-byte record per upload (offset, size, payload, as a
 // SharedFrame writer's log does) into its own array, and the owner reads every record after the
 // round (as finish() collects them): the data flow of a frame without the library.
-void memcpy_ceiling(benchmark::State& state, CrewWait wait, bool records = false) {
+// `split`: Split::Jobs copies job j's uploads into the j-th part of the frame, whichever thread
+// claimed it (records: Split::Threads only).
+void memcpy_ceiling(benchmark::State& state, CrewWait wait, bool records = false,
+                    Split split = Split::Threads) {
   const auto threads = static_cast<unsigned>(state.range(0));
   const auto size = static_cast<uint64_t>(state.range(1));
   const uint64_t slot = (size + 15) / 16 * 16;
@@ -333,11 +385,22 @@ void memcpy_ceiling(benchmark::State& state, CrewWait wait, bool records = false
     uint64_t offset, size, payload;
   };
   std::vector<std::vector<Record>> logs(threads, std::vector<Record>(kUploadsPerThread));
+  JobCounter jobs;
+  const uint64_t job_count = kUploadsPerThread * threads / kJobUploads;
   Crew crew(
       threads,
       [&](unsigned t) {
         thread_local std::vector<std::byte> source;
         source.assign(static_cast<std::size_t>(size), std::byte{0x5A});
+        if (split == Split::Jobs) {
+          jobs.drain(job_count, [&](uint64_t job) {
+            std::byte* out = current.data() + job * kJobUploads * slot;
+            for (uint64_t i = 0; i < kJobUploads; ++i)
+              std::memcpy(out + i * slot, source.data(), static_cast<std::size_t>(size));
+          });
+          benchmark::ClobberMemory();
+          return;
+        }
         const uint64_t first = t * slot * kUploadsPerThread;
         std::byte* out = current.data() + first;
         Record* log = logs[t].data();
@@ -352,6 +415,7 @@ void memcpy_ceiling(benchmark::State& state, CrewWait wait, bool records = false
   uint64_t frames = 0;
   for (auto _ : state) {
     current = memory.frame(frames++);
+    jobs.next.store(0, std::memory_order_relaxed);  // the round's barrier publishes it
     copying += crew.round();
     if (records) {
       uint64_t sum = 0;
@@ -394,6 +458,29 @@ void hot_rows(benchmark::internal::Benchmark* b) {
       b->Args({threads, 256, ring});
   }
 }
+// The frame rows with the uploads shared out as jobs (Split::Jobs): 256 B (ring 4 and 1) and
+// 4 KiB, as frame_rows.
+void jobs_rows(benchmark::internal::Benchmark* b) {
+  for (const int64_t size : {256, 4096}) {
+    for (const int64_t threads : {1, 2, 4, 8, 16}) {
+      const int64_t frame_bytes = (size + (64 << 10) / 64) * 4096 * threads;
+      b->Args({threads, size, frame_bytes * 4 <= (int64_t{1} << 30) ? 4 : 1});
+      if (size == 256) b->Args({threads, size, 1});
+    }
+  }
+}
+void BM_SharedFrameProducersJobs(benchmark::State& state) {
+  shared_frame_producers(state, CrewWait::Barrier, true, Split::Jobs);
+}
+void BM_MemcpyCeilingJobs(benchmark::State& state) {
+  memcpy_ceiling(state, CrewWait::Barrier, false, Split::Jobs);
+}
+BENCHMARK(BM_SharedFrameProducersJobs)
+    ->Apply(jobs_rows)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_MemcpyCeilingJobs)->Apply(jobs_rows)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
 // Joined placements (256 B, as frame_rows' 256 B rows).
 void joined_rows(benchmark::internal::Benchmark* b) {
   for (const int64_t ring : {4, 1}) {
