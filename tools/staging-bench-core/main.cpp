@@ -49,10 +49,10 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <thread>
-#include <type_traits>
 #include <vector>
 
 #include "core_work.hpp"
@@ -260,25 +260,28 @@ enum class Split {
 };
 constexpr uint64_t kJobUploads = 256;
 
-// The next job of a frame (Split::Jobs), on a cache line of its own; reset by the owner between
-// frames.
+// A frame's jobs (Split::Jobs) for `threads` threads: the next one to claim, on a cache line of
+// its own.
 struct alignas(64) JobCounter {
-  std::atomic<uint64_t> next{0};
-  // Claims jobs until none of `jobs` is left, running `run(job)` for each.
+  explicit JobCounter(unsigned threads) : jobs(kUploadsPerThread * threads / kJobUploads) {}
+  // Before each frame (owner; the round's barrier publishes it).
+  void reset() { next.store(0, std::memory_order_relaxed); }
+  // Claims jobs until none is left, running `run(job)` for each.
   template <class Run>
-  void drain(uint64_t jobs, Run run) {
+  void drain(Run run) {
     for (uint64_t j = next.fetch_add(1, std::memory_order_relaxed); j < jobs;
          j = next.fetch_add(1, std::memory_order_relaxed)) {
       run(j);
     }
   }
+  std::atomic<uint64_t> next{0};
+  uint64_t jobs;
 };
 
 // `Payload`: Destination or JoinedDestination (Split::Threads only).
 template <class Payload = Destination>
 void shared_frame_producers(benchmark::State& state, CrewWait wait, bool copy = true,
                             Split split = Split::Threads) {
-  static_assert(std::is_same_v<Payload, Destination> || std::is_same_v<Payload, JoinedDestination>);
   const auto threads = static_cast<unsigned>(state.range(0));
   const auto size = static_cast<uint64_t>(state.range(1));
   const uint64_t slot = (size + 15) / 16 * 16;
@@ -292,21 +295,21 @@ void shared_frame_producers(benchmark::State& state, CrewWait wait, bool copy = 
   FrameMemory memory((slot * kUploadsPerThread + spare) * threads,
                      static_cast<unsigned>(state.range(2)));
   staging::SharedFrame<Payload> frame;
-  JobCounter jobs;
-  const uint64_t job_count = kUploadsPerThread * threads / kJobUploads;
+  JobCounter jobs(threads);
   Crew crew(
       threads,
       [&](unsigned t) {
         thread_local std::vector<std::byte> source;
         source.assign(static_cast<std::size_t>(size), std::byte{0x5A});
         auto writer = frame.join().value();
-        // Upload `i` of the frame (the thread's i-th with Split::Threads).
+        // Upload `i` of the thread (Split::Threads) or of the frame (Split::Jobs).
+        const uint64_t first = split == Split::Threads ? t * kUploadsPerThread : 0;
         auto upload = [&](uint64_t i) {
           Payload payload{};
           if constexpr (staging::SharedFrame<Payload>::kJoins) {
             payload = {t, i * size};
           } else {
-            payload = {split == Split::Threads ? t * kUploadsPerThread + i : i};
+            payload = {first + i};
           }
           auto placed = writer.place(size, 16, payload);
           if (!placed) {
@@ -325,7 +328,7 @@ void shared_frame_producers(benchmark::State& state, CrewWait wait, bool copy = 
           for (uint64_t i = 0; i < kUploadsPerThread; ++i)
             upload(i);
         } else {
-          jobs.drain(job_count, [&](uint64_t job) {
+          jobs.drain([&](uint64_t job) {
             for (uint64_t i = job * kJobUploads; i < (job + 1) * kJobUploads; ++i)
               upload(i);
           });
@@ -338,7 +341,7 @@ void shared_frame_producers(benchmark::State& state, CrewWait wait, bool copy = 
   for (auto _ : state) {
     const auto opening = std::chrono::steady_clock::now();
     frame.open(memory.frame(frames++));
-    jobs.next.store(0, std::memory_order_relaxed);  // the round's barrier publishes it
+    jobs.reset();
     const auto opened = std::chrono::steady_clock::now();
     placing += crew.round();
     const auto finishing = std::chrono::steady_clock::now();
@@ -385,15 +388,14 @@ void memcpy_ceiling(benchmark::State& state, CrewWait wait, bool records = false
     uint64_t offset, size, payload;
   };
   std::vector<std::vector<Record>> logs(threads, std::vector<Record>(kUploadsPerThread));
-  JobCounter jobs;
-  const uint64_t job_count = kUploadsPerThread * threads / kJobUploads;
+  JobCounter jobs(threads);
   Crew crew(
       threads,
       [&](unsigned t) {
         thread_local std::vector<std::byte> source;
         source.assign(static_cast<std::size_t>(size), std::byte{0x5A});
         if (split == Split::Jobs) {
-          jobs.drain(job_count, [&](uint64_t job) {
+          jobs.drain([&](uint64_t job) {
             std::byte* out = current.data() + job * kJobUploads * slot;
             for (uint64_t i = 0; i < kJobUploads; ++i)
               std::memcpy(out + i * slot, source.data(), static_cast<std::size_t>(size));
@@ -415,7 +417,7 @@ void memcpy_ceiling(benchmark::State& state, CrewWait wait, bool records = false
   uint64_t frames = 0;
   for (auto _ : state) {
     current = memory.frame(frames++);
-    jobs.next.store(0, std::memory_order_relaxed);  // the round's barrier publishes it
+    jobs.reset();
     copying += crew.round();
     if (records) {
       uint64_t sum = 0;
@@ -432,14 +434,17 @@ void memcpy_ceiling(benchmark::State& state, CrewWait wait, bool records = false
 
 // Rows: threads x upload size x ring frames. A ring of 4 frames (1 where 4 frames would pass
 // 1 GiB) is what a staging ring gives; 1 frame reused is the cache-warm case.
-void frame_rows(benchmark::internal::Benchmark* b) {
-  for (const int64_t size : {256, 4096, 65536}) {
+void frame_rows_of(benchmark::internal::Benchmark* b, std::initializer_list<int64_t> sizes) {
+  for (const int64_t size : sizes) {
     for (const int64_t threads : {1, 2, 4, 8, 16}) {
       const int64_t frame_bytes = (size + (64 << 10) / 64) * 4096 * threads;
       b->Args({threads, size, frame_bytes * 4 <= (int64_t{1} << 30) ? 4 : 1});
       if (size == 256) b->Args({threads, size, 1});
     }
   }
+}
+void frame_rows(benchmark::internal::Benchmark* b) {
+  frame_rows_of(b, {256, 4096, 65536});
 }
 void BM_SharedFrameProducers(benchmark::State& state) {
   shared_frame_producers(state, CrewWait::Barrier);
@@ -461,13 +466,7 @@ void hot_rows(benchmark::internal::Benchmark* b) {
 // The frame rows with the uploads shared out as jobs (Split::Jobs): 256 B (ring 4 and 1) and
 // 4 KiB, as frame_rows.
 void jobs_rows(benchmark::internal::Benchmark* b) {
-  for (const int64_t size : {256, 4096}) {
-    for (const int64_t threads : {1, 2, 4, 8, 16}) {
-      const int64_t frame_bytes = (size + (64 << 10) / 64) * 4096 * threads;
-      b->Args({threads, size, frame_bytes * 4 <= (int64_t{1} << 30) ? 4 : 1});
-      if (size == 256) b->Args({threads, size, 1});
-    }
-  }
+  frame_rows_of(b, {256, 4096});
 }
 void BM_SharedFrameProducersJobs(benchmark::State& state) {
   shared_frame_producers(state, CrewWait::Barrier, true, Split::Jobs);
