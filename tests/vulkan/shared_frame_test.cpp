@@ -22,6 +22,7 @@
 #include <mutex>
 #include <random>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "gpu.hpp"
@@ -387,6 +388,12 @@ TEST_P(SharedVulkanFrameTest, WritersFillingABufferBackToBackInAnyOrderEveryByte
       frame
           .finish({.stages = VK_PIPELINE_STAGE_2_COPY_BIT, .access = VK_ACCESS_2_TRANSFER_READ_BIT})
           .value();
+  // Copies are batched per source and destination: the frame's two uploads and the four writers'
+  // 64 placements, all from the ring's one buffer into `dst`, are one copy command (at most one
+  // region per upload; fewer where the device's copy alignment lets a writer's uploads join).
+  const Stats stats = ring.stats();
+  EXPECT_EQ(stats.copy_commands, 1u);
+  EXPECT_LE(stats.copy_regions, 2u + 4 * kQuarter / kUpload);
   TestBuffer back = gpu->make_buffer(dst_size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, true);
   ASSERT_NE(back.buffer, VK_NULL_HANDLE);
   gpu->record_readback(cmd, dst.buffer, 0, dst_size, back.buffer, 0);
@@ -425,6 +432,130 @@ TEST_P(SharedVulkanFrameTest, TheUnusedEndOfABlockAnotherWriterPlacedAfterIsStra
   }  // dropped unfinished
   gpu->free_commands(cmd);
 }
+
+// When the shared space is full a writer is answered DoesNotFit at once (it never waits on the GPU
+// or allocates on a job thread); the owner uploads what was refused through the frame itself,
+// where the ring's own exhaustion policy answers: Wait waits for the frame in flight to retire,
+// Grow grows the ring, Fallback (and a slot ring's full slot) sends the upload by the fallback
+// route. The frame stays usable throughout, and every byte arrives. A byte ring of 256 KiB:
+//
+//   frame A (in flight)  [ A: 160 KiB ............. | B's space 64 KiB | 32 KiB free ]
+//   frame B: two writers place 4 uploads of 24 KiB into the space: 2 fit, 2 are refused;
+//            the owner's first refused upload fits the free 32 KiB, the second does not:
+//            the policy answers it
+//
+// The ring's invariant checker (check_invariants) and the staging-range checker (observer) see
+// every reservation, the shared space's among them.
+class SharedVulkanFramePolicyTest : public SharedVulkanFrameTest {};
+
+TEST_P(SharedVulkanFramePolicyTest, UploadsAWriterCouldNotPlaceGetTheRingsPolicyThroughTheOwner) {
+  std::mt19937_64 rng(test_seed(12));
+  constexpr uint64_t kUpload = 24 * KiB;
+  constexpr uint64_t kFirst = 160 * KiB;
+  dst_size = 4 * kUpload;
+  const std::vector<std::byte> source = random_bytes(rng, dst_size);
+  const std::vector<std::byte> first = random_bytes(rng, kFirst);
+  dst = gpu->make_buffer(
+      dst_size, VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT, false);
+  TestBuffer scratch = gpu->make_buffer(kFirst, VK_BUFFER_USAGE_TRANSFER_DST_BIT, false);
+  StagingChecker checker(*gpu);
+  RingConfig config = with_setup({.observer = &checker}, GetParam(), 256 * KiB);
+  if (auto* bytes = std::get_if<ByteRingConfig>(&config.strategy)) bytes->check_invariants = true;
+  Ring ring = Ring::create(gpu->ring_device(), config).value();
+
+  // Frame A: 160 KiB, recorded and finished, submitted only once the policy has answered (so it
+  // is still in flight then) — under Wait, by another thread 50 ms into the owner's wait.
+  VkCommandBuffer cmd_a = gpu->begin_commands();
+  StagingFrame a = ring.begin(cmd_a, kFirst).value();
+  ASSERT_TRUE(a.upload(scratch.buffer, 0, first));
+  const RetirementPoint point_a = a.finish().value();
+  const VkSemaphoreSubmitInfo signal_a = point_a.submit_info();
+  const auto submit_a = [&] { gpu->submit(cmd_a, {}, {&signal_a, 1}); };
+
+  // Frame B: a 64 KiB shared space (a slot ring's slot is exactly that), two writers placing
+  // straight from the shared cursor (no blocks), so exactly two of the four uploads fit.
+  VkCommandBuffer cmd_b = gpu->begin_commands();
+  StagingFrame b = ring.begin(cmd_b, 64 * KiB).value();
+  ASSERT_EQ(b.route(), Route::Ring);
+  const SharedUploads shared = b.share(64 * KiB).value();
+  const BufferDestination to{dst.buffer, dst_size};
+  const auto part = [&](uint64_t k) { return std::span(source).subspan(k * kUpload, kUpload); };
+  std::mutex refused_lock;
+  std::vector<uint64_t> refused;
+  std::atomic<unsigned> errors{0};
+  std::vector<std::thread> writers;
+  for (uint64_t t = 0; t < 2; ++t) {
+    writers.emplace_back([&, t] {
+      SharedWriter w = shared.join(0).value();
+      for (uint64_t k = t; k < 4; k += 2) {
+        const auto done = w.upload(to, k * kUpload, part(k));
+        if (done) continue;
+        if (done.error() != UploadError::DoesNotFit) errors.fetch_add(1);
+        const std::lock_guard lock(refused_lock);
+        refused.push_back(k);
+      }
+    });
+  }
+  for (auto& w : writers)
+    w.join();
+  ASSERT_EQ(errors.load(), 0u);
+  ASSERT_EQ(refused.size(), 2u) << "a 64 KiB space holds two uploads of 24 KiB";
+  std::thread later;
+  if (GetParam() == Setup::BytesWait) {
+    later = std::thread([&] {
+      std::this_thread::sleep_for(50ms);
+      submit_a();
+    });
+  }
+  for (uint64_t k : refused) {
+    const auto done = b.upload(to, k * kUpload, part(k));
+    EXPECT_TRUE(done) << to_string(done.error());
+  }
+  if (later.joinable()) {
+    later.join();
+  } else {
+    submit_a();
+  }
+  const Stats stats = ring.stats();
+  switch (GetParam()) {
+    case Setup::Slots:
+      EXPECT_GT(stats.ring_full_fallbacks, 0u) << "the slot is full: the fallback route";
+      break;
+    case Setup::BytesWait:
+      EXPECT_GT(std::get<ByteRingStats>(stats.strategy).waits, 0u) << "waited for frame A";
+      break;
+    case Setup::BytesGrow:
+      EXPECT_GT(std::get<ByteRingStats>(stats.strategy).grows, 0u) << "the ring grew";
+      break;
+    case Setup::BytesFallback:
+      EXPECT_GT(std::get<ByteRingStats>(stats.strategy).fallbacks + stats.ring_full_fallbacks, 0u)
+          << "a fallback region or the fallback route";
+      break;
+  }
+
+  const RetirementPoint point_b =
+      b.finish({.stages = VK_PIPELINE_STAGE_2_COPY_BIT, .access = VK_ACCESS_2_TRANSFER_READ_BIT})
+          .value();
+  TestBuffer back = gpu->make_buffer(dst_size, VK_BUFFER_USAGE_TRANSFER_DST_BIT, true);
+  ASSERT_NE(back.buffer, VK_NULL_HANDLE);
+  gpu->record_readback(cmd_b, dst.buffer, 0, dst_size, back.buffer, 0);
+  const VkSemaphoreSubmitInfo signal_b = point_b.submit_info();
+  gpu->submit(cmd_b, {}, {&signal_b, 1});
+  gpu->wait(point_b.semaphore, point_b.value);
+  ASSERT_TRUE(ring.wait_idle(60s));
+  gpu->free_commands(cmd_a);
+  gpu->free_commands(cmd_b);
+  EXPECT_EQ(first_difference({back.mapped, static_cast<std::size_t>(dst_size)}, source), -1);
+  EXPECT_EQ(checker.violations, 0u);
+  EXPECT_GE(checker.writes, 2u);
+  gpu->destroy(back);
+  gpu->destroy(scratch);
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, SharedVulkanFramePolicyTest,
+                         ::testing::Values(Setup::Slots, Setup::BytesWait, Setup::BytesGrow,
+                                           Setup::BytesFallback),
+                         [](const auto& param) { return std::string(setup_name(param.param)); });
 
 INSTANTIATE_TEST_SUITE_P(Strategies, SharedVulkanFrameTest,
                          ::testing::Values(Setup::Slots, Setup::BytesFallback),
