@@ -460,7 +460,10 @@ TEST_P(SharedVulkanFramePolicyTest, UploadsAWriterCouldNotPlaceGetTheRingsPolicy
   TestBuffer scratch = gpu->make_buffer(kFirst, VK_BUFFER_USAGE_TRANSFER_DST_BIT, false);
   StagingChecker checker(*gpu);
   RingConfig config = with_setup({.observer = &checker}, GetParam(), 256 * KiB);
-  if (auto* bytes = std::get_if<ByteRingConfig>(&config.strategy)) bytes->check_invariants = true;
+  if (auto* bytes = std::get_if<ByteRingConfig>(&config.strategy)) {
+    bytes->check_invariants = true;
+    bytes->wait_timeout = 60s;  // Wait: however late the other thread submits frame A
+  }
   Ring ring = Ring::create(gpu->ring_device(), config).value();
 
   // Frame A: 160 KiB, recorded and finished, submitted only once the policy has answered (so it
