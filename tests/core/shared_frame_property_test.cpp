@@ -330,11 +330,11 @@ RC_GTEST_PROP(SharedFrameProperty, ConcurrentWritersLoseNothingAndNeverOverlap, 
                               [&](const Origin& o) { return programs[o.writer][o.seq].alignment; });
     if (!failure.empty()) RC_FAIL("frame " + std::to_string(f) + ": " + failure);
     // Every byte up to the cursor is accounted for: placed (discarded ones too), alignment
-    // padding, or stranded at the end of a block or of a lane; none is counted twice.
-    uint64_t placed_bytes = 0;
-    for (const Made& m : made)
-      placed_bytes += m.size;
-    RC_ASSERT(placed_bytes + frame.stranded_bytes() <= frame.used_bytes());
+    // padding, or stranded at the end of a block or of a lane; none is counted twice, and no
+    // tail is lost.
+    const std::string unaccounted = test::check_accounted(
+        frame, made, [&](const Origin& o) { return programs[o.writer][o.seq].alignment; });
+    if (!unaccounted.empty()) RC_FAIL("frame " + std::to_string(f) + ": " + unaccounted);
     RC_ASSERT(frame.used_bytes() <= capacity);
     if (block_bytes == 0) {
       // No lane (writers with one-upload blocks size none), and the cursor only grows: a

@@ -87,4 +87,43 @@ std::string check_collected(const SharedFrame<Origin>::Placements& view, std::ve
   return "";
 }
 
+/// Checks that every byte of a drained frame's used range is accounted for: a placement (a
+/// discarded one included), alignment padding before one (less than its alignment), padding
+/// before a lane (lane_padding_bytes()), or stranded (a block's or a lane's unused end,
+/// stranded_bytes()), none counted twice. Walking the placements in offset order, the gaps
+/// between them hold the stranded bytes and the lanes' padding, plus at most
+/// min(gap, alignment - 1) before each placement; a tail lost in a race (bytes that are none of
+/// these) fails. Returns "" or the failure.
+///
+///   used  [ p0 |pad| p1 | stranded ...... |pad| p2 | ... | lane end (stranded) | p9 ... ]
+template <class AlignmentOf>
+std::string check_accounted(const SharedFrame<Origin>& frame, std::vector<Made> made,
+                            AlignmentOf alignment_of) {
+  std::sort(made.begin(), made.end(),
+            [](const Made& a, const Made& b) { return a.offset < b.offset; });
+  uint64_t at = frame.base_offset();
+  uint64_t gaps = 0;
+  uint64_t padding_room = 0;
+  for (const Made& m : made) {
+    if (m.offset < at) return "placements overlap at " + std::to_string(m.offset);
+    const uint64_t gap = m.offset - at;
+    gaps += gap;
+    padding_room += std::min(gap, alignment_of(m.origin) - 1);
+    at = m.offset + m.size;
+  }
+  const uint64_t used_end = frame.base_offset() + frame.used_bytes();
+  if (at > used_end) return "a placement ends past the used range";
+  gaps += used_end - at;
+  const uint64_t skipped = frame.stranded_bytes() + frame.lane_padding_bytes();
+  if (skipped > gaps) {
+    return "stranded and lane padding bytes (" + std::to_string(skipped) +
+           ") exceed the bytes no placement holds (" + std::to_string(gaps) + ")";
+  }
+  if (gaps - skipped > padding_room) {
+    return std::to_string(gaps - skipped - padding_room) +
+           " bytes of the used range are neither placed, padding nor stranded (a lost tail)";
+  }
+  return "";
+}
+
 }  // namespace staging::test

@@ -385,6 +385,11 @@ class SharedFrame {
     }
     return stranded_.load(std::memory_order_acquire) + lanes;
   }
+  /// Bytes of used_bytes() that the lanes' layout skipped: before each lane, to its start (a
+  /// multiple of 64 and of the alignment its writers asked for). Neither placed nor stranded;
+  /// with stranded_bytes() and the padding before each placement (less than its alignment), it
+  /// accounts for every byte of used_bytes() that no placement holds. Set by open(); owner.
+  [[nodiscard]] uint64_t lane_padding_bytes() const noexcept { return lane_padding_; }
   /// Bytes of the frame's memory (what open() was given).
   [[nodiscard]] uint64_t capacity() const noexcept { return end_ - base_; }
   /// The offset the frame's memory starts at (open()'s base_offset).
@@ -951,9 +956,15 @@ class SharedFrame {
       stop.fill(base_);
       at = base_;
     }
+    uint64_t previous = base_;
+    lane_padding_ = 0;
     for (uint32_t s = 0; s < kStripes; ++s) {
       lanes_[s].cursor.store(start[s], std::memory_order_relaxed);
       lanes_[s].end.store(stop[s], std::memory_order_relaxed);
+      if (stop[s] != start[s]) {
+        lane_padding_ += start[s] - previous;
+        previous = stop[s];
+      }
     }
     return at;
   }
@@ -971,6 +982,7 @@ class SharedFrame {
   std::span<std::byte> memory_;
   uint64_t base_ = 0;
   uint64_t end_ = 0;
+  uint64_t lane_padding_ = 0;  // lane_padding_bytes(); set by open()
   // Owner's state.
   std::vector<RecordRef> order_;    // the records in offset order, once collected
   std::vector<RecordRef> scratch_;  // the merge's other buffer
