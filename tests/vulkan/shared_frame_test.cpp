@@ -120,6 +120,15 @@ class SharedVulkanFrameTest : public GpuTest, public ::testing::WithParamInterfa
     gpu->free_commands(cmd);
   }
 
+  // The test's ring setup (GetParam()) of `byte_capacity` with both checkers on: `checker` sees
+  // every staging range written (the shared space's among them), and a byte ring checks its own
+  // invariants on every operation.
+  RingConfig checked_setup(StagingChecker& checker, uint64_t byte_capacity) const {
+    RingConfig config = with_setup({.observer = &checker}, GetParam(), byte_capacity);
+    if (auto* bytes = std::get_if<ByteRingConfig>(&config.strategy)) bytes->check_invariants = true;
+    return config;
+  }
+
   TestBuffer dst;
   uint64_t dst_size = 0;
   std::deque<Mips> images;
@@ -179,7 +188,8 @@ TEST_P(SharedVulkanFrameTest, EightProducersRandomUploadsOneFrameEveryByteArrive
   const uint64_t total = buffer_bytes + image_total;
   const uint64_t needed = 2 * total + 64 * KiB;
   const uint64_t shared_bytes = total / 4 * 3;
-  Ring ring = Ring::create(gpu->ring_device(), with_setup({}, GetParam(), needed)).value();
+  StagingChecker checker(*gpu);
+  Ring ring = Ring::create(gpu->ring_device(), checked_setup(checker, needed)).value();
   VkCommandBuffer cmd = gpu->begin_commands();
   StagingFrame frame = ring.begin(cmd, needed).value();
   ASSERT_EQ(frame.route(), Route::Ring);
@@ -279,6 +289,8 @@ TEST_P(SharedVulkanFrameTest, EightProducersRandomUploadsOneFrameEveryByteArrive
         << "image of format " << static_cast<int>(m.format);
     got += round16(m.bytes.size());
   }
+  EXPECT_EQ(checker.violations, 0u);
+  EXPECT_GE(checker.writes, 1 + refused.size()) << "the shared space and each refused upload";
   gpu->destroy(back);
 }
 
@@ -459,9 +471,8 @@ TEST_P(SharedVulkanFramePolicyTest, UploadsAWriterCouldNotPlaceGetTheRingsPolicy
       dst_size, VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT, false);
   TestBuffer scratch = gpu->make_buffer(kFirst, VK_BUFFER_USAGE_TRANSFER_DST_BIT, false);
   StagingChecker checker(*gpu);
-  RingConfig config = with_setup({.observer = &checker}, GetParam(), 256 * KiB);
+  RingConfig config = checked_setup(checker, 256 * KiB);
   if (auto* bytes = std::get_if<ByteRingConfig>(&config.strategy)) {
-    bytes->check_invariants = true;
     bytes->wait_timeout = 60s;  // Wait: however late the other thread submits frame A
   }
   Ring ring = Ring::create(gpu->ring_device(), config).value();
